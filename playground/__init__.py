@@ -1,0 +1,14 @@
+"""Speculative decoding playground: the public Python API.
+
+    import playground
+    run = playground.generate("What is 2 + 2?", method="sd", candidates=5)
+    print(run.text, run.stats.to_dict()["acceptance_rate"])
+"""
+
+from .config import GenerationConfig
+from .engine import Run, generate, stream
+from .errors import PlaygroundError
+from .methods import METHODS
+from .models import load_model
+
+__all__ = ["METHODS", "GenerationConfig", "PlaygroundError", "Run", "generate", "load_model", "stream"]

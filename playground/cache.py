@@ -1,0 +1,67 @@
+"""A model plus its KV cache: ask for next-token logits of a sequence; the cache follows.
+
+This is the only module that knows transformers' cache API. The cache always holds a prefix of
+the sequence last asked about, so rolling back after a rejection is implicit: asking about a
+sequence that shares a shorter prefix crops the cache to that prefix first.
+"""
+
+import torch
+from transformers import DynamicCache
+
+from .errors import PlaygroundError
+
+
+class KVRunner:
+    def __init__(self, model, name: str = "model"):
+        self.model = model
+        self.name = name
+        self.device = model.device
+        self.cache = DynamicCache(config=model.config)
+        self.ids: list[int] = []  # the tokens whose keys/values the cache holds
+        self.forwards = 0
+
+    def next_logits(self, sequence: list[int], positions: int = 1) -> torch.Tensor:
+        """Logits [positions, vocab] predicting the token after each of the last `positions`
+        prefixes of `sequence` (row -1 predicts the token after the whole sequence)."""
+        keep = min(_common_prefix(self.ids, sequence), len(sequence) - positions)
+        self.rollback(keep)
+        new = sequence[keep:]
+        input_ids = torch.tensor([new], device=self.device)
+        with torch.inference_mode():
+            out = self.model(input_ids=input_ids, past_key_values=self.cache, use_cache=True,
+                             logits_to_keep=positions)
+        self.ids = list(sequence)
+        self.forwards += 1
+        return out.logits[0, -positions:]
+
+    def rollback(self, length: int) -> None:
+        """Drop cached positions past `length`."""
+        excess = len(self.ids) - length
+        if excess > 0:
+            _ensure_croppable(self.cache, self.name)
+            self.cache.crop(-excess)  # transformers 5.x: a negative count of tokens to remove
+            self.ids = self.ids[:length]
+
+    def reset(self) -> None:
+        self.cache = DynamicCache(config=self.model.config)
+        self.ids = []
+
+
+def _common_prefix(a: list[int], b: list[int]) -> int:
+    n = min(len(a), len(b))
+    for i in range(n):
+        if a[i] != b[i]:
+            return i
+    return n
+
+
+def _ensure_croppable(cache: DynamicCache, name: str) -> None:
+    if not getattr(cache, "is_croppable", True):
+        raise PlaygroundError(
+            f"{name}: its KV cache (sliding-window or linear-attention layers) cannot roll back "
+            "exactly; choose a model with full attention for speculative decoding")
+
+
+def check_rollback_support(model, name: str) -> None:
+    """Refuse models whose cache cannot be cropped, before any generation starts."""
+    _ensure_croppable(DynamicCache(config=model.config), name)

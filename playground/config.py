@@ -1,0 +1,91 @@
+"""Everything a generation run is configured with, validated in one place.
+
+Each field carries its CLI help in `metadata["help"]`; the CLI builds its flags from these fields,
+so a new method option is added here once and appears in the CLI, the API and the JSON output.
+"""
+
+import math
+from dataclasses import asdict, dataclass, field, fields
+
+from .errors import PlaygroundError
+
+DIVERGENCES = ("js", "tv", "kl", "kl-draft")
+
+
+def _opt(default, help_text, **extra):
+    return field(default=default, metadata={"help": help_text, **extra})
+
+
+@dataclass
+class GenerationConfig:
+    method: str = _opt("sd", "decoding method (see `python -m playground methods`)")
+    max_new_tokens: int = _opt(128, "stop after this many generated tokens")
+    temperature: float = _opt(0.0, "sampling temperature; 0 means greedy")
+    top_k: int = _opt(0, "keep the k most likely tokens (0: off)")
+    top_p: float = _opt(1.0, "keep the smallest set of tokens with this total probability (1: off)")
+    seed: int = _opt(0, "random seed of the run")
+    candidates: int = _opt(5, "candidate length K: tokens drafted per verification step")
+    draft_sampling: str = _opt("sample", "how the draft proposes: 'sample' from q or 'greedy' argmax",
+                               choices=("sample", "greedy"))
+    chat_template: bool = _opt(True, "wrap the prompt in the tokenizer's chat template")
+    # Fuzzy SD (seed 000)
+    tau: float = _opt(0.4, "fsd: accept a candidate when Div(target, draft) < tau")
+    divergence: str = _opt("js", "divergence for fuzzy acceptance: js, tv, kl = KL(target||draft), "
+                           "kl-draft = KL(draft||target)", choices=DIVERGENCES)
+    random_accept: float = _opt(-1.0, "fsd control: accept each candidate with this probability "
+                                "instead of the divergence test (-1: off)")
+    # PyramidSD (seed 002)
+    tau_q: float = _opt(0.3, "psd-f: stage-1 threshold Div(qualifier, draft) <= tau_q")
+    tau_t: float = _opt(0.5, "psd: stage-2 threshold Div(target, qualifier) <= tau_t")
+    draft_length: int = _opt(2, "psd: l_D, tokens the draft proposes per qualifier check")
+    qualifier_length: int = _opt(6, "psd: l_Q, tokens collected before the target verifies")
+    # Calibrated SD (seed 003)
+    lambda_: float = _opt(6.0, "csd: rescue a rejected pair seen at least this often (inf: never)",
+                          flag="--lambda")
+    gate_tau: float = _opt(0.01, "csd: rescue only if p(draft token) / p(correction) >= gate_tau")
+    memory: str = _opt("", "csd: correction memory JSON to start from (from `calibrate`)")
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+def _require(condition: bool, message: str) -> None:
+    if not condition:
+        raise PlaygroundError(message)
+
+
+def _finite(name: str, value: float) -> None:
+    _require(isinstance(value, (int, float)) and not math.isnan(value),
+             f"{name} must be a number, got {value!r}")
+
+
+def validate(config: GenerationConfig, limits=None) -> GenerationConfig:
+    """Raise PlaygroundError with a one-line fix for the first bad setting."""
+    from .limits import current_limits  # noqa: PLC0415  (limits reads the environment lazily)
+
+    limits = limits or current_limits()
+    for f in fields(config):
+        if f.type in (float, "float"):
+            _finite(f.name, getattr(config, f.name))
+    _require(1 <= config.max_new_tokens <= limits.max_new_tokens,
+             f"max_new_tokens must be between 1 and {limits.max_new_tokens}, got {config.max_new_tokens}")
+    _require(1 <= config.candidates <= limits.max_candidates,
+             f"candidates (K) must be between 1 and {limits.max_candidates}, got {config.candidates}: "
+             "use at least one drafted token per step")
+    _require(config.temperature >= 0, f"temperature must be >= 0 (0 = greedy), got {config.temperature}")
+    _require(config.top_k >= 0, f"top_k must be >= 0 (0 = off), got {config.top_k}")
+    _require(0 < config.top_p <= 1, f"top_p must be in (0, 1], got {config.top_p}")
+    for name in ("tau", "tau_q", "tau_t", "gate_tau"):
+        _require(getattr(config, name) >= 0, f"{name} must be >= 0, got {getattr(config, name)}")
+    _require(config.lambda_ >= 0, f"lambda must be >= 0 (inf disables rescue), got {config.lambda_}")
+    _require(config.divergence in DIVERGENCES,
+             f"unknown divergence {config.divergence!r}: choose one of {', '.join(DIVERGENCES)}")
+    _require(config.draft_sampling in ("sample", "greedy"),
+             f"draft_sampling must be 'sample' or 'greedy', got {config.draft_sampling!r}")
+    _require(config.random_accept < 0 or config.random_accept <= 1,
+             f"random_accept must be a probability in [0, 1] or -1 (off), got {config.random_accept}")
+    for name in ("draft_length", "qualifier_length"):
+        value = getattr(config, name)
+        _require(1 <= value <= limits.max_candidates,
+                 f"{name} must be between 1 and {limits.max_candidates}, got {value}")
+    return config

@@ -1,0 +1,159 @@
+"""Runs a method to completion: loads the family, formats the prompt, enforces the stop rules,
+fills in token text, keeps the statistics, and yields each step as it is produced."""
+
+from dataclasses import dataclass, field, fields, replace
+
+from .cache import KVRunner
+from .config import GenerationConfig, validate
+from .errors import PlaygroundError
+from .limits import current_limits
+from .methods import METHODS, Decoding
+from .models import LoadedModel, describe_vocabularies, load_model, vocabulary_relation
+from .sampling import Sampler
+from .stats import Stats
+from .step import Step, TokenRecord
+from .text import Detokenizer
+
+DEFAULT_FAMILY = {"target": "smollm2-135m", "draft": "smollm2-draft", "qualifier": "smollm2-qualifier"}
+
+
+@dataclass
+class Run:
+    """A generation in progress or finished: what the CLI prints and the UI renders."""
+
+    method: str
+    config: GenerationConfig
+    prompt: str
+    models: dict = field(default_factory=dict)
+    tokens: list[TokenRecord] = field(default_factory=list)
+    steps: list[Step] = field(default_factory=list)
+    stats: Stats = field(default_factory=Stats)
+    text: str = ""
+    finished: bool = False
+    stop_reason: str = ""
+
+    def to_dict(self) -> dict:
+        """CONTRACT: the CLI's JSON object."""
+        return {"method": self.method, "config": {**self.config.to_dict(), "models": self.models},
+                "text": self.text, "tokens": [t.to_dict() for t in self.tokens],
+                "stats": {**self.stats.to_dict(), "stop_reason": self.stop_reason}}
+
+
+def make_config(config: GenerationConfig | None = None, **options) -> GenerationConfig:
+    """A validated config from a base config and keyword overrides (unknown names refused)."""
+    known = {f.name for f in fields(GenerationConfig)}
+    if "lambda" in options:
+        options["lambda_"] = options.pop("lambda")
+    unknown = sorted(set(options) - known)
+    if unknown:
+        raise PlaygroundError(f"unknown option(s) {', '.join(unknown)}: see GenerationConfig for the valid names")
+    return validate(replace(config or GenerationConfig(), **options))
+
+
+def stream(prompt: str, config: GenerationConfig | None = None, *, target=None, draft=None,
+           qualifier=None, device: str | None = None, dtype: str | None = None, **options):
+    """Yield (step, run) after every verification round; `run` accumulates text and stats."""
+    config = make_config(config, **options)
+    method = METHODS.get(config.method)
+    if method is None:
+        raise PlaygroundError(f"unknown method {config.method!r}: choose one of {', '.join(METHODS)}")
+    models = _load_family(method, {"target": target, "draft": draft, "qualifier": qualifier}, device, dtype)
+    _check_vocabularies(method, models)
+    primary = models[method.roles[0]]
+    prompt_ids = format_prompt(primary.tokenizer, prompt, config.chat_template)
+    ctx = _decoding(config, models, prompt_ids)
+    run = Run(config.method, config, prompt, models={role: m.spec for role, m in models.items()},
+              stats=Stats(target_role=method.roles[0]))
+    yield from _drive(method.run(ctx), ctx, run, primary)
+
+
+def generate(prompt: str, config: GenerationConfig | None = None, **kwargs) -> Run:
+    """Run to completion and return the Run (text, token records, statistics)."""
+    run = None
+    for _, run in stream(prompt, config, **kwargs):
+        pass
+    return run
+
+
+def _drive(steps, ctx: Decoding, run: Run, primary: LoadedModel):
+    detokenizer = Detokenizer(primary.tokenizer)
+    stop_ids = eos_ids(primary)
+    try:
+        for step in steps:
+            step.tokens, hit_eos = _truncate(step.tokens, stop_ids, ctx.remaining())
+            for token in step.tokens:
+                token.text = detokenizer.push(token.id)
+                ctx.ids.append(token.id)
+            run.tokens.extend(step.tokens)
+            run.steps.append(step)
+            run.stats.add(step)
+            run.text += "".join(t.text for t in step.tokens)
+            if hit_eos or ctx.remaining() <= 0:
+                run.stop_reason = "eos" if hit_eos else "max_new_tokens"
+                run.finished = True
+            yield step, run
+            if run.finished:
+                return
+    finally:
+        steps.close()
+
+
+def _truncate(tokens: list[TokenRecord], stop_ids: set[int], budget: int):
+    """Keep tokens up to and including the first EOS, and never more than the budget."""
+    kept = tokens[:max(budget, 0)]
+    for i, token in enumerate(kept):
+        if token.id in stop_ids:
+            return kept[:i + 1], True
+    return kept, False
+
+
+def eos_ids(loaded: LoadedModel) -> set[int]:
+    ids = {loaded.tokenizer.eos_token_id}
+    configured = getattr(loaded.model.generation_config, "eos_token_id", None)
+    ids.update(configured if isinstance(configured, list) else [configured])
+    return {i for i in ids if i is not None}
+
+
+def format_prompt(tokenizer, prompt: str, use_chat_template: bool) -> list[int]:
+    if not isinstance(prompt, str) or not prompt.strip():
+        raise PlaygroundError("empty prompt: type some text to continue or a question to answer")
+    limit = current_limits().max_prompt_chars
+    if len(prompt) > limit:
+        raise PlaygroundError(f"prompt is {len(prompt)} characters, over the limit of {limit}: shorten it")
+    if use_chat_template and getattr(tokenizer, "chat_template", None):
+        text = tokenizer.apply_chat_template([{"role": "user", "content": prompt}],
+                                             add_generation_prompt=True, tokenize=False)
+        return tokenizer(text, add_special_tokens=False).input_ids
+    return tokenizer(prompt).input_ids
+
+
+def _load_family(method, given: dict, device, dtype) -> dict[str, LoadedModel]:
+    models = {}
+    for role in ("target", "draft", "qualifier"):
+        if role not in method.roles:
+            continue
+        spec = given[role] or DEFAULT_FAMILY[role]
+        models[role] = spec if isinstance(spec, LoadedModel) else load_model(spec, device, dtype)
+    return models
+
+
+def _check_vocabularies(method, models: dict[str, LoadedModel]) -> None:
+    if method.vocabulary != "same" or "target" not in models:
+        return
+    for role in ("draft", "qualifier"):
+        if role in models and vocabulary_relation(models["target"].tokenizer, models[role].tokenizer) != "same":
+            raise PlaygroundError(
+                f"{method.name} needs a {role} that shares the target's vocabulary, but "
+                f"{models[role].spec!r} and {models['target'].spec!r} tokenize differently: "
+                "use a heterogeneous method (slem, tli or slrs) or a same-family draft")
+
+
+def _decoding(config: GenerationConfig, models: dict[str, LoadedModel], prompt_ids: list[int]) -> Decoding:
+    runners = {role: KVRunner(m.model, name=role) for role, m in models.items()}
+    device = next(iter(models.values())).model.device
+    sampler = Sampler(config.temperature, config.top_k, config.top_p, config.seed, device=device)
+    return Decoding(
+        config=config, sampler=sampler, target=runners.get("target"), ids=list(prompt_ids),
+        prompt_length=len(prompt_ids), draft=runners.get("draft"), qualifier=runners.get("qualifier"),
+        target_tokenizer=models["target"].tokenizer if "target" in models else None,
+        draft_tokenizer=models["draft"].tokenizer if "draft" in models else None)

@@ -1,0 +1,10 @@
+"""The method registry: adding a method means adding a module and one line here."""
+
+from .autoregressive import AR, DRAFT_ONLY
+from .base import Decoding, Method
+from .fuzzy import FSD
+from .speculative import SD
+
+METHODS: dict[str, Method] = {m.name: m for m in (AR, DRAFT_ONLY, SD, FSD)}
+
+__all__ = ["METHODS", "Decoding", "Method"]

@@ -1,0 +1,37 @@
+"""Fuzzy speculative decoding (Holsman et al., seed 000): accept a candidate when the divergence
+between the target's and the draft's raw distributions is below a threshold T; on rejection
+sample the target's own distribution (not the residual). Lossy by design; T = 0 accepts nothing.
+"""
+
+from .base import Decoding, Method
+from .speculative import Candidate, Verdict, speculative_steps
+
+
+def fuzzy_check(ctx: Decoding, threshold: float):
+    """Seed 000, Section 3: accept iff Div(P_target, P_draft) < T, else sample P_target."""
+    def check(c: Candidate) -> Verdict:
+        diagnostics = {"tau": threshold}
+        if c.divergence < threshold:
+            return Verdict(True, diagnostics=diagnostics)
+        return Verdict(False, replacement=ctx.sampler.draw(c.p), diagnostics=diagnostics)
+    return check
+
+
+def random_check(ctx: Decoding, rate: float):
+    """Seed 000, Figure 6 control: accept a random fraction of candidates, ignoring divergence."""
+    def check(c: Candidate) -> Verdict:
+        if ctx.sampler.uniform() < rate:
+            return Verdict(True, diagnostics={"accept_prob": rate})
+        return Verdict(False, replacement=ctx.sampler.draw(c.p), diagnostics={"accept_prob": rate})
+    return check
+
+
+def fuzzy(ctx: Decoding):
+    rate = ctx.config.random_accept
+    check = random_check(ctx, rate) if rate >= 0 else fuzzy_check(ctx, ctx.config.tau)
+    yield from speculative_steps(ctx, check)
+
+
+FSD = Method("fsd", fuzzy, "fuzzy SD: accept when Div(target, draft) < tau; lossy, tunable",
+             options=("candidates", "draft_sampling", "tau", "divergence", "random_accept"),
+             lossless=False)

@@ -1,0 +1,132 @@
+"""Standard speculative decoding (Leviathan et al. 2023, Chen et al. 2023; seed 001) and the
+draft-then-verify loop that its lossy variants reuse with another acceptance rule.
+
+Names follow the papers: `p` is the target distribution, `q` the draft's.
+"""
+
+import time
+from dataclasses import dataclass, field
+
+import torch
+
+from ..divergence import divergence
+from ..sampling import one_hot_argmax, raw_probs, residual
+from ..step import Step, TokenRecord
+from .base import Decoding, Method
+
+
+@dataclass
+class Drafted:
+    tokens: list[int]
+    q: torch.Tensor  # [k, vocab] the distributions the tokens were actually sampled from
+    q_raw: torch.Tensor  # [k, vocab] temperature-1 softmax, for divergences
+
+
+@dataclass
+class Candidate:
+    """One drafted token at block position `index`, with everything a rule may look at."""
+
+    index: int
+    token: int
+    p: torch.Tensor
+    q: torch.Tensor
+    p_raw: torch.Tensor
+    q_raw: torch.Tensor
+    divergence: float
+
+
+@dataclass
+class Verdict:
+    accepted: bool
+    origin: str = "draft"  # for an accepted token: "draft", or "rescued" (CSD)
+    replacement: int | None = None  # for a rejection: the token emitted instead
+    diagnostics: dict = field(default_factory=dict)
+
+
+def draft_block(ctx: Decoding, runner, k: int) -> Drafted:
+    """Draft k tokens autoregressively, keeping each q the token was drawn from."""
+    tokens, qs, q_raws = [], [], []
+    for _ in range(k):
+        logits = runner.next_logits(ctx.ids + tokens)[-1]
+        q = ctx.sampler.probs(logits)
+        if ctx.config.draft_sampling == "greedy":
+            q = one_hot_argmax(q)
+        tokens.append(ctx.sampler.draw(q))
+        qs.append(q)
+        q_raws.append(raw_probs(logits))
+    vocab = runner.model.config.vocab_size
+    empty = torch.empty(0, vocab, device=runner.device)
+    return Drafted(tokens, torch.stack(qs) if qs else empty, torch.stack(q_raws) if q_raws else empty)
+
+
+def verify_block(ctx: Decoding, drafted: Drafted, p: torch.Tensor, p_raw: torch.Tensor, check,
+                 verifier: str = "target") -> tuple[list[TokenRecord], list[bool]]:
+    """Run `check(candidate) -> Verdict` over the drafted tokens in order, stopping at the first
+    rejection. `p`/`p_raw` have one more row than there are candidates. Returns the emitted
+    records (with the correction, but without a bonus token) and the per-position flags."""
+    vocab = min(p.shape[-1], drafted.q.shape[-1])
+    divergences = divergence(ctx.config.divergence, p_raw[:len(drafted.tokens), :vocab],
+                             drafted.q_raw[:, :vocab]).tolist()
+    records, flags = [], []
+    for i, token in enumerate(drafted.tokens):
+        candidate = Candidate(i, token, p[i, :vocab], drafted.q[i, :vocab], p_raw[i, :vocab],
+                              drafted.q_raw[i, :vocab], divergences[i])
+        verdict = check(candidate)
+        diagnostics = _diagnostics(candidate, verdict)
+        flags.append(verdict.accepted)
+        if verdict.accepted:
+            records.append(TokenRecord(token, verdict.origin, diagnostics=diagnostics))
+            continue
+        diagnostics["rejected_candidate"] = token
+        diagnostics[f"p_{verifier}"] = float(p[i, verdict.replacement])
+        records.append(TokenRecord(verdict.replacement, verifier, diagnostics=diagnostics))
+        break
+    return records, flags
+
+
+def _diagnostics(c: Candidate, verdict: Verdict) -> dict:
+    return {"p_target": float(c.p[c.token]), "p_draft": float(c.q[c.token]),
+            "divergence": c.divergence, "position_in_block": c.index, **verdict.diagnostics}
+
+
+def bonus_record(ctx: Decoding, p_last: torch.Tensor, index: int, origin: str = "target") -> TokenRecord:
+    token = ctx.sampler.draw(p_last)
+    return TokenRecord(token, origin, diagnostics={"p_target": float(p_last[token]), "bonus": True,
+                                                   "position_in_block": index})
+
+
+def speculative_steps(ctx: Decoding, check):
+    """The draft-then-verify loop shared by sd, fsd and csd: draft K, one target forward over
+    them, apply `check` to each candidate, add the bonus token if all were kept."""
+    while ctx.remaining() > 0:
+        k = ctx.block_size(ctx.config.candidates)
+        start = time.perf_counter()
+        drafted = draft_block(ctx, ctx.draft, k)
+        drafted_at = time.perf_counter()
+        logits = ctx.target.next_logits(ctx.ids + drafted.tokens, positions=k + 1)
+        p, p_raw = ctx.sampler.probs(logits), raw_probs(logits)
+        records, flags = verify_block(ctx, drafted, p, p_raw, check)
+        if all(flags):
+            records.append(bonus_record(ctx, p[k], k))
+        yield Step(records, drafted=k, accepted=sum(flags), accepted_flags=flags,
+                   draft_seconds=drafted_at - start, verify_seconds=time.perf_counter() - drafted_at,
+                   forwards={ctx.draft.name: k, ctx.target.name: 1})
+
+
+def sd_check(ctx: Decoding):
+    """Accept x with probability min(1, p(x)/q(x)); on rejection draw from norm(max(0, p - q))."""
+    def check(c: Candidate) -> Verdict:
+        accept_prob = min(1.0, float(c.p[c.token] / c.q[c.token]))
+        if ctx.sampler.uniform() < accept_prob:
+            return Verdict(True, diagnostics={"accept_prob": accept_prob})
+        correction = ctx.sampler.draw(residual(c.p, c.q))
+        return Verdict(False, replacement=correction, diagnostics={"accept_prob": accept_prob})
+    return check
+
+
+def standard(ctx: Decoding):
+    yield from speculative_steps(ctx, sd_check(ctx))
+
+
+SD = Method("sd", standard, "standard speculative decoding: lossless, residual resampling + bonus token",
+            options=("candidates", "draft_sampling"))

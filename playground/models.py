@@ -1,0 +1,147 @@
+"""Model specs, loading, the process-wide model cache, and tokenizer compatibility.
+
+A spec is one of: an embedded name (see `playground.embedded`), a local directory, a `.gguf`
+file, or a Hugging Face hub id. Loaded models are shared read-only by every run in the process.
+"""
+
+import os
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+
+import torch
+from transformers import AutoConfig, AutoModelForCausalLM, AutoTokenizer
+
+from .cache import check_rollback_support
+from .errors import PlaygroundError
+
+DTYPES = {"float32": torch.float32, "bfloat16": torch.bfloat16, "float16": torch.float16}
+
+
+@dataclass(frozen=True)
+class LoadedModel:
+    spec: str
+    model: torch.nn.Module
+    tokenizer: object
+    device: str
+    dtype: str
+
+    @property
+    def memory_bytes(self) -> int:
+        return sum(p.numel() * p.element_size() for p in self.model.parameters())
+
+
+_loaded: dict[tuple, LoadedModel] = {}
+_lock = threading.Lock()
+
+
+def pick_device(override: str | None = None) -> str:
+    if override and override != "auto":
+        return override
+    if torch.cuda.is_available():
+        return "cuda"
+    if torch.backends.mps.is_available():
+        return "mps"
+    return "cpu"
+
+
+def pick_dtype(device: str, override: str | None = None) -> str:
+    if override and override != "auto":
+        if override not in DTYPES:
+            raise PlaygroundError(f"unknown dtype {override!r}: choose one of {', '.join(DTYPES)} or auto")
+        return override
+    if device.startswith("cuda"):
+        return "bfloat16" if torch.cuda.is_bf16_supported() else "float16"
+    return "float16" if device == "mps" else "float32"
+
+
+def load_model(spec: str, device: str | None = None, dtype: str | None = None,
+               device_map: str | None = None, trust_remote_code: bool = False) -> LoadedModel:
+    """Load (or fetch from the process-wide cache) a causal LM and its tokenizer."""
+    if not spec or not str(spec).strip():
+        raise PlaygroundError("empty model spec: give an embedded name, a local path or a hub id")
+    device = pick_device(device)
+    dtype = pick_dtype(device, dtype)
+    key = (spec, device, dtype, device_map, trust_remote_code)
+    with _lock:
+        if key not in _loaded:
+            _loaded[key] = _load_uncached(spec, device, dtype, device_map, trust_remote_code)
+        return _loaded[key]
+
+
+def unload_all() -> None:
+    with _lock:
+        _loaded.clear()
+    if torch.cuda.is_available():
+        torch.cuda.empty_cache()
+
+
+def loaded_specs() -> list[str]:
+    return [key[0] for key in _loaded]
+
+
+def _load_uncached(spec, device, dtype, device_map, trust_remote_code) -> LoadedModel:
+    folder, extra = resolve_spec(spec)
+    kwargs = dict(extra, dtype=DTYPES[dtype], trust_remote_code=trust_remote_code)
+    try:
+        tokenizer = AutoTokenizer.from_pretrained(folder, **extra, trust_remote_code=trust_remote_code)
+        if device_map:
+            model = AutoModelForCausalLM.from_pretrained(folder, device_map=device_map, **kwargs)
+        else:
+            model = AutoModelForCausalLM.from_pretrained(folder, **kwargs).to(device)
+    except (OSError, ValueError) as error:
+        raise PlaygroundError(_not_loadable_message(spec, error)) from error
+    model.eval()
+    check_rollback_support(model, spec)
+    return LoadedModel(spec, model, tokenizer, str(model.device), dtype)
+
+
+def resolve_spec(spec: str) -> tuple[str, dict]:
+    """(folder or hub id, extra from_pretrained kwargs) for a spec."""
+    from . import embedded  # noqa: PLC0415  (embedded imports heavy build helpers lazily)
+
+    if spec in embedded.EMBEDDED_MODELS:
+        return str(embedded.embedded_path(spec)), {}
+    path = Path(spec).expanduser()
+    if path.suffix == ".gguf":
+        if not path.is_file():
+            raise PlaygroundError(f"GGUF file not found: {spec}")
+        return str(path.parent), {"gguf_file": path.name}
+    if path.is_dir():
+        return str(path), {}
+    if spec.startswith((".", "/", "~")) or spec.count("/") > 1:
+        raise PlaygroundError(f"local model path not found: {spec}")
+    return spec, {}
+
+
+def _not_loadable_message(spec: str, error: Exception) -> str:
+    offline = os.environ.get("HF_HUB_OFFLINE") == "1"
+    where = "offline, and it is not in the local Hugging Face cache" if offline else str(error).splitlines()[0]
+    return (f"cannot load model {spec!r} ({where}): pass an embedded name (see `python -m playground "
+            "models`) or a local directory, or download it first (gated models need an accepted "
+            "license and `hf auth login`)")
+
+
+def model_config(spec: str):
+    """The model's config without loading weights (None if not available locally)."""
+    try:
+        folder, extra = resolve_spec(spec)
+        return AutoConfig.from_pretrained(folder, **extra)
+    except (OSError, ValueError, PlaygroundError):
+        return None
+
+
+def vocabulary_relation(target_tokenizer, draft_tokenizer) -> str:
+    """'same' when both tokenizers map every token string to the same id, else 'different'."""
+    if target_tokenizer is draft_tokenizer:
+        return "same"
+    same = target_tokenizer.get_vocab() == draft_tokenizer.get_vocab()
+    return "same" if same else "different"
+
+
+def describe_vocabularies(relation: str) -> str:
+    if relation == "same":
+        return ("The models share one vocabulary: every method works (sd, fsd, psd, csd, and the "
+                "heterogeneous slem/tli/slrs too).")
+    return ("The models use different vocabularies: token-level methods (sd, fsd, psd, csd) cannot "
+            "compare their distributions; use slem, tli or slrs.")
