@@ -1,0 +1,104 @@
+"""`python -m playground ...`: generate, models, methods, and the subcommands other modules add.
+
+Every subcommand is a module function `register(subparsers)` that adds a parser whose `run`
+default takes the parsed args and returns an exit code. Bad input: one line on stderr, exit 2.
+"""
+
+import argparse
+import json
+import math
+import sys
+from dataclasses import fields
+
+from .config import GenerationConfig
+from .errors import PlaygroundError
+
+
+def _add_config_flags(parser: argparse.ArgumentParser) -> None:
+    """One flag per GenerationConfig field, named --field-name (or its `flag` metadata)."""
+    for f in fields(GenerationConfig):
+        flag = f.metadata.get("flag", "--" + f.name.replace("_", "-"))
+        kwargs = {"dest": f.name, "help": f.metadata["help"], "default": argparse.SUPPRESS}
+        if f.type is bool:
+            kwargs["action"] = argparse.BooleanOptionalAction
+        else:
+            kwargs["type"] = _parse_float if f.type is float else f.type
+        if "choices" in f.metadata:
+            kwargs["choices"] = f.metadata["choices"]
+        parser.add_argument(flag, **kwargs)
+
+
+def _parse_float(text: str) -> float:
+    return math.inf if text.strip().lower() in ("inf", "infinity") else float(text)
+
+
+def _add_model_flags(parser: argparse.ArgumentParser) -> None:
+    for role in ("target", "draft", "qualifier"):
+        parser.add_argument(f"--{role}", help=f"{role} model: embedded name, local directory, .gguf file or hub id")
+    parser.add_argument("--device", help="cpu, cuda, mps (default: best available)")
+    parser.add_argument("--dtype", help="float32, bfloat16, float16 (default: by device)")
+
+
+def register_generate(subparsers) -> None:
+    parser = subparsers.add_parser("generate", help="generate text with one method, print the run")
+    parser.add_argument("--prompt", required=True)
+    parser.add_argument("--json", action="store_true", help="print the run as one JSON object")
+    _add_model_flags(parser)
+    _add_config_flags(parser)
+    parser.set_defaults(run=_generate)
+
+
+def _generate(args) -> int:
+    from .engine import generate  # noqa: PLC0415  (keeps `--help` fast)
+
+    options = {f.name: getattr(args, f.name) for f in fields(GenerationConfig) if hasattr(args, f.name)}
+    run = generate(args.prompt, target=args.target, draft=args.draft, qualifier=args.qualifier,
+                   device=args.device, dtype=args.dtype, **options)
+    if args.json:
+        print(json.dumps(run.to_dict(), ensure_ascii=False, default=_jsonable))
+    else:
+        stats = run.stats.to_dict()
+        print(run.text)
+        print(f"\n[{run.method}] {stats['tokens']} tokens, {stats['tokens_per_second']:.1f} tok/s, "
+              f"acceptance {stats['acceptance_rate']}", file=sys.stderr)
+    return 0
+
+
+def _jsonable(value):
+    return None if isinstance(value, float) and not math.isfinite(value) else str(value)
+
+
+def register_methods(subparsers) -> None:
+    parser = subparsers.add_parser("methods", help="list the decoding methods")
+    parser.set_defaults(run=_list_methods)
+
+
+def _list_methods(args) -> int:
+    from .methods import METHODS  # noqa: PLC0415
+
+    for method in METHODS.values():
+        kind = "lossless" if method.lossless else "lossy"
+        print(f"{method.name:12} {kind:8} {method.summary}")
+    return 0
+
+
+def _commands():
+    from . import catalog  # noqa: PLC0415
+
+    return [register_generate, register_methods, catalog.register]
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m playground", description=__doc__.splitlines()[0])
+    subparsers = parser.add_subparsers(dest="command", required=True)
+    for register in _commands():
+        register(subparsers)
+    args = parser.parse_args(argv)
+    try:
+        return args.run(args)
+    except PlaygroundError as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 2
+    except MemoryError:
+        print("error: out of memory: choose smaller models or fewer tokens", file=sys.stderr)
+        return 2
