@@ -1,0 +1,212 @@
+"""PyramidSD (Byun et al., "3-Model Speculative Decoding", seed 002): a draft D, a qualifier Q and a
+target T sharing one tokenizer. Stage 1: D drafts l_D tokens and Q verifies them, repeated until
+l_Q tokens are collected; stage 2: T verifies the collected tokens in one forward (Figure 1).
+
+- psd-f (PSD_F, Section 3.2): stage 1 accepts iff Div(P_Q, P_D) <= tau_Q, stage 2 accepts iff
+  Div(P_T, P_Q) <= tau_T; a rejection samples the verifier's own distribution.
+- psd-a (PSD_A, Section 3.4): stage 1 uses the standard SD rule between D and Q in place of tau_Q;
+  stage 2 as in psd-f.
+
+No public code exists for the paper; each rule below cites the section it implements. Names:
+`q` the draft's distribution, `r` the qualifier's, `p` the target's (as in ../notes/methods.md).
+"""
+
+import time
+from dataclasses import dataclass, field, replace
+
+import torch
+
+from ..sampling import raw_probs, residual
+from ..step import Step, TokenRecord
+from .base import Decoding, Method
+from .speculative import Candidate, Drafted, Verdict, bonus_record, draft_block, sd_check, verify_block
+
+
+@dataclass
+class Collected:
+    """Stage-1 output: the tokens Q passes on, each with the qualifier rows T compares against.
+
+    Figure 1: "P_MD is replaced with P_MQ in target comparison". `r` holds, per token, the
+    distribution it was drawn from (Q's row for a draft token, or the distribution Q sampled a
+    correction or bonus from); `r_raw` holds Q's raw (temperature-1) row, used by divergences.
+    """
+
+    tokens: list[int] = field(default_factory=list)
+    origins: list[str] = field(default_factory=list)
+    r: list[torch.Tensor] = field(default_factory=list)
+    r_raw: list[torch.Tensor] = field(default_factory=list)
+    checks: list[dict] = field(default_factory=list)  # stage-1 diagnostics of each token
+    drafted: int = 0  # D -> Q candidates
+    accepted: int = 0  # D -> Q candidates Q accepted
+    rounds: int = 0  # Q forwards
+    draft_seconds: float = 0.0
+    qualifier_seconds: float = 0.0
+
+    def add(self, record: TokenRecord, r_row: torch.Tensor, r_raw_row: torch.Tensor) -> None:
+        self.tokens.append(record.id)
+        self.origins.append(record.origin)
+        self.r.append(r_row)
+        self.r_raw.append(r_raw_row)
+        self.checks.append(_renamed(record.diagnostics, "p_target", "p_qualifier"))
+
+    def as_drafted(self, vocab: int, device) -> Drafted:
+        """The collected tokens as stage 2's candidates, with Q in the draft's place."""
+        if not self.tokens:
+            empty = torch.empty(0, vocab, device=device)
+            return Drafted([], empty, empty)
+        return Drafted(list(self.tokens), torch.stack(self.r), torch.stack(self.r_raw))
+
+
+def inclusive_fuzzy_check(ctx: Decoding, threshold: float, origins: list[str] | None = None):
+    """Section 3.2: accept iff Div(verifier, proposer) <= tau (inclusive, as the paper writes it;
+    FSD's own rule is strict). On rejection sample the verifier's own distribution. `origins`
+    names what an accepted candidate was (stage 2 passes on "draft" or "qualifier")."""
+    def check(c: Candidate) -> Verdict:
+        diagnostics = {"tau": threshold}
+        if c.divergence <= threshold:
+            origin = origins[c.index] if origins else "draft"
+            return Verdict(True, origin=origin, diagnostics=diagnostics)
+        return Verdict(False, replacement=ctx.sampler.draw(c.p), diagnostics=diagnostics)
+    return check
+
+
+def _renamed(diagnostics: dict, old: str, new: str) -> dict:
+    """verify_block labels the verifier's probability `p_target`; name it for who verified."""
+    return {(new if key == old else key): value for key, value in diagnostics.items()}
+
+
+def _stage_one(ctx: Decoding, block: int, check, assisted: bool) -> Collected:
+    """D drafts l_D tokens, Q verifies them in one forward; repeat until `block` tokens are
+    collected (Figure 1). Q's bonus token is drawn only while there is room in the block."""
+    collected = Collected()
+    while len(collected.tokens) < block:
+        prefix = ctx.ids + collected.tokens
+        k = min(ctx.config.draft_length, block - len(collected.tokens))
+        start = time.perf_counter()
+        drafted = draft_block(replace(ctx, ids=prefix), ctx.draft, k)
+        drafted_at = time.perf_counter()
+        logits = ctx.qualifier.next_logits(prefix + drafted.tokens, positions=k + 1)
+        r, r_raw = ctx.sampler.probs(logits), raw_probs(logits)
+        records, flags = verify_block(ctx, drafted, r, r_raw, check, verifier="qualifier")
+        if all(flags) and len(collected.tokens) + k < block:
+            records.append(bonus_record(ctx, r[k], k, origin="qualifier"))
+        for index, record in enumerate(records):
+            is_correction = index < len(flags) and not flags[index]
+            collected.add(record, _source_row(drafted, r, index, assisted and is_correction), r_raw[index])
+        collected.drafted += k
+        collected.accepted += sum(flags)
+        collected.rounds += 1
+        collected.draft_seconds += drafted_at - start
+        collected.qualifier_seconds += time.perf_counter() - drafted_at
+    return collected
+
+
+def _source_row(drafted: Drafted, r: torch.Tensor, index: int, from_residual: bool) -> torch.Tensor:
+    """The distribution a collected token was drawn from: Q's row for a draft token, a bonus or a
+    psd-f correction (Section 3.2); the SD residual norm(max(0, r - q)) for a psd-a correction
+    (the standard rule of Section 3.4)."""
+    if from_residual:
+        vocab = min(r.shape[-1], drafted.q.shape[-1])
+        row = torch.zeros_like(r[index])
+        row[:vocab] = residual(r[index, :vocab], drafted.q[index, :vocab])
+        return row
+    return r[index]
+
+
+def _stage_two(ctx: Decoding, collected: Collected, check) -> tuple[list[TokenRecord], list[bool]]:
+    """T verifies the collected tokens in one forward against Q's distributions (Section 3.2,
+    Div(P_T, P_Q) <= tau_T); if all pass, T adds its bonus token."""
+    n = len(collected.tokens)
+    logits = ctx.target.next_logits(ctx.ids + collected.tokens, positions=n + 1)
+    p, p_raw = ctx.sampler.probs(logits), raw_probs(logits)
+    candidates = collected.as_drafted(ctx.qualifier.model.config.vocab_size, ctx.qualifier.device)
+    records, flags = verify_block(ctx, candidates, p, p_raw, check)
+    for record, accepted, stage_one in zip(records, flags, collected.checks):
+        record.diagnostics = _renamed(record.diagnostics, "p_draft", "p_qualifier")
+        if accepted:
+            record.diagnostics["qualifier_check"] = stage_one
+    if all(flags):
+        records.append(bonus_record(ctx, p[n], n))
+    return records, flags
+
+
+def pyramid_steps(ctx: Decoding, stage_one_check, assisted: bool):
+    while ctx.remaining() > 0:
+        block = ctx.block_size(ctx.config.qualifier_length)
+        collected = _stage_one(ctx, block, stage_one_check, assisted)
+        verify_start = time.perf_counter()
+        check = inclusive_fuzzy_check(ctx, ctx.config.tau_t, collected.origins)
+        records, flags = _stage_two(ctx, collected, check)
+        yield Step(records, drafted=len(collected.tokens), accepted=sum(flags), accepted_flags=flags,
+                   draft_seconds=collected.draft_seconds + collected.qualifier_seconds,
+                   verify_seconds=time.perf_counter() - verify_start,
+                   forwards={ctx.draft.name: collected.drafted, ctx.qualifier.name: collected.rounds,
+                             ctx.target.name: 1},
+                   extra={"qualifier_drafted": collected.drafted, "qualifier_accepted": collected.accepted,
+                          "qualifier_rounds": collected.rounds, "draft_model_seconds": collected.draft_seconds,
+                          "qualifier_model_seconds": collected.qualifier_seconds})
+
+
+def pyramid_fuzzy(ctx: Decoding):
+    yield from pyramid_steps(ctx, inclusive_fuzzy_check(ctx, ctx.config.tau_q), assisted=False)
+
+
+def pyramid_assisted(ctx: Decoding):
+    # Section 3.4 says PSD_A "samples directly from the qualifier's distribution" on rejection;
+    # we read that as the standard SD correction against Q, norm(max(0, r - q)), which keeps
+    # stage 1 lossless with respect to Q (the paper's "quality floor matching M_Q"). In greedy
+    # mode the two readings coincide (argmax r).
+    yield from pyramid_steps(ctx, sd_check(ctx), assisted=True)
+
+
+def predicted_throughput(beta: float, length: int, v_proposer: float, v_verifier: float) -> float:
+    """Section 3.3 (after Leviathan et al.): V = beta * (l + 1) / (l / V_proposer + 1 / V_verifier).
+    V_SD is (beta_TD, l_D, V_D, V_T); V_FSD_QD is (beta_QD, l_D, V_D, V_Q); V_PSD is
+    (beta_TQ, l_Q, V_FSD_QD, V_T). Speeds in tokens/s, beta an acceptance rate in [0, 1]. A zero
+    speed (beta_QD = 0 makes V_FSD_QD = 0) predicts 0, the formula's limit."""
+    if v_proposer <= 0 or v_verifier <= 0:
+        return 0.0
+    return beta * (length + 1) / (length / v_proposer + 1 / v_verifier)
+
+
+def model_speeds(steps) -> dict[str, float | None]:
+    """Forwards per second of each model over a PyramidSD run's steps. D runs one forward per
+    token; Q and T run verification forwards over l_D + 1 and l_Q + 1 positions, which on a
+    memory-bound device cost about one decoding forward (the model's assumption)."""
+    seconds = {"draft": sum(s.extra.get("draft_model_seconds", 0.0) for s in steps),
+               "qualifier": sum(s.extra.get("qualifier_model_seconds", 0.0) for s in steps),
+               "target": sum(s.verify_seconds for s in steps)}
+    forwards = {role: sum(s.forwards.get(role, 0) for s in steps) for role in seconds}
+    return {role: forwards[role] / seconds[role] if forwards[role] and seconds[role] else None
+            for role in seconds}
+
+
+def pyramid_summary(run) -> dict:
+    """Run-level figures of a psd-f / psd-a run: the two stages' acceptance rates, per-model
+    speeds, and the throughput Section 3.3 predicts from them beside the measured one."""
+    drafted_qd = sum(s.extra.get("qualifier_drafted", 0) for s in run.steps)
+    accepted_qd = sum(s.extra.get("qualifier_accepted", 0) for s in run.steps)
+    beta_qd = accepted_qd / drafted_qd if drafted_qd else None
+    beta_tq = run.stats.acceptance_rate
+    speeds = model_speeds(run.steps)
+    l_d, l_q = run.config.draft_length, run.config.qualifier_length
+    v_fsd_qd = v_psd = None
+    if beta_qd is not None and speeds["draft"] and speeds["qualifier"]:
+        v_fsd_qd = predicted_throughput(beta_qd, l_d, speeds["draft"], speeds["qualifier"])
+    if v_fsd_qd is not None and beta_tq is not None and speeds["target"]:
+        v_psd = predicted_throughput(beta_tq, l_q, v_fsd_qd, speeds["target"])
+    method_seconds = run.stats.draft_seconds + run.stats.verify_seconds
+    return {"beta_qd": beta_qd, "beta_tq": beta_tq, "draft_length": l_d, "qualifier_length": l_q,
+            "tokens_per_second_by_model": speeds, "predicted_fsd_qd_tokens_per_second": v_fsd_qd,
+            "predicted_tokens_per_second": v_psd,
+            "measured_tokens_per_second": run.stats.tokens / method_seconds if method_seconds else None}
+
+
+_ROLES = ("target", "draft", "qualifier")
+_OPTIONS = ("draft_length", "qualifier_length", "tau_t", "divergence", "draft_sampling")
+PSD_F = Method("psd-f", pyramid_fuzzy,
+               "PyramidSD fuzzy: qualifier filters drafts (Div <= tau_q), target checks (Div <= tau_t)",
+               roles=_ROLES, options=("tau_q", *_OPTIONS), lossless=False)
+PSD_A = Method("psd-a", pyramid_assisted,
+               "PyramidSD assisted: SD rule draft->qualifier, fuzzy qualifier->target (Div <= tau_t)",
+               roles=_ROLES, options=_OPTIONS, lossless=False)

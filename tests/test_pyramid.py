@@ -1,0 +1,148 @@
+"""PyramidSD (seed 002): limits of both thresholds, reductions to other methods, counts, caches."""
+
+import math
+
+import pytest
+import torch
+
+import playground
+from playground.divergence import divergence
+from playground.engine import _decoding, format_prompt, make_config
+from playground.methods import METHODS
+from playground.methods.pyramid import predicted_throughput, pyramid_summary
+
+PROMPT = "hello there"
+
+
+def run(family, method, qualifier=None, **options):
+    options.setdefault("max_new_tokens", 40)
+    options.setdefault("temperature", 0)
+    return playground.generate(PROMPT, target=family["target"], draft=family["draft"],
+                               qualifier=qualifier or family["qualifier"], method=method, **options)
+
+
+def ids(result):
+    return [t.id for t in result.tokens]
+
+
+@pytest.mark.parametrize("method", ["psd-f", "psd-a"])
+def test_tau_t_zero_emits_only_target_tokens_and_matches_target_greedy(family, method):
+    result = run(family, method, tau_t=0.0, tau_q=0.6)
+    assert {t.origin for t in result.tokens} == {"target"}
+    assert ids(result) == ids(run(family, "ar"))
+
+
+@pytest.mark.parametrize("temperature", [0.0, 1.0])
+def test_psd_f_tau_q_zero_lets_no_draft_token_reach_the_target(family, temperature):
+    result = run(family, "psd-f", tau_q=0.0, tau_t=math.log(2) + 1, temperature=temperature)
+    assert "draft" not in {t.origin for t in result.tokens}
+    assert sum(step.extra["qualifier_accepted"] for step in result.steps) == 0
+
+
+@pytest.mark.parametrize(("draft_length", "qualifier_length"), [(1, 1), (2, 5), (3, 6), (4, 3)])
+def test_psd_a_with_the_target_as_qualifier_is_target_greedy(family, draft_length, qualifier_length):
+    result = run(family, "psd-a", qualifier=family["target"], draft_length=draft_length,
+                 qualifier_length=qualifier_length, tau_t=0.5)
+    assert ids(result) == ids(run(family, "ar"))
+
+
+@pytest.mark.parametrize("temperature", [0.0, 1.0])
+@pytest.mark.parametrize("tau", [0.3, 0.55, 0.7])
+def test_psd_f_with_the_draft_as_qualifier_is_fsd_with_tau_t(family, temperature, tau):
+    """Q = D: stage 1 passes D's own continuation (Div(Q, D) = 0), and stage 2 is FSD between T
+    and D with K = l_Q. Token for token, also when sampling (same draws in the same order)."""
+    pyramid = run(family, "psd-f", qualifier=family["draft"], tau_q=0.1, tau_t=tau, draft_length=2,
+                  qualifier_length=5, temperature=temperature, seed=7)
+    fuzzy = run(family, "fsd", tau=tau, candidates=5, temperature=temperature, seed=7)
+    assert ids(pyramid) == ids(fuzzy)
+    assert pyramid.stats.accepted == fuzzy.stats.accepted
+
+
+def test_psd_f_with_the_target_as_qualifier_applies_the_fsd_rule_with_tau_q(family):
+    """Q = T, tau_T above JS's maximum: a draft token is kept iff Div(P_T, P_D) <= tau_Q, every
+    other token is the target's greedy choice. (Not token for token equal to `fsd`: T's bonus
+    after each stage 2 sits where fsd would draft again.)"""
+    tau_q = 0.55
+    result = run(family, "psd-f", qualifier=family["target"], tau_q=tau_q, tau_t=math.log(2) + 1,
+                 max_new_tokens=60)
+    sequence = format_prompt(family["target"].tokenizer, PROMPT, True) + ids(result)
+    start = len(sequence) - len(result.tokens)
+    target_logits = full_logits(family["target"], sequence)[start - 1:-1]
+    draft_logits = full_logits(family["draft"], sequence)[start - 1:-1]
+    js = divergence("js", torch.softmax(target_logits, -1), torch.softmax(draft_logits, -1))
+    origins = [t.origin for t in result.tokens]
+    assert "draft" in origins and "target" in origins
+    for i, token in enumerate(result.tokens):
+        if token.origin == "draft":
+            assert token.id == int(draft_logits[i].argmax())
+            assert js[i] <= tau_q + 1e-5
+        else:
+            assert token.id == int(target_logits[i].argmax())
+
+
+def full_logits(loaded, sequence):
+    with torch.inference_mode():
+        return loaded.model(input_ids=torch.tensor([sequence])).logits[0].float()
+
+
+def test_forward_counts_match_the_work_done(family):
+    calls = {role: 0 for role in ("target", "draft", "qualifier")}
+    hooks = [family[role].model.register_forward_pre_hook(lambda *_, role=role: calls.__setitem__(role, calls[role] + 1))
+             for role in calls]
+    try:
+        result = run(family, "psd-a", temperature=1.0, draft_length=2, qualifier_length=5, max_new_tokens=50)
+    finally:
+        for hook in hooks:
+            hook.remove()
+    assert {role: sum(s.forwards[role] for s in result.steps) for role in calls} == calls
+    emitted = 0
+    for step in result.steps:
+        assert step.forwards["target"] == 1
+        assert step.forwards["draft"] == step.extra["qualifier_drafted"]
+        assert step.forwards["qualifier"] == step.extra["qualifier_rounds"]
+        assert step.drafted == min(5, 50 - emitted - 1)  # l_Q, or what the budget leaves
+        assert step.extra["qualifier_rounds"] <= step.extra["qualifier_drafted"]
+        emitted += len(step.tokens)
+
+
+@pytest.mark.parametrize("method", ["psd-f", "psd-a"])
+def test_all_three_caches_match_a_full_recompute_after_a_long_run(family, method):
+    config = make_config(method=method, temperature=1.0, seed=3, max_new_tokens=150, tau_q=0.5, tau_t=0.6,
+                         draft_length=3, qualifier_length=7)
+    ctx = _decoding(config, family, format_prompt(family["target"].tokenizer, PROMPT, True))
+    for step in METHODS[method].run(ctx):
+        ctx.ids.extend(t.id for t in step.tokens)
+    assert ctx.remaining() == 0
+    for runner in (ctx.target, ctx.draft, ctx.qualifier):
+        cached = runner.next_logits(ctx.ids, positions=6).float()
+        assert torch.allclose(cached, full_logits(family[runner.name], ctx.ids)[-6:], atol=1e-4)
+
+
+def test_origins_follow_the_model_that_produced_each_kept_token(family):
+    result = run(family, "psd-f", tau_q=0.55, tau_t=0.6, temperature=1.0, max_new_tokens=80, seed=1)
+    for token in result.tokens:
+        if token.origin in ("draft", "qualifier"):
+            assert token.diagnostics["divergence"] <= 0.6  # passed stage 2
+            assert "qualifier_check" in token.diagnostics
+        if token.origin == "draft":
+            assert token.diagnostics["qualifier_check"]["divergence"] <= 0.55  # passed stage 1
+    assert set(result.stats.origins) <= {"draft", "qualifier", "target"}
+
+
+def test_summary_predicts_throughput_from_the_measured_rates(family):
+    result = run(family, "psd-f", tau_q=0.55, tau_t=0.6, temperature=1.0, max_new_tokens=60, seed=2)
+    summary = pyramid_summary(result)
+    assert summary["beta_tq"] == result.stats.acceptance_rate
+    assert 0 < summary["beta_qd"] <= 1
+    speeds = summary["tokens_per_second_by_model"]
+    assert all(speed > 0 for speed in speeds.values())
+    v_fsd_qd = predicted_throughput(summary["beta_qd"], 2, speeds["draft"], speeds["qualifier"])
+    assert summary["predicted_tokens_per_second"] == pytest.approx(
+        predicted_throughput(summary["beta_tq"], 6, v_fsd_qd, speeds["target"]))
+    assert summary["measured_tokens_per_second"] > 0
+
+
+def test_predicted_throughput_is_the_papers_formula():
+    # Section 3.3: beta * (l + 1) / (l / V_small + 1 / V_large)
+    assert predicted_throughput(0.8, 4, 100.0, 20.0) == pytest.approx(0.8 * 5 / (4 / 100 + 1 / 20))
+    assert predicted_throughput(1.0, 3, 0.0, 10.0) == 0.0
