@@ -3,10 +3,9 @@
 from .autoregressive import AR, DRAFT_ONLY
 from .base import Decoding, Method
 from .fuzzy import FSD
-from .heterogeneous import SLEM, SLRS, TLI
 from .pyramid import PSD_A, PSD_F
 from .speculative import SD
 
-METHODS: dict[str, Method] = {m.name: m for m in (AR, DRAFT_ONLY, SD, FSD, PSD_A, PSD_F, SLEM, TLI, SLRS)}
+METHODS: dict[str, Method] = {m.name: m for m in (AR, DRAFT_ONLY, SD, FSD, PSD_A, PSD_F)}
 
 __all__ = ["METHODS", "Decoding", "Method"]
