@@ -156,4 +156,5 @@ def _decoding(config: GenerationConfig, models: dict[str, LoadedModel], prompt_i
         config=config, sampler=sampler, target=runners.get("target"), ids=list(prompt_ids),
         prompt_length=len(prompt_ids), draft=runners.get("draft"), qualifier=runners.get("qualifier"),
         target_tokenizer=models["target"].tokenizer if "target" in models else None,
-        draft_tokenizer=models["draft"].tokenizer if "draft" in models else None)
+        draft_tokenizer=models["draft"].tokenizer if "draft" in models else None,
+        state={"model_specs": {role: m.spec for role, m in models.items()}})  # e.g. CSD's memory pair

@@ -2,10 +2,11 @@
 
 from .autoregressive import AR, DRAFT_ONLY
 from .base import Decoding, Method
+from .calibrated import CSD, CSD_GATE, CSD_MEMORY
 from .fuzzy import FSD
 from .pyramid import PSD_A, PSD_F
 from .speculative import SD
 
-METHODS: dict[str, Method] = {m.name: m for m in (AR, DRAFT_ONLY, SD, FSD, PSD_A, PSD_F)}
+METHODS: dict[str, Method] = {m.name: m for m in (AR, DRAFT_ONLY, SD, FSD, PSD_A, PSD_F, CSD, CSD_MEMORY, CSD_GATE)}
 
 __all__ = ["METHODS", "Decoding", "Method"]

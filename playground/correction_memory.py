@@ -1,0 +1,150 @@
+"""Online Correction Memory (OCM) of Calibrated SD (seed 003, Section 4.2): how often each
+(rejected draft token, correction token) pair occurred, for one target/draft pair.
+
+Phase 1 fills it by running standard SD over a corpus (`python -m playground calibrate`); phase 2
+keeps counting online during csd runs (Algorithm 1, line 18). A memory names the model pair it
+was built for and refuses to load for another. Callers that want one memory per pair across runs
+(the UI) register it with `share()`; csd then reads and updates that one.
+"""
+
+import json
+import os
+import tempfile
+import threading
+from collections import Counter
+from pathlib import Path
+
+from .errors import PlaygroundError
+
+FORMAT = "csd-correction-memory"
+VERSION = 1
+MAX_FILE_BYTES = 64 * 1024 * 1024
+
+
+class CorrectionMemory:
+    def __init__(self, target: str, draft: str, counts: dict[tuple[int, int], int] | None = None):
+        self.target, self.draft = target, draft
+        self.counts: Counter = Counter(counts or {})
+        self._lock = threading.Lock()
+
+    @property
+    def pair(self) -> tuple[str, str]:
+        return self.target, self.draft
+
+    @property
+    def total(self) -> int:
+        """Rejections recorded."""
+        return sum(self.counts.values())
+
+    def count(self, draft_token: int, target_token: int) -> int:
+        return self.counts.get((draft_token, target_token), 0)
+
+    def update(self, draft_token: int, target_token: int) -> None:
+        """Algorithm 1, line 18: UPDATEMEMORY(T, x~_i, t*)."""
+        with self._lock:
+            self.counts[(draft_token, target_token)] += 1
+
+    def observe(self, tokens) -> int:
+        """Count the rejections in a run's token records (each correction names the candidate it
+        replaced as `rejected_candidate`). Returns how many were recorded."""
+        rejections = [(t.diagnostics["rejected_candidate"], t.id) for t in tokens
+                      if "rejected_candidate" in t.diagnostics]
+        for draft_token, target_token in rejections:
+            self.update(draft_token, target_token)
+        return len(rejections)
+
+    def top_pairs(self, n: int = 10, tokenizer=None) -> list[tuple]:
+        """The n most frequent (draft token, target token, count), as token strings if a
+        tokenizer is given, else as ids."""
+        with self._lock:
+            top = self.counts.most_common(n)
+        if tokenizer is None:
+            return [(draft, target, count) for (draft, target), count in top]
+        return [(tokenizer.decode([draft]), tokenizer.decode([target]), count) for (draft, target), count in top]
+
+    def to_dict(self) -> dict:
+        with self._lock:
+            pairs = [[draft, target, count] for (draft, target), count in self.counts.most_common()]
+        return {"format": FORMAT, "version": VERSION, "target": self.target, "draft": self.draft,
+                "rejections": sum(count for *_, count in pairs), "pairs": pairs}
+
+    def save(self, path: str | os.PathLike) -> Path:
+        """Write atomically (a temporary file renamed over the target)."""
+        path = Path(path)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with tempfile.NamedTemporaryFile("w", dir=path.parent, suffix=".tmp", delete=False,
+                                         encoding="utf-8") as handle:
+            json.dump(self.to_dict(), handle)
+        os.replace(handle.name, path)
+        return path
+
+
+def load_memory(path: str | os.PathLike, target: str | None = None, draft: str | None = None) -> CorrectionMemory:
+    """Read a memory file; with `target`/`draft` given, refuse one built for another pair."""
+    memory = memory_from_dict(_read_json(Path(path)), str(path))
+    wanted = (target if target is not None else memory.target, draft if draft is not None else memory.draft)
+    if memory.pair != wanted:
+        raise PlaygroundError(
+            f"correction memory {path} was calibrated for target {memory.target!r} and draft {memory.draft!r}, "
+            f"not target {wanted[0]!r} and draft {wanted[1]!r}: run `python -m playground calibrate "
+            f"--target {wanted[0]} --draft {wanted[1]} --out FILE` for this pair")
+    return memory
+
+
+def _read_json(path: Path):
+    if not path.is_file():
+        raise PlaygroundError(f"correction memory {path} not found: create one with `python -m playground calibrate`")
+    size = path.stat().st_size
+    if size > MAX_FILE_BYTES:
+        raise PlaygroundError(f"correction memory {path} is {size} bytes, over the limit of {MAX_FILE_BYTES}")
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as error:
+        raise PlaygroundError(f"correction memory {path} is not valid JSON ({error}): recreate it with "
+                              "`python -m playground calibrate`") from None
+
+
+def memory_from_dict(data, source: str = "data") -> CorrectionMemory:
+    def bad(what: str) -> PlaygroundError:
+        return PlaygroundError(f"correction memory {source} is malformed: {what}")
+
+    if not isinstance(data, dict) or data.get("format") != FORMAT:
+        raise bad(f"expected a JSON object with \"format\": \"{FORMAT}\"")
+    if data.get("version") != VERSION:
+        raise bad(f"unsupported version {data.get('version')!r} (this playground reads version {VERSION})")
+    if not isinstance(data.get("target"), str) or not isinstance(data.get("draft"), str):
+        raise bad("\"target\" and \"draft\" must be the model specs it was built for")
+    pairs = data.get("pairs")
+    if not isinstance(pairs, list):
+        raise bad("\"pairs\" must be a list of [draft token, target token, count]")
+    counts = {}
+    for entry in pairs:
+        if not (isinstance(entry, list) and len(entry) == 3 and all(_natural(v) for v in entry) and entry[2] > 0):
+            raise bad(f"pair {str(entry)[:60]} is not [draft token id, target token id, positive count]")
+        counts[(entry[0], entry[1])] = counts.get((entry[0], entry[1]), 0) + entry[2]
+    return CorrectionMemory(data["target"], data["draft"], counts)
+
+
+def _natural(value) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and value >= 0
+
+
+_shared: dict[tuple[str, str], CorrectionMemory] = {}
+_shared_lock = threading.Lock()
+
+
+def share(memory: CorrectionMemory) -> CorrectionMemory:
+    """Make `memory` the one every csd run on its model pair reads and updates."""
+    with _shared_lock:
+        _shared[memory.pair] = memory
+    return memory
+
+
+def shared(target: str, draft: str) -> CorrectionMemory | None:
+    with _shared_lock:
+        return _shared.get((target, draft))
+
+
+def unshare(target: str, draft: str) -> None:
+    with _shared_lock:
+        _shared.pop((target, draft), None)

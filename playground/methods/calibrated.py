@@ -1,0 +1,84 @@
+"""Calibrated speculative decoding (CSD; seed 003, Algorithm 1) and the paper's two ablations.
+
+Standard SD, plus a rescue attempt at each rejection: the Online Correction Memory (OCM) says
+whether the pair (rejected draft token x~, correction t*) is frequent, Semantic Consistency Gating
+(SCG) whether the target finds x~ plausible next to t*. A rescued x~ is kept (origin `rescued`)
+and verification goes on with the next candidate. No public code exists for the paper; each rule
+below cites its line of Algorithm 1 or its equation.
+
+Until a rescue happens, csd draws random numbers exactly as sd does, so lambda = inf is sd.
+"""
+
+import math
+from dataclasses import replace
+
+from ..correction_memory import CorrectionMemory, load_memory, shared
+from .base import Decoding, Method
+from .speculative import Candidate, Verdict, sd_check, speculative_steps
+
+# Which conditions a rescue needs (Algorithm 1, line 19, and the ablations of Section 5.4).
+RESCUE_RULES = {
+    "csd": lambda is_freq, is_safe: is_freq and is_safe,
+    "csd-memory": lambda is_freq, is_safe: is_freq,  # "SD w/ OCM"
+    "csd-gate": lambda is_freq, is_safe: is_safe,  # "SD w/ SCG", the static "Lossy SD"
+}
+
+
+def run_memory(ctx: Decoding) -> CorrectionMemory:
+    """The memory this run reads and updates, kept in ctx.state: the file named by
+    `config.memory` (refused if built for another model pair), else the memory shared for this
+    pair (correction_memory.share), else a fresh one."""
+    if "correction_memory" not in ctx.state:
+        specs = ctx.state.get("model_specs", {})
+        target, draft = specs.get("target", ""), specs.get("draft", "")
+        if ctx.config.memory:
+            memory = load_memory(ctx.config.memory, target, draft)
+        else:
+            memory = shared(target, draft) or CorrectionMemory(target, draft)
+        ctx.state["correction_memory"] = memory
+    return ctx.state["correction_memory"]
+
+
+def csd_check(ctx: Decoding, memory: CorrectionMemory, rescue):
+    standard = sd_check(ctx)
+    log_tau = math.log(ctx.config.gate_tau) if ctx.config.gate_tau > 0 else -math.inf
+
+    def check(c: Candidate) -> Verdict:
+        verdict = standard(c)  # lines 8-14: accept w.p. min(1, p/q), else t* ~ norm(max(0, p - q))
+        if verdict.accepted:
+            return verdict
+        t_star = verdict.replacement
+        memory_count = memory.count(c.token, t_star)
+        is_freq = memory_count >= ctx.config.lambda_  # line 16: T[(x~_i, t*)] >= lambda
+        # line 17 in logit space (Eq. 3): z(x~_i) - z(t*) >= log tau, at temperature 1
+        logit_gap = float(c.p_raw[c.token].log() - c.p_raw[t_star].log())
+        is_safe = logit_gap >= log_tau
+        memory.update(c.token, t_star)  # line 18, rescued or not
+        diagnostics = {**verdict.diagnostics, "correction": t_star, "memory_count": memory_count,
+                       "is_freq": is_freq, "logit_gap": logit_gap, "is_safe": is_safe}
+        if rescue(is_freq, is_safe):  # lines 19-20: keep x~_i and go on verifying
+            return Verdict(True, origin="rescued", diagnostics=diagnostics)
+        return replace(verdict, diagnostics=diagnostics)  # line 22: emit t* and stop
+    return check
+
+
+def _calibrated(rule: str):
+    def run(ctx: Decoding):
+        memory = run_memory(ctx)
+        for step in speculative_steps(ctx, csd_check(ctx, memory, RESCUE_RULES[rule])):
+            step.extra["rescued"] = sum(token.origin == "rescued" for token in step.tokens)
+            step.extra["memory_rejections"] = memory.total
+            yield step
+    return run
+
+
+_SD_OPTIONS = ("candidates", "draft_sampling")
+CSD = Method("csd", _calibrated("csd"),
+             "calibrated SD: rescue a rejected draft token if the pair is frequent and the target finds it plausible",
+             options=(*_SD_OPTIONS, "lambda_", "gate_tau", "memory"), lossless=False)
+CSD_MEMORY = Method("csd-memory", _calibrated("csd-memory"),
+                    "CSD ablation, SD + correction memory only: rescue frequent rejection pairs",
+                    options=(*_SD_OPTIONS, "lambda_", "memory"), lossless=False)
+CSD_GATE = Method("csd-gate", _calibrated("csd-gate"),
+                  "CSD ablation, SD + gating only (static lossy SD): rescue if p(draft)/p(correction) >= gate_tau",
+                  options=(*_SD_OPTIONS, "gate_tau"), lossless=False)

@@ -1,0 +1,133 @@
+"""Calibrated SD (seed 003, Algorithm 1): reduction to SD, rescue conditions, the memory."""
+
+import json
+import math
+
+import pytest
+import torch
+
+import playground
+from playground.correction_memory import CorrectionMemory, load_memory, share, unshare
+from playground.engine import format_prompt
+
+PROMPT = "hello there"
+PAIR = ("tiny-target", "tiny-draft")
+
+
+def run(family, method, **options):
+    options.setdefault("max_new_tokens", 60)
+    options.setdefault("temperature", 1.0)
+    return playground.generate(PROMPT, target=family["target"], draft=family["draft"], method=method, **options)
+
+
+def ids(result):
+    return [t.id for t in result.tokens]
+
+
+@pytest.fixture
+def shared_memory():
+    memory = share(CorrectionMemory(*PAIR))
+    yield memory
+    unshare(*PAIR)
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_lambda_infinity_is_standard_sd_when_sampling(family, seed):
+    calibrated = run(family, "csd", lambda_=math.inf, gate_tau=0.0, seed=seed, candidates=4)
+    standard = run(family, "sd", seed=seed, candidates=4)
+    assert ids(calibrated) == ids(standard)
+    assert calibrated.stats.accepted == standard.stats.accepted
+    assert "rescued" not in {t.origin for t in calibrated.tokens}
+
+
+def test_rescued_tokens_met_both_conditions(family, shared_memory):
+    result = run(family, "csd", lambda_=1, gate_tau=0.05, max_new_tokens=150, seed=4)
+    rescued = [(i, t) for i, t in enumerate(result.tokens) if t.origin == "rescued"]
+    assert rescued, "the tiny family should produce some rescues at lambda = 1"
+    sequence = format_prompt(family["target"].tokenizer, PROMPT, True) + ids(result)
+    start = len(sequence) - len(result.tokens)
+    with torch.inference_mode():
+        logits = family["target"].model(input_ids=torch.tensor([sequence])).logits[0, start - 1:-1].float()
+    for i, token in rescued:
+        d = token.diagnostics
+        assert d["is_freq"] and d["is_safe"] and d["memory_count"] >= 1
+        gap = float(logits[i, token.id] - logits[i, d["correction"]])  # Eq. 3 on raw logits
+        assert d["logit_gap"] == pytest.approx(gap, abs=1e-3)
+        assert gap >= math.log(0.05)
+    # a rejected candidate that was not rescued failed at least one condition
+    for token in result.tokens:
+        if "rejected_candidate" in token.diagnostics:
+            assert not (token.diagnostics["is_freq"] and token.diagnostics["is_safe"])
+
+
+def test_memory_counts_every_rejection_and_the_counts_replay(family, shared_memory):
+    result = run(family, "csd", lambda_=2, gate_tau=0.01, max_new_tokens=120, seed=5, candidates=5)
+    rejections = sum((False in s.accepted_flags) + s.extra["rescued"] for s in result.steps)
+    assert shared_memory.total == rejections == result.steps[-1].extra["memory_rejections"]
+    seen = CorrectionMemory(*PAIR)
+    for token in result.tokens:  # memory_count is the count before this rejection
+        if "correction" in token.diagnostics:
+            draft_token = token.diagnostics.get("rejected_candidate", token.id)
+            assert token.diagnostics["memory_count"] == seen.count(draft_token, token.diagnostics["correction"])
+            seen.update(draft_token, token.diagnostics["correction"])
+    assert seen.counts == shared_memory.counts
+
+
+def test_rescued_tokens_count_as_accepted(family):
+    result = run(family, "csd-gate", gate_tau=0.0, candidates=4, max_new_tokens=40)
+    assert result.stats.acceptance_rate == 1.0
+    assert "rescued" in {t.origin for t in result.tokens}
+
+
+def test_memory_ablation_rescues_on_frequency_alone(family, shared_memory):
+    result = run(family, "csd-memory", lambda_=0, candidates=4, max_new_tokens=40)
+    assert result.stats.acceptance_rate == 1.0
+    assert all(t.diagnostics["is_freq"] for t in result.tokens if t.origin == "rescued")
+
+
+def test_save_and_load_round_trip(tmp_path, family):
+    memory = CorrectionMemory(*PAIR, {(3, 4): 5, (7, 2): 1})
+    path = memory.save(tmp_path / "memory.json")
+    loaded = load_memory(path, *PAIR)
+    assert loaded.counts == memory.counts and loaded.pair == memory.pair
+    assert loaded.top_pairs(1) == [(3, 4, 5)]
+    tokenizer = family["target"].tokenizer
+    assert loaded.top_pairs(1, tokenizer) == [(tokenizer.decode([3]), tokenizer.decode([4]), 5)]
+
+
+def test_a_memory_for_another_pair_is_refused(tmp_path, family):
+    path = CorrectionMemory("other-target", "tiny-draft", {(3, 4): 5}).save(tmp_path / "memory.json")
+    with pytest.raises(playground.PlaygroundError, match="calibrated for target 'other-target'"):
+        load_memory(path, *PAIR)
+    with pytest.raises(playground.PlaygroundError, match="calibrated for"):
+        run(family, "csd", memory=str(path))
+
+
+def test_a_loaded_memory_starts_the_run(tmp_path, family):
+    calibrated = CorrectionMemory(*PAIR)
+    calibrated.observe(run(family, "sd", max_new_tokens=200, seed=9).tokens)
+    path = calibrated.save(tmp_path / "memory.json")
+    warm = run(family, "csd", memory=str(path), lambda_=3, gate_tau=0.01, seed=4)
+    cold = run(family, "csd", lambda_=3, gate_tau=0.01, seed=4)
+    assert warm.stats.origins["rescued"] > cold.stats.origins["rescued"]
+
+
+@pytest.mark.parametrize(("content", "message"), [
+    ("{not json", "not valid JSON"),
+    ("[1, 2]", "malformed"),
+    (json.dumps({"format": "csd-correction-memory", "version": 1, "target": "t", "draft": "d",
+                 "pairs": [[1, 2, -3]]}), "positive count"),
+    (json.dumps({"format": "csd-correction-memory", "version": 9, "target": "t", "draft": "d",
+                 "pairs": []}), "unsupported version"),
+])
+def test_malformed_memory_files_give_one_line_errors(tmp_path, content, message):
+    path = tmp_path / "memory.json"
+    path.write_text(content)
+    with pytest.raises(playground.PlaygroundError, match=message) as error:
+        load_memory(path)
+    assert "\n" not in str(error.value)
+
+
+def test_missing_memory_file_is_a_clear_error(tmp_path):
+    with pytest.raises(playground.PlaygroundError, match="not found"):
+        load_memory(tmp_path / "absent.json")
