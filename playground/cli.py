@@ -83,9 +83,9 @@ def _list_methods(args) -> int:
 
 
 def _commands():
-    from . import catalog  # noqa: PLC0415
+    from . import calibrate, catalog  # noqa: PLC0415
 
-    return [register_generate, register_methods, catalog.register]
+    return [register_generate, register_methods, catalog.register, calibrate.register]
 
 
 def main(argv=None) -> int:

@@ -1,5 +1,6 @@
 """Calibrated SD (seed 003, Algorithm 1): reduction to SD, rescue conditions, the memory."""
 
+import argparse
 import json
 import math
 
@@ -7,6 +8,7 @@ import pytest
 import torch
 
 import playground
+from playground.calibrate import DEFAULT_CORPUS, calibrate, read_corpus, register
 from playground.correction_memory import CorrectionMemory, load_memory, share, unshare
 from playground.engine import format_prompt
 
@@ -131,3 +133,30 @@ def test_malformed_memory_files_give_one_line_errors(tmp_path, content, message)
 def test_missing_memory_file_is_a_clear_error(tmp_path):
     with pytest.raises(playground.PlaygroundError, match="not found"):
         load_memory(tmp_path / "absent.json")
+
+
+def test_calibration_counts_the_rejections_of_standard_sd(tmp_path, family):
+    assert len(read_corpus(DEFAULT_CORPUS)) >= 50
+    memory = CorrectionMemory(*PAIR)
+    counted = calibrate(["hello there", "what is it?"], memory, target=family["target"], draft=family["draft"],
+                        progress=False, max_new_tokens=30, temperature=0)
+    assert counted == memory.total > 0
+    reference = sum(1 for prompt in ("hello there", "what is it?") for t in playground.generate(
+        prompt, target=family["target"], draft=family["draft"], method="sd", max_new_tokens=30).tokens
+        if "rejected_candidate" in t.diagnostics)
+    assert counted == reference
+    with pytest.raises(playground.PlaygroundError, match="this memory is for target"):
+        calibrate(["hi"], CorrectionMemory("other", "tiny-draft"), target=family["target"], draft=family["draft"])
+    parser = argparse.ArgumentParser()
+    register(parser.add_subparsers())
+    args = parser.parse_args(["calibrate", "--out", str(tmp_path / "m.json"), "--limit", "2"])
+    assert args.limit == 2 and args.run
+
+
+def test_corpus_errors_are_one_line(tmp_path):
+    empty = tmp_path / "empty.txt"
+    empty.write_text("# only a comment\n\n")
+    with pytest.raises(playground.PlaygroundError, match="no prompts"):
+        read_corpus(empty)
+    with pytest.raises(playground.PlaygroundError, match="not found"):
+        read_corpus(tmp_path / "absent.txt")
