@@ -87,8 +87,10 @@ def full_logits(loaded, sequence):
 
 def test_forward_counts_match_the_work_done(family):
     calls = {role: 0 for role in ("target", "draft", "qualifier")}
-    hooks = [family[role].model.register_forward_pre_hook(lambda *_, role=role: calls.__setitem__(role, calls[role] + 1))
-             for role in calls]
+    def counter(role):
+        return lambda *_: calls.__setitem__(role, calls[role] + 1)
+
+    hooks = [family[role].model.register_forward_pre_hook(counter(role)) for role in calls]
     try:
         result = run(family, "psd-a", temperature=1.0, draft_length=2, qualifier_length=5, max_new_tokens=50)
     finally:
@@ -140,9 +142,12 @@ def test_summary_predicts_throughput_from_the_measured_rates(family):
     assert summary["predicted_tokens_per_second"] == pytest.approx(
         predicted_throughput(summary["beta_tq"], 6, v_fsd_qd, speeds["target"]))
     assert summary["measured_tokens_per_second"] > 0
+    assert summary["predicted_tokens_per_second_leviathan"] >= summary["predicted_tokens_per_second"]
 
 
 def test_predicted_throughput_is_the_papers_formula():
     # Section 3.3: beta * (l + 1) / (l / V_small + 1 / V_large)
     assert predicted_throughput(0.8, 4, 100.0, 20.0) == pytest.approx(0.8 * 5 / (4 / 100 + 1 / 20))
     assert predicted_throughput(1.0, 3, 0.0, 10.0) == 0.0
+    # Leviathan's expectation counts the verifier's token: one per step at beta = 0
+    assert predicted_throughput(0.0, 4, 100.0, 20.0, "leviathan") == pytest.approx(1 / (4 / 100 + 1 / 20))

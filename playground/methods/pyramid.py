@@ -17,6 +17,7 @@ from dataclasses import dataclass, field, replace
 import torch
 
 from ..sampling import raw_probs, residual
+from ..stats import expected_tokens_per_step
 from ..step import Step, TokenRecord
 from .base import Decoding, Method
 from .speculative import Candidate, Drafted, Verdict, bonus_record, draft_block, sd_check, verify_block
@@ -159,14 +160,19 @@ def pyramid_assisted(ctx: Decoding):
     yield from pyramid_steps(ctx, sd_check(ctx), assisted=True)
 
 
-def predicted_throughput(beta: float, length: int, v_proposer: float, v_verifier: float) -> float:
+def predicted_throughput(beta: float, length: int, v_proposer: float, v_verifier: float,
+                         expectation: str = "paper") -> float:
     """Section 3.3 (after Leviathan et al.): V = beta * (l + 1) / (l / V_proposer + 1 / V_verifier).
     V_SD is (beta_TD, l_D, V_D, V_T); V_FSD_QD is (beta_QD, l_D, V_D, V_Q); V_PSD is
-    (beta_TQ, l_Q, V_FSD_QD, V_T). Speeds in tokens/s, beta an acceptance rate in [0, 1]. A zero
-    speed (beta_QD = 0 makes V_FSD_QD = 0) predicts 0, the formula's limit."""
+    (beta_TQ, l_Q, V_FSD_QD, V_T). Speeds in tokens/s, beta an acceptance rate in [0, 1].
+    `expectation="leviathan"` replaces the paper's beta * (l + 1) tokens per verification by
+    Leviathan's (1 - beta^(l+1)) / (1 - beta), which counts the verifier's own token (the paper's
+    numerator predicts 0 tokens at beta = 0, where every step still yields one). A zero speed
+    (V_FSD_QD = 0) predicts 0."""
     if v_proposer <= 0 or v_verifier <= 0:
         return 0.0
-    return beta * (length + 1) / (length / v_proposer + 1 / v_verifier)
+    tokens = beta * (length + 1) if expectation == "paper" else expected_tokens_per_step(beta, length)
+    return tokens / (length / v_proposer + 1 / v_verifier)
 
 
 def model_speeds(steps) -> dict[str, float | None]:
@@ -181,6 +187,14 @@ def model_speeds(steps) -> dict[str, float | None]:
             for role in seconds}
 
 
+def _predicted_psd(beta_qd, beta_tq, l_d: int, l_q: int, speeds: dict, expectation: str) -> float | None:
+    """V_PSD from V_FSD_QD, nesting the two stages as Section 3.3 does."""
+    if beta_qd is None or beta_tq is None or not all(speeds.values()):
+        return None
+    v_fsd_qd = predicted_throughput(beta_qd, l_d, speeds["draft"], speeds["qualifier"], expectation)
+    return predicted_throughput(beta_tq, l_q, v_fsd_qd, speeds["target"], expectation)
+
+
 def pyramid_summary(run) -> dict:
     """Run-level figures of a psd-f / psd-a run: the two stages' acceptance rates, per-model
     speeds, and the throughput Section 3.3 predicts from them beside the measured one."""
@@ -190,15 +204,12 @@ def pyramid_summary(run) -> dict:
     beta_tq = run.stats.acceptance_rate
     speeds = model_speeds(run.steps)
     l_d, l_q = run.config.draft_length, run.config.qualifier_length
-    v_fsd_qd = v_psd = None
-    if beta_qd is not None and speeds["draft"] and speeds["qualifier"]:
-        v_fsd_qd = predicted_throughput(beta_qd, l_d, speeds["draft"], speeds["qualifier"])
-    if v_fsd_qd is not None and beta_tq is not None and speeds["target"]:
-        v_psd = predicted_throughput(beta_tq, l_q, v_fsd_qd, speeds["target"])
     method_seconds = run.stats.draft_seconds + run.stats.verify_seconds
     return {"beta_qd": beta_qd, "beta_tq": beta_tq, "draft_length": l_d, "qualifier_length": l_q,
-            "tokens_per_second_by_model": speeds, "predicted_fsd_qd_tokens_per_second": v_fsd_qd,
-            "predicted_tokens_per_second": v_psd,
+            "tokens_per_second_by_model": speeds,
+            "predicted_tokens_per_second": _predicted_psd(beta_qd, beta_tq, l_d, l_q, speeds, "paper"),
+            "predicted_tokens_per_second_leviathan": _predicted_psd(beta_qd, beta_tq, l_d, l_q, speeds,
+                                                                    "leviathan"),
             "measured_tokens_per_second": run.stats.tokens / method_seconds if method_seconds else None}
 
 
