@@ -50,6 +50,7 @@ def register_generate(subparsers) -> None:
 
 def _generate(args) -> int:
     from .engine import generate  # noqa: PLC0415  (keeps `--help` fast)
+    from .methods.heterogeneous import same_vocabulary_note  # noqa: PLC0415
 
     options = {f.name: getattr(args, f.name) for f in fields(GenerationConfig) if hasattr(args, f.name)}
     run = generate(args.prompt, target=args.target, draft=args.draft, qualifier=args.qualifier,
@@ -61,6 +62,9 @@ def _generate(args) -> int:
         print(run.text)
         print(f"\n[{run.method}] {stats['tokens']} tokens, {stats['tokens_per_second']:.1f} tok/s, "
               f"acceptance {stats['acceptance_rate']}", file=sys.stderr)
+    note = same_vocabulary_note(run)
+    if note:
+        print(note, file=sys.stderr)
     return 0
 
 

@@ -4,6 +4,7 @@ from .autoregressive import AR, DRAFT_ONLY
 from .base import Decoding, Method
 from .calibrated import CSD, CSD_GATE, CSD_MEMORY
 from .fuzzy import FSD
+from .heterogeneous import SLEM, SLRS, TLI
 from .pyramid import PSD_A, PSD_F
 from .speculative import SD
 
