@@ -151,3 +151,10 @@ def test_predicted_throughput_is_the_papers_formula():
     assert predicted_throughput(1.0, 3, 0.0, 10.0) == 0.0
     # Leviathan's expectation counts the verifier's token: one per step at beta = 0
     assert predicted_throughput(0.0, 4, 100.0, 20.0, "leviathan") == pytest.approx(1 / (4 / 100 + 1 / 20))
+
+
+@pytest.mark.parametrize("method", ["psd-f", "psd-a"])
+def test_max_new_tokens_is_exact(family, method):
+    for limit in (1, 2, 7, 13):
+        result = run(family, method, tau_q=0.6, tau_t=0.7, max_new_tokens=limit, qualifier_length=5)
+        assert len(result.tokens) == limit or (result.stop_reason == "eos" and len(result.tokens) < limit)
