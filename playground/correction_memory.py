@@ -140,8 +140,11 @@ def share(memory: CorrectionMemory) -> CorrectionMemory:
     return memory
 
 
-def shared(target: str, draft: str) -> CorrectionMemory | None:
+def shared(target: str, draft: str, create: bool = False) -> CorrectionMemory | None:
+    """The memory shared for this pair; with `create`, an empty one is made and shared if none is."""
     with _shared_lock:
+        if create and (target, draft) not in _shared:
+            _shared[(target, draft)] = CorrectionMemory(target, draft)
         return _shared.get((target, draft))
 
 

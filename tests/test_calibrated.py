@@ -9,7 +9,7 @@ import torch
 
 import playground
 from playground.calibrate import DEFAULT_CORPUS, calibrate, read_corpus, register
-from playground.correction_memory import CorrectionMemory, load_memory, share, unshare
+from playground.correction_memory import CorrectionMemory, load_memory, share, shared, unshare
 from playground.engine import format_prompt
 
 PROMPT = "hello there"
@@ -160,3 +160,16 @@ def test_corpus_errors_are_one_line(tmp_path):
         read_corpus(empty)
     with pytest.raises(playground.PlaygroundError, match="not found"):
         read_corpus(tmp_path / "absent.txt")
+
+
+def test_a_shared_memory_keeps_learning_across_runs(family):
+    memory = shared(*PAIR, create=True)
+    try:
+        assert shared(*PAIR) is memory and memory.total == 0
+        run(family, "csd", max_new_tokens=30)
+        after_one = memory.total
+        run(family, "csd", max_new_tokens=30, seed=1)
+        assert 0 < after_one < memory.total
+    finally:
+        unshare(*PAIR)
+    assert shared(*PAIR) is None
