@@ -41,13 +41,9 @@ METHODS = [  # (label, method, options)
 
 def tiny_family() -> dict:
     from tests.conftest import ALPHABET  # noqa: PLC0415
-    from tests.tiny import char_tokenizer, loaded, tiny_llama  # noqa: PLC0415
+    from tests.tiny import char_tokenizer, tiny_family  # noqa: PLC0415
 
-    tokenizer = char_tokenizer(ALPHABET)
-    vocab = len(tokenizer)
-    return {"target": loaded("tiny-target", tiny_llama(vocab, layers=2, hidden=64, seed=1), tokenizer),
-            "draft": loaded("tiny-draft", tiny_llama(vocab, layers=1, hidden=32, seed=2), tokenizer),
-            "qualifier": loaded("tiny-qualifier", tiny_llama(vocab, layers=2, hidden=48, seed=3), tokenizer)}
+    return tiny_family(char_tokenizer(ALPHABET))
 
 
 def embedded_family() -> dict:

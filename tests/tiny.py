@@ -36,3 +36,13 @@ def tiny_llama(vocab_size: int, layers: int = 2, hidden: int = 64, seed: int = 0
 
 def loaded(name: str, model, tokenizer) -> LoadedModel:
     return LoadedModel(name, model, tokenizer, "cpu", "float32")
+
+
+def tiny_family(tokenizer) -> dict[str, LoadedModel]:
+    """A target, a weaker draft and a mid-size qualifier sharing one vocabulary."""
+    vocab = len(tokenizer)
+    return {
+        "target": loaded("tiny-target", tiny_llama(vocab, layers=2, hidden=64, seed=1), tokenizer),
+        "draft": loaded("tiny-draft", tiny_llama(vocab, layers=1, hidden=32, seed=2), tokenizer),
+        "qualifier": loaded("tiny-qualifier", tiny_llama(vocab, layers=2, hidden=48, seed=3), tokenizer),
+    }
