@@ -1,0 +1,148 @@
+"""Plotly figures of a run, rebuilt from the run and its timeline whenever the UI refreshes.
+
+`CHARTS` is the list the layout turns into plots (one elem_id each) and the handlers fill, in
+order. Every chart function takes (run, timeline) and returns a figure; none keeps state.
+"""
+
+from dataclasses import dataclass, field
+
+import plotly.graph_objects as go
+
+from ..stats import expected_tokens_per_step
+from ..step import ORIGINS
+from .stepper import TOY_P, TOY_Q, TOY_TOKENS
+
+COLORS = {"draft": "#4c9f70", "qualifier": "#d9a441", "target": "#5b7fc7", "rescued": "#c75b9b",
+          "rejected": "#c0504d", "predicted": "#9a9a9a"}
+
+
+@dataclass
+class Timeline:
+    """(seconds since the run started, tokens so far) after each step: for tokens/s over time."""
+
+    points: list[tuple[float, int]] = field(default_factory=list)
+
+    def add(self, run) -> None:
+        self.points.append((run.stats.elapsed, run.stats.tokens))
+
+
+def _figure(title: str, traces, x_title: str = "", y_title: str = "", **layout) -> go.Figure:
+    figure = go.Figure(traces, _validate=False)  # validation costs 4x the build; inputs are ours
+    figure.update_layout(title=dict(text=title, font=dict(size=14)), height=260, template="plotly_white",
+                         margin=dict(l=50, r=15, t=40, b=40), showlegend=len(traces) > 1,
+                         legend=dict(orientation="h", y=-0.25), xaxis_title=x_title, yaxis_title=y_title,
+                         **layout)
+    return figure
+
+
+def _running(values_per_step, numerator, denominator) -> list[float | None]:
+    out, top, bottom = [], 0.0, 0.0
+    for step in values_per_step:
+        top, bottom = top + numerator(step), bottom + denominator(step)
+        out.append(top / bottom if bottom else None)
+    return out
+
+
+def acceptance_over_steps(run, timeline) -> go.Figure:
+    rounds = list(range(1, len(run.steps) + 1))
+    running = _running(run.steps, lambda s: s.accepted, lambda s: s.drafted)
+    per_step = [s.accepted / s.drafted if s.drafted else None for s in run.steps]
+    return _figure("Acceptance rate", [
+        go.Scatter(x=rounds, y=per_step, mode="markers", name="this round", marker=dict(size=4, opacity=0.5)),
+        go.Scatter(x=rounds, y=running, mode="lines", name="running")],
+        "verification round", "accepted / drafted", yaxis_range=[0, 1.05])
+
+
+def speed_over_time(run, timeline) -> go.Figure:
+    seconds = [t for t, _ in timeline.points]
+    rate = [n / t if t else None for t, n in timeline.points]
+    return _figure("Tokens per second", [go.Scatter(x=seconds, y=rate, mode="lines")], "seconds", "tokens/s")
+
+
+def acceptance_length(run, timeline) -> go.Figure:
+    target = run.stats.target_role
+    running = _running(run.steps, lambda s: len(s.tokens), lambda s: s.forwards.get(target, 0))
+    rounds = list(range(1, len(run.steps) + 1))
+    return _figure("Mean acceptance length", [go.Scatter(x=rounds, y=running, mode="lines")],
+                   "verification round", "tokens per target forward")
+
+
+def per_position(run, timeline) -> go.Figure:
+    rates = run.stats.to_dict()["per_position_acceptance_rate"]
+    return _figure("Acceptance by position in block", [go.Bar(x=list(range(1, len(rates) + 1)), y=rates)],
+                   "candidate position", "acceptance rate", yaxis_range=[0, 1.05])
+
+
+def _tau(run) -> float | None:
+    for token in run.tokens:
+        if "tau" in token.diagnostics:
+            return token.diagnostics["tau"]
+    return None
+
+
+def divergence_vs_tau(run, timeline) -> go.Figure:
+    checked = [(i, t) for i, t in enumerate(run.tokens) if "divergence" in t.diagnostics]
+    accepted = [(i, t.diagnostics["divergence"]) for i, t in checked if "rejected_candidate" not in t.diagnostics]
+    rejected = [(i, t.diagnostics["divergence"]) for i, t in checked if "rejected_candidate" in t.diagnostics]
+    traces = [go.Scatter(x=[i for i, _ in points], y=[d for _, d in points], mode="markers", name=name,
+                         marker=dict(color=color, size=5))
+              for name, color, points in (("accepted", COLORS["draft"], accepted),
+                                          ("rejected", COLORS["rejected"], rejected))]
+    figure = _figure(f"Divergence of each candidate ({run.config.divergence})", traces, "token index", "divergence")
+    tau = _tau(run)
+    if tau is not None:
+        figure.add_hline(y=tau, line_dash="dash", annotation_text=f"tau = {tau:g}")
+    return figure
+
+
+def origin_shares(run, timeline) -> go.Figure:
+    shares = run.stats.to_dict()["origin_shares"]
+    return _figure("Where tokens came from", [go.Bar(x=list(ORIGINS), y=[shares[o] for o in ORIGINS],
+                                                     marker_color=[COLORS[o] for o in ORIGINS])],
+                   "", "share of tokens", yaxis_range=[0, 1.05])
+
+
+def predicted_vs_measured(run, timeline) -> go.Figure:
+    """Leviathan's Eq. 1 and Theorem 3.8 next to what the run measured. The measured speedup is an
+    estimate: tokens/s over the rate of one target forward per token, timed inside this run."""
+    stats = run.stats.to_dict()
+    alpha, block = stats["acceptance_rate"], run.stats.max_block
+    target_forwards = stats["forwards"].get(run.stats.target_role, 0)
+    predicted_length = expected_tokens_per_step(alpha, block) if alpha is not None and block else None
+    measured_speedup = None
+    if stats["tokens_per_second"] and target_forwards and stats["verify_seconds"]:
+        measured_speedup = stats["tokens_per_second"] * stats["verify_seconds"] / target_forwards
+    groups = ["tokens per target forward", "speedup over target alone"]
+    return _figure("Predicted (Leviathan) vs measured", [
+        go.Bar(x=groups, y=[predicted_length, stats["expected_speedup"]], name="predicted",
+               marker_color=COLORS["predicted"]),
+        go.Bar(x=groups, y=[stats["mean_acceptance_length"], measured_speedup], name="measured",
+               marker_color=COLORS["target"])], barmode="group")
+
+
+CHARTS = (("chart-acceptance", acceptance_over_steps), ("chart-speed", speed_over_time),
+          ("chart-length", acceptance_length), ("chart-position", per_position),
+          ("chart-divergence", divergence_vs_tau), ("chart-origins", origin_shares),
+          ("chart-speedup", predicted_vs_measured))
+
+
+def all_figures(run, timeline) -> list[go.Figure]:
+    return [make(run, timeline) for _, make in CHARTS]
+
+
+def figures_html(figures: list[go.Figure]) -> str:
+    """One standalone HTML page with every chart (plotly.js embedded once, works offline)."""
+    parts = [f.to_html(full_html=False, include_plotlyjs=(i == 0)) for i, f in enumerate(figures)]
+    return "<!doctype html><html><head><meta charset='utf-8'></head><body>" + "".join(parts) + "</body></html>"
+
+
+def bars(title: str, series: dict[str, dict[str, float]]) -> go.Figure:
+    """Grouped bars, one trace per distribution (name -> {token label: probability})."""
+    traces = [go.Bar(x=list(probs), y=list(probs.values()), name=name) for name, probs in series.items()]
+    return _figure(title, traces, "", "probability", barmode="group", yaxis_range=[0, 1.05])
+
+
+def toy_bars(toy) -> go.Figure:
+    series = {"p (target)": dict(zip(TOY_TOKENS, TOY_P.tolist())), "q (draft)": dict(zip(TOY_TOKENS, TOY_Q.tolist())),
+              "residual": toy.residual(), f"emitted so far ({len(toy.rounds)} rounds)": toy.emitted_shares()}
+    return bars("Seed-001 example: emitted tokens follow p", series)

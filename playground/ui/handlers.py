@@ -1,0 +1,296 @@
+"""The UI's event handlers: plain methods, testable without a browser.
+
+Each handler takes the session key first (Gradio's session hash; any string in tests) and returns
+or yields the values of its outputs, in the order layout.py wires them. Errors become a status
+message (and a toast), never a broken app.
+"""
+
+import json
+import logging
+import tempfile
+import time
+from pathlib import Path
+
+import gradio as gr
+
+from ..engine import format_prompt, stream
+from ..errors import PlaygroundError
+from ..methods import METHODS
+from ..models import load_model, unload_all
+from . import charts, render
+from .family import ROLES, load_family, project_presets, relation
+from .options import all_controls, method_choices, options_from_values, visible_options
+from .quality import target_ids, target_log_likelihood, token_agreement
+from .session import Sessions, Stepping
+from .stepper import Toy, explain_step
+
+log = logging.getLogger(__name__)
+TEXT_INTERVAL = 0.05  # seconds between text refreshes while generating
+CHART_INTERVAL = 0.5  # seconds between chart refreshes (a gr.Plot resends the whole figure)...
+CHART_SHARE = 0.05  # ...and longer when building the charts would take more than 5% of the time
+
+
+def _error(error: Exception) -> str:
+    message = str(error) if isinstance(error, PlaygroundError) else f"{type(error).__name__}: {error}"
+    if not isinstance(error, PlaygroundError):
+        log.exception("unexpected error in a UI handler")
+    gr.Warning(message)
+    return render.status_html(message, "error")
+
+
+def _decoder(tokenizer):
+    return lambda token_id: tokenizer.decode([token_id])
+
+
+def _write(suffix: str, text: str) -> str:
+    folder = Path(tempfile.mkdtemp(prefix="playground-"))
+    path = folder / f"run{suffix}"
+    path.write_text(text, encoding="utf-8")
+    return str(path)
+
+
+class Handlers:
+    def __init__(self, loader=None, presets=None):
+        self.loader = loader or load_model
+        self.presets = list(presets or project_presets())
+        self.sessions = Sessions()
+
+    # -- model family ---------------------------------------------------------------------------
+    def preset(self, name: str) -> tuple[str, str, str, str]:
+        """The preset's target, draft and qualifier specs and its description."""
+        preset = next((p for p in self.presets if p.name == name), self.presets[0])
+        return preset.target, preset.draft, preset.qualifier, preset.description
+
+    def load(self, key: str, target: str, draft: str, qualifier: str, progress=None):
+        """Load a family; returns (status, family description, method dropdown)."""
+        session = self.sessions.get(key)
+        specs = {"target": target, "draft": draft, "qualifier": qualifier}
+        try:
+            models = load_family(specs, self.loader, progress)
+        except Exception as error:  # noqa: BLE001  (the UI boundary: show it, stay usable)
+            return _error(error), gr.skip(), gr.skip()
+        session.specs = {role: m.spec for role, m in models.items()}
+        session.preset = next((p for p in self.presets if p.specs() == {r: s or "" for r, s in specs.items()}), None)
+        choices = method_choices(relation(models), set(models))
+        return (render.status_html(f"loaded {', '.join(m.spec for m in models.values())}"),
+                self.describe(models), gr.Dropdown(choices=choices, value=choices[0][1] if choices else None))
+
+    def describe(self, models: dict) -> str:
+        rows = [f"| {role} | `{m.spec}` | {m.device} | {m.dtype} | {m.memory_bytes / 2**20:,.0f} MiB |"
+                for role, m in models.items()]
+        total = sum(m.memory_bytes for m in {id(m): m for m in models.values()}.values())
+        shared = relation(models)
+        vocabulary = {"same": "the models share one vocabulary: every method is available",
+                      "different": "the vocabularies differ: only methods for heterogeneous vocabularies "
+                                   "are available"}.get(shared, "")
+        return "\n".join(["| role | model | device | dtype | weights |", "|---|---|---|---|---|", *rows,
+                          "", f"**{total / 2**20:,.0f} MiB** of weights; {vocabulary}."])
+
+    def unload(self, key: str):
+        session = self.sessions.get(key)
+        session.specs, session.run, session.stepping = {}, None, None
+        unload_all()
+        return render.status_html("models unloaded: memory freed (they load again on the next run)"), ""
+
+    def models_for(self, key: str, method: str) -> dict:
+        """The session's family (the first preset until one is loaded), for the method's roles."""
+        session = self.sessions.get(key)
+        specs = session.specs or {r: s for r, s in self.presets[0].specs().items() if s}
+        needed = METHODS[method].roles if method in METHODS else ()
+        missing = [role for role in needed if role not in specs]
+        if missing:
+            raise PlaygroundError(f"{method} needs a {' and a '.join(missing)} model: load a family with one")
+        return {role: self.loader(specs[role]) for role in needed}
+
+    # -- method and options -----------------------------------------------------------------------
+    def method_changed(self, key: str, method: str) -> list:
+        """Show only the method's options; apply the preset's defaults for it; describe it."""
+        visible, session = visible_options(method), self.sessions.get(key)
+        defaults = session.preset.defaults.get(method, {}) if session.preset else {}
+        updates = [gr.update(visible=c.name in visible, **({"value": defaults[c.name]} if c.name in defaults else {}))
+                   for c in all_controls()]
+        chosen = METHODS.get(method)
+        about = f"**{chosen.name}**: {chosen.summary} ({'lossless' if chosen.lossless else 'lossy'})" if chosen else ""
+        return [*updates, about]
+
+    # -- generation -------------------------------------------------------------------------------
+    def _stream(self, key: str, prompt: str, method: str, values):
+        models = self.models_for(key, method)
+        return models, stream(prompt, method=method, **models, **options_from_values(method, values))
+
+    def generate(self, key: str, prompt: str, method: str, show_rejected: bool, *values):
+        """Yield (status, tokens html, stats html, *chart figures) as the run streams."""
+        session = self.sessions.get(key)
+        session.run, session.timeline = None, charts.Timeline()
+        steps = None
+        try:
+            models, steps = self._stream(key, prompt, method, values)
+            session.decode = _decoder(models[METHODS[method].roles[0]].tokenizer)
+            shown = next_chart = 0.0
+            for _, run in steps:
+                session.run = run
+                session.timeline.add(run)
+                now, status = time.monotonic(), f"generating… {run.stats.tokens} tokens"
+                if now >= next_chart:
+                    view = self._view(session, show_rejected, status, True)
+                    built = time.monotonic()
+                    next_chart = built + max(CHART_INTERVAL, (built - now) / CHART_SHARE)
+                    shown = built
+                    yield view
+                elif now - shown >= TEXT_INTERVAL:
+                    shown = now
+                    yield self._view(session, show_rejected, status, False)
+        except Exception as error:  # noqa: BLE001  (the UI boundary: show it, stay usable)
+            yield (_error(error), *[gr.skip()] * (2 + len(charts.CHARTS)))
+            return
+        finally:
+            if steps is not None:
+                steps.close()
+        run = session.run
+        yield self._view(session, show_rejected, f"done: {run.stats.tokens} tokens ({run.stop_reason})", True)
+
+    def _view(self, session, show_rejected: bool, status: str, with_charts: bool) -> tuple:
+        run = session.run
+        text = render.tokens_html(run.tokens, session.decode, show_rejected)
+        if not with_charts:
+            return (render.status_html(status), text, *[gr.skip()] * (1 + len(charts.CHARTS)))
+        stats = render.stats_html({**run.stats.to_dict(), "stop_reason": run.stop_reason or "running"})
+        return (render.status_html(status), text, stats, *charts.all_figures(run, session.timeline))
+
+    def rerender(self, key: str, show_rejected: bool) -> str:
+        session = self.sessions.get(key)
+        if session.run is None:
+            return gr.skip()
+        return render.tokens_html(session.run.tokens, session.decode, show_rejected)
+
+    def stopped(self, key: str) -> str:
+        run = self.sessions.get(key).run
+        tokens = run.stats.tokens if run else 0
+        return render.status_html(f"stopped after {tokens} tokens")
+
+    # -- export -----------------------------------------------------------------------------------
+    def export_json(self, key: str):
+        run = self.sessions.get(key).run
+        if run is None:
+            return None, render.status_html("nothing to export yet: generate first", "error")
+        return _write(".json", json.dumps(run.to_dict(), ensure_ascii=False, indent=1, default=str)), gr.skip()
+
+    def export_charts(self, key: str):
+        session = self.sessions.get(key)
+        if session.run is None:
+            return None, render.status_html("nothing to export yet: generate first", "error")
+        return _write(".html", charts.figures_html(charts.all_figures(session.run, session.timeline))), gr.skip()
+
+    # -- compare ----------------------------------------------------------------------------------
+    def compare(self, key: str, prompt: str, method: str, mode: str, sweep_option: str, sweep_values: str,
+                methods: list, *values):
+        """Yield the compare view's HTML as each column finishes: a target-only reference first."""
+        try:
+            variants = self._variants(method, mode, sweep_option, sweep_values, methods)
+            reference = self._finished(key, prompt, "ar", values)
+            target = self.models_for(key, "ar")["target"]
+            reference_ids = target_ids(reference, target)
+            columns = []
+            for label, variant, extra in variants:
+                run = self._finished(key, prompt, variant, values, **extra)
+                columns.append(self._column(label, run, target, reference_ids, prompt))
+                yield render.compare_html(columns)
+        except Exception as error:  # noqa: BLE001  (the UI boundary: show it, stay usable)
+            yield _error(error)
+
+    @staticmethod
+    def _variants(method, mode, sweep_option, sweep_values, methods):
+        if mode == "methods":
+            if not methods:
+                raise PlaygroundError("pick at least one method to compare")
+            return [(name, name, {}) for name in methods]
+        try:
+            numbers = [float(v) for v in sweep_values.replace(";", ",").split(",") if v.strip()]
+        except ValueError as error:
+            raise PlaygroundError(f"sweep values must be numbers separated by commas, got {sweep_values!r}") from error
+        if sweep_option not in visible_options(method):
+            raise PlaygroundError(f"{method} does not read {sweep_option!r}: pick one of its options to sweep")
+        return [(f"{method} {sweep_option}={n:g}", method, {sweep_option: n}) for n in numbers]
+
+    def _finished(self, key, prompt, method, values, **override):
+        models = self.models_for(key, method)
+        options = {**options_from_values(method, values), **override}
+        run = None
+        for _, run in stream(prompt, method=method, **models, **options):
+            pass
+        return run
+
+    def _column(self, label, run, target, reference_ids, prompt) -> dict:
+        ids, stats = target_ids(run, target), run.stats.to_dict()
+        decode = _decoder(self.loader(run.models[run.stats.target_role]).tokenizer)
+        return {"label": label, "html": render.tokens_html(run.tokens, decode),
+                "metrics": {"tokens/s": stats["tokens_per_second"], "acceptance": stats["acceptance_rate"],
+                            "agreement with target": token_agreement(ids, reference_ids),
+                            "target mean log-lik": target_log_likelihood(target, prompt, ids,
+                                                                         run.config.chat_template)}}
+
+    # -- step mode --------------------------------------------------------------------------------
+    def step(self, key: str, prompt: str, method: str, position: int, *values):
+        """Advance one verification round, starting a run if none is going.
+        Returns (status, text html, explanation html, distributions figure)."""
+        session = self.sessions.get(key)
+        try:
+            if session.stepping is None:
+                session.stepping = self._start_stepping(key, prompt, method, values)
+            stepping = session.stepping
+            step, run = next(stepping.steps)
+            if stepping.run is None:
+                stepping.prompt_ids = format_prompt(stepping.tokenizer, prompt, run.config.chat_template)
+            stepping.run = run
+            done = len(run.tokens) - len(step.tokens)
+            context = stepping.prompt_ids + [t.id for t in run.tokens[:done]]
+            stepping.explanation = explain_step(step, stepping.run, stepping.models, context, stepping.decode)
+        except StopIteration:
+            session.stepping = None
+            return render.status_html("the run is finished: press Step to start again"), gr.skip(), gr.skip(), gr.skip()
+        except Exception as error:  # noqa: BLE001  (the UI boundary: show it, stay usable)
+            session.stepping = None
+            return _error(error), gr.skip(), gr.skip(), gr.skip()
+        if stepping.run.finished:
+            session.stepping = None
+        return (render.status_html(f"round {stepping.run.stats.steps}: {stepping.run.stats.tokens} tokens so far"),
+                render.tokens_html(stepping.run.tokens, stepping.decode, show_rejected=True),
+                render.explanation_html(stepping.explanation, stepping.decode),
+                self.step_position(key, position, stepping))
+
+    def _start_stepping(self, key, prompt, method, values) -> Stepping:
+        models, steps = self._stream(key, prompt, method, values)
+        tokenizer = models[METHODS[method].roles[0]].tokenizer
+        return Stepping(steps, models, tokenizer, _decoder(tokenizer))
+
+    def step_position(self, key: str, position: int, stepping=None):
+        """Bars of p, q and the residual at one candidate position of the last explained round."""
+        stepping = stepping or self.sessions.get(key).stepping
+        explanation = stepping.explanation if stepping else None
+        if not explanation or not explanation.distributions:
+            return charts.bars("No drafted candidates in this round", {})
+        position = min(int(position or 0), len(explanation.distributions) - 1)
+        return charts.bars(f"Candidate {position + 1}: top tokens", explanation.distributions[position])
+
+    def step_reset(self, key: str):
+        session = self.sessions.get(key)
+        if session.stepping:
+            session.stepping.steps.close()
+        session.stepping = None
+        return render.status_html("step mode reset: press Step to start a new run")
+
+    # -- the seed-001 toy -------------------------------------------------------------------------
+    def toy_reset(self, key: str, seed: int):
+        session = self.sessions.get(key)
+        session.toy = Toy(int(seed or 0))
+        return render.toy_html(session.toy), charts.toy_bars(session.toy)
+
+    def toy_step(self, key: str, rounds: int = 1):
+        toy = self.sessions.get(key).toy
+        for _ in range(int(rounds)):
+            toy.step()
+        return render.toy_html(toy), charts.toy_bars(toy)
+
+    # -- CSD correction memory --------------------------------------------------------------------
+    def correction_memory(self, key: str):
+        return render.status_html("the CSD correction memory is not available in this build")

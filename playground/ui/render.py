@@ -1,0 +1,138 @@
+"""HTML for generated text: one span per token, colored by origin, diagnostics on hover.
+
+The text reads as text: spans sit inline in a `white-space: pre-wrap` block (see assets/ui.css),
+so spaces and newlines are the model's own. A replaced draft candidate can be shown struck
+through, in place, just before the token that replaced it.
+"""
+
+from collections.abc import Callable
+from html import escape
+
+from ..step import ORIGINS, TokenRecord
+
+ORIGIN_LABELS = {"draft": "draft (accepted)", "qualifier": "qualifier", "target": "target",
+                 "rescued": "rescued (CSD)"}
+
+# Diagnostics in the order a reader wants them, with their labels; others follow as they are.
+DIAGNOSTIC_LABELS = {"p_target": "p target", "p_draft": "q draft", "p_qualifier": "r qualifier",
+                     "divergence": "divergence", "tau": "tau", "accept_prob": "acceptance prob",
+                     "position_in_block": "position in block", "bonus": "bonus token"}
+
+
+def _number(value) -> str:
+    return f"{value:.4g}" if isinstance(value, float) else str(value)
+
+
+def tooltip(token: TokenRecord, decode: Callable[[int], str]) -> str:
+    lines = [f"{token.origin} · id {token.id} · {token.text!r}"]
+    diagnostics = dict(token.diagnostics)
+    rejected = diagnostics.pop("rejected_candidate", None)
+    for key, label in DIAGNOSTIC_LABELS.items():
+        if key in diagnostics:
+            lines.append(f"{label}: {_number(diagnostics.pop(key))}")
+    lines += [f"{key}: {_number(value)}" for key, value in diagnostics.items()]
+    if rejected is not None:
+        lines.append(f"replaced draft candidate: {decode(rejected)!r} (id {rejected})")
+    return "\n".join(lines)
+
+
+def token_span(token: TokenRecord, decode: Callable[[int], str], show_rejected: bool) -> str:
+    span = (f'<span class="tok tok-{escape(token.origin)}" title="{escape(tooltip(token, decode))}">'
+            f"{escape(token.text)}</span>")
+    rejected = token.diagnostics.get("rejected_candidate")
+    if show_rejected and rejected is not None:
+        span = f'<s class="tok tok-rejected" title="rejected draft candidate">{escape(decode(rejected))}</s>' + span
+    return span
+
+
+def tokens_html(tokens: list[TokenRecord], decode: Callable[[int], str], show_rejected: bool = False,
+                prompt: str = "") -> str:
+    head = f'<span class="prompt">{escape(prompt)}</span>' if prompt else ""
+    body = "".join(token_span(t, decode, show_rejected) for t in tokens)
+    return f'<div class="token-text">{head}{body}</div>'
+
+
+def legend_html() -> str:
+    items = "".join(f'<span class="tok tok-{o}">{ORIGIN_LABELS[o]}</span>' for o in ORIGINS)
+    rejected = '<s class="tok tok-rejected">rejected candidate</s>'
+    return f'<div class="legend">{items}{rejected}<span class="hint">hover a token for its diagnostics</span></div>'
+
+
+STAT_ROWS = (("tokens", "tokens", "{}"), ("tokens_per_second", "tokens/s", "{:.1f}"),
+             ("acceptance_rate", "acceptance rate", "{:.1%}"),
+             ("mean_acceptance_length", "tokens per target forward", "{:.2f}"),
+             ("steps", "verification rounds", "{}"), ("drafted", "drafted", "{}"),
+             ("accepted", "accepted", "{}"), ("expected_speedup", "predicted speedup (Leviathan)", "{:.2f}x"),
+             ("cost_ratio", "draft/target cost c", "{:.3f}"), ("seconds", "seconds", "{:.2f}"),
+             ("stop_reason", "stopped by", "{}"))
+
+
+def stats_html(stats: dict) -> str:
+    rows = "".join(f"<tr><th>{label}</th><td>{_format(fmt, stats.get(key))}</td></tr>"
+                   for key, label, fmt in STAT_ROWS if key in stats)
+    return f'<table class="stats">{rows}</table>'
+
+
+def _format(fmt: str, value) -> str:
+    return "–" if value is None else escape(fmt.format(value))
+
+
+def status_html(message: str, kind: str = "info") -> str:
+    """A one-line status; kind 'error' makes it stand out (errors never break the app)."""
+    return f'<div class="status status-{kind}">{escape(message)}</div>'
+
+
+def _cells(values, tag: str = "td") -> str:
+    return "".join(f"<{tag}>{escape(str(v))}</{tag}>" for v in values)
+
+
+def _table(header, rows, css: str) -> str:
+    body = "".join(f"<tr>{_cells(row)}</tr>" for row in rows)
+    return f'<table class="{css}"><tr>{_cells(header, "th")}</tr>{body}</table>'
+
+
+def _verdict_test(d: dict) -> str:
+    if "accept_prob" in d:
+        return f"accept with min(1, p/q) = {d['accept_prob']:.3f}"
+    if "tau" in d and "divergence" in d:
+        return f"divergence {d['divergence']:.3f} {'<' if d['divergence'] < d['tau'] else '≥'} tau {d['tau']:g}"
+    return "—"
+
+
+def explanation_html(explanation, decode: Callable[[int], str]) -> str:
+    """Step mode: the drafted candidates and their acceptance test, then the emitted tokens and why."""
+    candidates = [(c.position + 1, repr(decode(c.token)), _number(c.diagnostics.get("p_target", "—")),
+                   _number(c.diagnostics.get("p_draft", "—")), _verdict_test(c.diagnostics),
+                   "accepted" if c.accepted else "rejected") for c in explanation.candidates]
+    unchecked = explanation.drafted - len(explanation.candidates)
+    note = (f"<p>{explanation.drafted} candidates drafted; {unchecked} after the first rejection were "
+            "discarded unchecked.</p>" if unchecked > 0 else f"<p>{explanation.drafted} candidates drafted.</p>")
+    emitted = [(repr(decode(token)), origin, why) for token, origin, why in explanation.emitted]
+    return ('<div class="explain"><h4>Acceptance test per candidate</h4>' + note
+            + _table(("#", "candidate", "p(x)", "q(x)", "test", "verdict"), candidates, "explain-table")
+            + "<h4>Emitted this round</h4>" + _table(("token", "origin", "why"), emitted, "explain-table") + "</div>")
+
+
+def toy_html(toy) -> str:
+    """The seed-001 example: acceptance probability per token, residual, the rounds so far."""
+    accept = toy.accept_probs()
+    rule = _table(("token", "p", "q", "accept prob min(1, p/q)", "residual"),
+                  [(t, f"{p:.1f}", f"{q:.1f}", f"{accept[t]:.2f}", f"{toy.residual()[t]:.0f}")
+                   for t, p, q in zip(accept, (0.6, 0.3, 0.1), (0.4, 0.4, 0.2))], "explain-table")
+    rounds = [(i + 1, r.candidate, f"{r.accept_prob:.2f}", f"{r.u:.3f}", "accepted" if r.accepted else "rejected",
+               r.emitted) for i, r in enumerate(toy.rounds[-8:], start=max(0, len(toy.rounds) - 8))]
+    log = _table(("round", "x ~ q", "accept prob", "u", "verdict", "emitted"), rounds, "explain-table")
+    return f'<div class="explain">{rule}<h4>Last rounds ({len(toy.rounds)} in all)</h4>{log}</div>'
+
+
+def compare_html(columns: list[dict]) -> str:
+    """Side-by-side runs: each column its colored text and its numbers."""
+    def metric(name, value):
+        shown = "–" if value is None else (f"{value:.1%}" if name in ("acceptance", "agreement with target")
+                                           else f"{value:.2f}")
+        return f"<tr><th>{escape(name)}</th><td>{shown}</td></tr>"
+
+    cells = "".join(f'<div class="compare-column"><h4>{escape(c["label"])}</h4><table class="stats">'
+                    + "".join(metric(k, v) for k, v in c["metrics"].items()) + f"</table>{c['html']}</div>"
+                    for c in columns)
+    return f'<div class="compare">{cells}</div>'

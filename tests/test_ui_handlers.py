@@ -1,0 +1,198 @@
+"""The UI's handlers, called as plain functions on tiny in-code models (no browser, no server)."""
+
+import json
+
+import pytest
+
+from playground.methods import METHODS
+from playground.ui import charts, render
+from playground.ui.family import Preset
+from playground.ui.handlers import Handlers
+from playground.ui.options import all_controls, method_choices, options_from_values
+from playground.ui.stepper import Toy
+from tests.tiny import char_tokenizer, loaded, tiny_llama
+
+KEY = "session-1"
+PROMPT = "hello there"
+
+
+@pytest.fixture
+def handlers(family):
+    by_spec = {m.spec: m for m in family.values()}
+    preset = Preset("tiny", "tiny-target", "tiny-draft", "tiny-qualifier", "tiny test family",
+                    defaults={"fsd": {"tau": 0.25}})
+    return Handlers(loader=lambda spec: by_spec[spec], presets=[preset])
+
+
+def values(**overrides) -> list:
+    """Control values in the generate handler's order: defaults, a short run, then overrides."""
+    chosen = {c.name: c.default for c in all_controls()} | {"max_new_tokens": 24} | overrides
+    return [chosen[c.name] for c in all_controls()]
+
+
+def run_generate(handlers, method="sd", show_rejected=False, **overrides) -> list:
+    return list(handlers.generate(KEY, PROMPT, method, show_rejected, *values(**overrides)))
+
+
+def test_every_registered_method_is_offered():
+    assert {name for _, name in method_choices()} == set(METHODS)
+
+
+def test_only_the_methods_options_are_passed():
+    options = options_from_values("ar", values(tau=0.9))
+    assert "tau" not in options and options["max_new_tokens"] == 24
+    assert options_from_values("fsd", values(tau=0.9))["tau"] == 0.9
+
+
+def test_method_change_shows_only_its_options_and_preset_defaults(handlers):
+    handlers.load(KEY, "tiny-target", "tiny-draft", "tiny-qualifier")
+    *updates, about = handlers.method_changed(KEY, "fsd")
+    shown = {c.name: u for c, u in zip(all_controls(), updates, strict=True)}
+    assert shown["tau"]["visible"] and shown["tau"]["value"] == 0.25
+    assert shown["temperature"]["visible"]
+    assert "fsd" in about
+    ar_updates = handlers.method_changed(KEY, "ar")[:-1]
+    assert not any(u["visible"] for c, u in zip(all_controls(), ar_updates) if c.name == "tau")
+
+
+def test_load_describes_device_memory_and_shared_vocabulary(handlers):
+    status, described, dropdown = handlers.load(KEY, "tiny-target", "tiny-draft", "")
+    assert "loaded" in status and "MiB" in described and "share one vocabulary" in described
+    offered = {name for _, name in dropdown.choices}
+    assert "sd" in offered and all("qualifier" not in METHODS[m].roles for m in offered)
+
+
+def test_load_failure_is_a_status_message(handlers):
+    def failing(spec):
+        raise __import__("playground").PlaygroundError(f"cannot load model {spec!r}")
+    handlers.loader = failing
+    with pytest.warns(UserWarning):
+        status, *_ = handlers.load(KEY, "missing-model", "", "")
+    assert "status-error" in status and "missing-model" in status
+
+
+def test_different_vocabularies_offer_only_heterogeneous_methods(handlers, family):
+    other = char_tokenizer("zyxwvutsrqponmlkjihgfedcba .,!?<>")
+    byte_draft = loaded("other-draft", tiny_llama(len(other), layers=1, hidden=32), other)
+    models = {**{m.spec: m for m in family.values()}, "other-draft": byte_draft}
+    handlers.loader = models.__getitem__
+    _, described, dropdown = handlers.load(KEY, "tiny-target", "other-draft", "")
+    assert "differ" in described
+    assert all(METHODS[name].vocabulary == "any" for _, name in dropdown.choices)
+
+
+def test_generate_streams_colored_tokens_and_charts(handlers):
+    updates = run_generate(handlers)
+    status, text, stats, *figures = updates[-1]
+    assert "done: 24 tokens" in status
+    assert text.count('class="tok tok-') == 24 and "title=" in text
+    assert "acceptance rate" in stats
+    assert len(figures) == len(charts.CHARTS)
+    assert handlers.sessions.get(KEY).run.stats.tokens == 24
+
+
+def test_tooltips_carry_diagnostics(handlers):
+    run_generate(handlers, temperature=1.0, seed=3, max_new_tokens=40)
+    text = run_generate(handlers, temperature=1.0, seed=3, max_new_tokens=40)[-1][1]
+    assert "p target:" in text and "acceptance prob:" in text
+
+
+def test_rejected_drafts_show_struck_through_in_place(handlers):
+    plain = run_generate(handlers, temperature=1.0, seed=1, max_new_tokens=40)[-1][1]
+    shown = handlers.rerender(KEY, True)
+    rejections = sum("rejected_candidate" in t.diagnostics for t in handlers.sessions.get(KEY).run.tokens)
+    assert rejections > 0, "tiny draft and target disagree often at temperature 1"
+    assert shown.count("tok-rejected") == rejections and "tok-rejected" not in plain
+    assert "replaced draft candidate" in shown
+
+
+def test_generation_error_is_a_status_message(handlers):
+    with pytest.warns(UserWarning):
+        status, *rest = list(handlers.generate(KEY, "   ", "sd", False, *values()))[-1]
+    assert "status-error" in status and "empty prompt" in status
+
+
+def test_stopping_the_stream_closes_it_and_keeps_the_partial_run(handlers):
+    stream = handlers.generate(KEY, PROMPT, "ar", False, *values(max_new_tokens=200))
+    next(stream)
+    stream.close()
+    run = handlers.sessions.get(KEY).run
+    assert 0 < run.stats.tokens < 200
+    assert "stopped after" in handlers.stopped(KEY)
+
+
+def test_export_json_is_the_cli_contract(handlers):
+    run_generate(handlers)
+    path, _ = handlers.export_json(KEY)
+    exported = json.loads(open(path, encoding="utf-8").read())
+    assert exported["method"] == "sd" and len(exported["tokens"]) == 24
+    assert {"acceptance_rate", "tokens_per_second"} <= set(exported["stats"])
+
+
+def test_export_charts_is_standalone_html(handlers):
+    run_generate(handlers)
+    path, _ = handlers.export_charts(KEY)
+    html = open(path, encoding="utf-8").read()
+    assert html.count("plotly-graph-div") >= len(charts.CHARTS)
+
+
+def test_export_before_any_run_says_so(handlers):
+    path, status = handlers.export_json(KEY)
+    assert path is None and "generate first" in status
+
+
+def test_tau_sweep_compares_against_target_only(handlers):
+    views = list(handlers.compare(KEY, PROMPT, "fsd", "sweep", "tau", "0, 0.7", [], *values()))
+    assert len(views) == 2 and views[-1].count("compare-column") == 2
+    assert "fsd tau=0" in views[-1] and "agreement with target" in views[-1]
+    assert "100.0%" in views[-1], "tau = 0 accepts nothing: greedy output equals the target's"
+
+
+def test_methods_side_by_side(handlers):
+    view = list(handlers.compare(KEY, PROMPT, "sd", "methods", "tau", "", ["ar", "sd", "draft-only"], *values()))[-1]
+    assert view.count("compare-column") == 3 and "target mean log-lik" in view
+
+
+def test_step_mode_explains_each_round(handlers):
+    status, text, explanation, bars = handlers.step(KEY, PROMPT, "sd", 0, *values(temperature=1.0, seed=1))
+    assert "round 1" in status and "Acceptance test per candidate" in explanation
+    assert "p (target)" in {trace.name for trace in bars.data}
+    status, *_ = handlers.step(KEY, PROMPT, "sd", 0, *values(temperature=1.0, seed=1))
+    assert "round 2" in status
+
+
+def test_step_mode_restarts_after_the_run_finishes(handlers):
+    for _ in range(30):
+        status, *_ = handlers.step(KEY, PROMPT, "sd", 0, *values(max_new_tokens=6))
+        if handlers.sessions.get(KEY).stepping is None:
+            break
+    assert handlers.sessions.get(KEY).stepping is None
+    assert "round 1" in handlers.step(KEY, PROMPT, "sd", 0, *values(max_new_tokens=6))[0]
+
+
+def test_toy_is_the_seed_001_example():
+    assert Toy.accept_probs() == pytest.approx({"A": 1.0, "B": 0.75, "C": 0.5})
+    assert Toy.residual() == pytest.approx({"A": 1.0, "B": 0.0, "C": 0.0})
+
+
+def test_toy_emits_tokens_distributed_as_p():
+    """4000 rounds, seed 0: each share within 0.03 of p (about 4 standard errors)."""
+    toy = Toy(seed=0)
+    for _ in range(4000):
+        toy.step()
+    assert toy.emitted_shares() == pytest.approx({"A": 0.6, "B": 0.3, "C": 0.1}, abs=0.03)
+
+
+def test_toy_handler_renders_table_and_bars(handlers):
+    table, bars = handlers.toy_step(KEY, 5)
+    assert "0.75" in table and "5 in all" in table and len(bars.data) == 4
+
+
+def test_unload_forgets_the_family(handlers):
+    handlers.load(KEY, "tiny-target", "tiny-draft", "")
+    status, _ = handlers.unload(KEY)
+    assert "unloaded" in status and handlers.sessions.get(KEY).specs == {}
+
+
+def test_stats_panel_formats_missing_numbers():
+    assert "–" in render.stats_html({"acceptance_rate": None, "tokens": 3})
