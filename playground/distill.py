@@ -1,13 +1,16 @@
 """Students made of some of a target's layers, trained as low-rank weight deltas.
 
 A student keeps the target's embeddings (frozen, tied to the output head) and a subset of its
-decoder layers. Training changes each kept linear layer by a low-rank delta `B @ A` and retrains
-the RMSNorm weights. Only those deltas and norms are stored (a few MB instead of the full
-layers); `assemble_student` rebuilds a plain LlamaForCausalLM from the target plus the deltas.
+decoder layers. The first `frozen` of them stay exactly the target's; training changes each linear
+layer above them by a low-rank delta `B @ A` and retrains their RMSNorm weights and the final norm.
+Only those deltas and norms are stored (a few MB instead of the full layers); `assemble_student`
+rebuilds a plain LlamaForCausalLM from the target plus the deltas. Because the bottom is frozen,
+training can start from the target's own hidden states after `frozen` layers (`top_forward`).
 
 File format (safetensors, metadata `{"format": "lowrank-delta-v1", "layers": "0,1,29"}`):
 `layers.{i}.{module}.lora_a` [rank, in], `layers.{i}.{module}.lora_b` [out, rank],
-`layers.{i}.{norm}.weight`, `norm.weight`; `i` is the student's layer index.
+`layers.{i}.{norm}.weight`, `norm.weight`; `i` is the student's layer index. Layers without
+entries are the target's unchanged.
 """
 
 import copy
@@ -54,11 +57,11 @@ def truncated_copy(target, layers: list[int]):
     return student
 
 
-def trainable_student(target, layers: list[int], rank: int, seed: int):
-    """A float32 student for training: frozen embeddings and weights, trainable deltas and norms."""
+def trainable_student(target, layers: list[int], frozen: int, rank: int, seed: int):
+    """A float32 student for training: trainable deltas and norms in the layers above `frozen`."""
     student = truncated_copy(target, layers).float().requires_grad_(False)
     generator = torch.Generator().manual_seed(seed)
-    for layer in student.model.layers:
+    for layer in student.model.layers[frozen:]:
         for path in LINEAR_MODULES:
             parent, attr = _submodule_parent(layer, path)
             setattr(parent, attr, LowRankDelta(getattr(parent, attr), rank, generator))
@@ -68,10 +71,25 @@ def trainable_student(target, layers: list[int], rank: int, seed: int):
     return student
 
 
-def extract_deltas(student) -> dict[str, torch.Tensor]:
+def top_forward(student, hidden: torch.Tensor, frozen: int) -> torch.Tensor:
+    """The student's final normed hidden states, given the hidden states after its `frozen` layers.
+
+    Causal attention without a mask: pad sequences on the right and ignore the padded positions.
+    """
+    position_ids = torch.arange(hidden.shape[1]).unsqueeze(0)
+    position_embeddings = student.model.rotary_emb(hidden, position_ids=position_ids)
+    for layer in student.model.layers[frozen:]:
+        hidden = layer(hidden, attention_mask=None, position_ids=position_ids,
+                       position_embeddings=position_embeddings)
+    return student.model.norm(hidden)
+
+
+def extract_deltas(student, frozen: int) -> dict[str, torch.Tensor]:
     """The trained tensors of a `trainable_student`, named as in the file format."""
     tensors = {"norm.weight": student.model.norm.weight}
     for i, layer in enumerate(student.model.layers):
+        if i < frozen:
+            continue
         for path in LINEAR_MODULES:
             module = layer.get_submodule(path)
             tensors[f"layers.{i}.{path}.lora_a"] = module.lora_a
@@ -101,6 +119,8 @@ def assemble_student(target, layers: list[int], deltas: dict[str, torch.Tensor])
     student = truncated_copy(target, layers)
     student.model.norm.weight.copy_(deltas["norm.weight"])
     for i, layer in enumerate(student.model.layers):
+        if f"layers.{i}.{NORM_MODULES[0]}.weight" not in deltas:
+            continue  # a frozen layer: the target's own
         for path in LINEAR_MODULES:
             weight = layer.get_submodule(path).weight
             delta = deltas[f"layers.{i}.{path}.lora_b"].float() @ deltas[f"layers.{i}.{path}.lora_a"].float()

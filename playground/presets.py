@@ -1,0 +1,59 @@
+"""Named model families (presets/*.toml): which models play which role, and the method settings
+the papers recommend for them. Read with the standard library's tomllib."""
+
+import pathlib
+import tomllib
+from dataclasses import dataclass, field
+
+from .errors import PlaygroundError
+
+PRESETS_DIR = pathlib.Path(__file__).resolve().parent.parent / "presets"
+FITS = ("cpu", "gpu-24gb", "multi-gpu")  # where the bf16 weights fit: <= 8 GB, <= 20 GB, more
+REQUIRED_KEYS = ("description", "target", "draft", "approx_memory_gb", "fits", "gated", "default_method",
+                 "methods")
+
+
+@dataclass(frozen=True)
+class Preset:
+    name: str
+    description: str
+    target: str  # a hub id or an embedded name
+    draft: str
+    qualifier: str | None
+    approx_memory_gb: float  # bf16 weights of all its models, before KV caches
+    fits: str  # one of FITS
+    gated: bool  # needs a Hub login and an accepted license
+    default_method: str
+    methods: dict = field(default_factory=dict)  # method name -> GenerationConfig field values
+    note: str = ""
+
+    @property
+    def memory_bytes(self) -> int:
+        return int(self.approx_memory_gb * 1e9)
+
+    def settings(self, method: str) -> dict:
+        """The recommended GenerationConfig values for `method` ({} when the preset has none)."""
+        return dict(self.methods.get(method, {}))
+
+
+def _preset(name: str, table: dict, source: pathlib.Path) -> Preset:
+    missing = [key for key in REQUIRED_KEYS if key not in table]
+    if missing:
+        raise PlaygroundError(f"preset {name!r} in {source.name} lacks {', '.join(missing)}: add them")
+    if table["fits"] not in FITS:
+        raise PlaygroundError(f"preset {name!r} in {source.name}: fits must be one of {', '.join(FITS)}")
+    return Preset(name=name, qualifier=table.get("qualifier"), note=table.get("note", ""),
+                  **{key: table[key] for key in REQUIRED_KEYS})
+
+
+def load_presets(directory: pathlib.Path = PRESETS_DIR) -> dict[str, Preset]:
+    """Every preset of every presets/*.toml file, by name (names are unique across files)."""
+    presets: dict[str, Preset] = {}
+    for source in sorted(directory.glob("*.toml")):
+        with source.open("rb") as handle:
+            tables = tomllib.load(handle)
+        for name, table in tables.items():
+            if name in presets:
+                raise PlaygroundError(f"preset {name!r} is defined twice: rename the one in {source.name}")
+            presets[name] = _preset(name, table, source)
+    return presets
