@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from .errors import PlaygroundError
 
 PRESETS_DIR = pathlib.Path(__file__).resolve().parent.parent / "presets"
+DEFAULT_PRESET = "embedded"  # works offline on a CPU
 FITS = ("cpu", "gpu-24gb", "multi-gpu")  # where the bf16 weights fit: <= 8 GB, <= 20 GB, more
 REQUIRED_KEYS = ("description", "target", "draft", "approx_memory_gb", "fits", "gated", "default_method",
                  "methods")

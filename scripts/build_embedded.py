@@ -32,6 +32,7 @@ sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
 
 from distill_prompts import HELD_OUT, training_prompts  # noqa: E402
 from playground import embedded  # noqa: E402
+from playground.agreement import generate_answers, greedy_agreement, retokenized  # noqa: E402
 from playground.distill import extract_deltas, save_deltas, top_forward, trainable_student  # noqa: E402
 
 SEED = 20261122
@@ -54,32 +55,8 @@ def seed_everything(seed: int) -> None:
     torch.manual_seed(seed)
 
 
-def chat_text(tokenizer, prompt: str) -> str:
-    return tokenizer.apply_chat_template([{"role": "user", "content": prompt}],
-                                         add_generation_prompt=True, tokenize=False)
-
-
-def answer_ids(row: torch.Tensor, eos_id: int) -> list[int]:
-    """Generated ids up to and including the first end-of-turn token."""
-    ids = row.tolist()
-    return ids[: ids.index(eos_id) + 1] if eos_id in ids else ids
-
-
-@torch.no_grad()
-def generate_answers(target, tokenizer, prompts, max_new_tokens, sample=False, batch_size=32):
-    """[(prompt_ids, answer_ids)] for each prompt: batched generation with left padding."""
-    tokenizer.padding_side = "left"
-    examples = []
-    for start in tqdm(range(0, len(prompts), batch_size), desc="target answers", unit="batch"):
-        texts = [chat_text(tokenizer, p) for p in prompts[start:start + batch_size]]
-        batch = tokenizer(texts, return_tensors="pt", padding=True, add_special_tokens=False)
-        sampling = {"do_sample": True, "temperature": 0.7, "top_p": 0.95} if sample else {"do_sample": False}
-        out = target.generate(**batch, max_new_tokens=max_new_tokens, pad_token_id=tokenizer.pad_token_id,
-                              top_k=None, **sampling)
-        width = batch["input_ids"].shape[1]
-        for row, mask, generated in zip(batch["input_ids"], batch["attention_mask"], out[:, width:]):
-            examples.append((row[mask.bool()].tolist(), answer_ids(generated, tokenizer.eos_token_id)))
-    return examples
+def progress(batch_starts):
+    return tqdm(batch_starts, desc="target answers", unit="batch")
 
 
 def length_batches(lengths: list[int], max_tokens: int, generator: torch.Generator | None = None):
@@ -213,17 +190,6 @@ def byte_tokenizer(chat_template: str):
     return tokenizer
 
 
-def byte_examples(target_tokenizer, byte_tok, prompts, examples, max_bytes):
-    """The target's conversations re-tokenized into bytes: [(prompt_ids, answer_ids)]."""
-    result = []
-    for prompt, (_, answer) in zip(prompts, examples):
-        prompt_ids = byte_tok(chat_text(target_tokenizer, prompt), add_special_tokens=False)["input_ids"]
-        answer_text = target_tokenizer.decode(answer)
-        answer_ids_ = byte_tok(answer_text, add_special_tokens=False)["input_ids"]
-        result.append((prompt_ids, answer_ids_[: max_bytes - len(prompt_ids)]))
-    return result
-
-
 def train_byte_draft(byte_tok, examples, settings, seed):
     torch.manual_seed(seed)
     config = LlamaConfig(vocab_size=len(byte_tok), hidden_size=settings["hidden_size"],
@@ -262,18 +228,6 @@ def train_byte_draft(byte_tok, examples, settings, seed):
 # ---- measurements --------------------------------------------------------------------------------
 
 @torch.no_grad()
-def greedy_agreement(student, examples) -> float:
-    """Share of answer positions where argmax(student | prompt, answer so far) == the answer's token."""
-    hits = total = 0
-    for prompt, answer in examples:
-        ids = torch.tensor([prompt + answer])
-        logits = student(input_ids=ids).logits[0, len(prompt) - 1:len(prompt) + len(answer) - 1]
-        hits += (logits.argmax(-1) == torch.tensor(answer)).sum().item()
-        total += len(answer)
-    return hits / total
-
-
-@torch.no_grad()
 def greedy_tokens_per_second(model, prompt_ids: list[int], new_tokens: int = 48) -> float:
     """Batch 1, greedy, KV cache, no stopping: the loop a speculative method runs."""
     cache = DynamicCache()
@@ -309,9 +263,9 @@ def measure(target, tokenizer, byte_model, byte_tok) -> dict:
     for name, student in students.items():
         metrics["agreement"][name] = round(greedy_agreement(student, heldout), 4)
         metrics["quick_check_agreement"][name] = round(greedy_agreement(student, quick), 4)
-    byte_heldout = byte_examples(tokenizer, byte_tok, HELD_OUT, heldout, 4096)
+    byte_heldout = retokenized(heldout, HELD_OUT, tokenizer, byte_tok)
     metrics["agreement"]["byte-draft"] = round(greedy_agreement(byte_model, byte_heldout), 4)
-    byte_quick = byte_examples(tokenizer, byte_tok, HELD_OUT, quick, 4096)
+    byte_quick = retokenized(quick, HELD_OUT, tokenizer, byte_tok)
     metrics["quick_check_agreement"]["byte-draft"] = round(greedy_agreement(byte_model, byte_quick), 4)
     speeds = speed_ratios({embedded.DEFAULT_TARGET: target, **students, "byte-draft": byte_model},
                           heldout[1][0])
@@ -350,8 +304,8 @@ def main() -> None:
     prompts = training_prompts(args.prompts, SEED)
     half = len(prompts) // 2
     examples = cached(args.work_dir / f"answers-{args.prompts}.pt", lambda: (
-        generate_answers(target, tokenizer, prompts[:half], MAX_ANSWER_TOKENS)
-        + generate_answers(target, tokenizer, prompts[half:], MAX_ANSWER_TOKENS, sample=True)))
+        generate_answers(target, tokenizer, prompts[:half], MAX_ANSWER_TOKENS, progress=progress)
+        + generate_answers(target, tokenizer, prompts[half:], MAX_ANSWER_TOKENS, sample=True, progress=progress)))
     print(f"{len(examples)} conversations, {sum(len(a) for _, a in examples)} answer tokens")
     depths = sorted({settings["frozen"] for settings in STUDENTS.values()})
     teacher = cached(args.work_dir / f"teacher-{args.prompts}.pt",
@@ -366,7 +320,7 @@ def main() -> None:
                     extract_deltas(student, frozen))
 
     byte_tok = byte_tokenizer(tokenizer.chat_template)
-    byte_data = byte_examples(tokenizer, byte_tok, prompts, examples, BYTE_DRAFT["max_bytes"])
+    byte_data = retokenized(examples, prompts, tokenizer, byte_tok, BYTE_DRAFT["max_bytes"])
     byte_model = train_byte_draft(byte_tok, byte_data, BYTE_DRAFT, SEED)
     byte_model.to(torch.bfloat16).save_pretrained(embedded.ASSETS_DIR / "byte-draft")
     byte_tok.save_pretrained(embedded.ASSETS_DIR / "byte-draft")
