@@ -6,7 +6,7 @@ import pytest
 
 from playground.methods import METHODS
 from playground.ui import charts, render
-from playground.ui.family import Preset
+from playground.ui.family import Preset, project_presets
 from playground.ui.handlers import Handlers
 from playground.ui.options import all_controls, method_choices, options_from_values
 from playground.ui.stepper import Toy
@@ -196,3 +196,22 @@ def test_unload_forgets_the_family(handlers):
 
 def test_stats_panel_formats_missing_numbers():
     assert "–" in render.stats_html({"acceptance_rate": None, "tokens": 3})
+
+
+def test_csd_memory_learns_across_runs_and_downloads(handlers):
+    assert handlers.correction_memory(KEY)[0] is None
+    run_generate(handlers, method="csd", temperature=1.0, seed=1, max_new_tokens=40)
+    path, view = handlers.correction_memory(KEY)
+    saved = json.loads(open(path, encoding="utf-8").read())
+    assert saved["rejections"] > 0 and "Correction memory" in view
+
+
+def test_project_presets_put_the_embedded_family_first():
+    presets = project_presets()
+    assert presets[0].target == "smollm2-135m" and presets[0].method in METHODS
+    assert presets[0].defaults["fsd"]["tau"] == 0.4
+
+
+def test_selecting_a_preset_fills_the_specs_and_method(handlers):
+    target, draft, qualifier, description, method = handlers.preset("tiny")
+    assert (target, draft, qualifier) == ("tiny-target", "tiny-draft", "tiny-qualifier")

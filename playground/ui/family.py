@@ -9,7 +9,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from ..engine import DEFAULT_FAMILY
-from ..models import LoadedModel, load_model, vocabulary_relation
+from ..models import LoadedModel, vocabulary_relation
 
 ROLES = ("target", "draft", "qualifier")
 Loader = Callable[[str], LoadedModel]
@@ -23,13 +23,14 @@ class Preset:
     qualifier: str = ""
     description: str = ""
     defaults: dict = field(default_factory=dict)  # method name -> {option: value}
+    method: str = ""  # the method to select with this family
 
     def specs(self) -> dict[str, str]:
         return {role: getattr(self, role) for role in ROLES}
 
 
 EMBEDDED = Preset("embedded", DEFAULT_FAMILY["target"], DEFAULT_FAMILY["draft"], DEFAULT_FAMILY["qualifier"],
-                  "SmolLM2-135M-Instruct with distilled draft and qualifier: offline, CPU")
+                  "SmolLM2-135M-Instruct with distilled draft and qualifier: offline, CPU", method="sd")
 
 
 def _read(entry, key, default=None):
@@ -40,7 +41,8 @@ def _adapt(name: str, entry) -> Preset:
     """A Preset from one entry of `playground.presets.load_presets()` (object or dict)."""
     defaults = _read(entry, "methods") or _read(entry, "defaults") or {}
     return Preset(_read(entry, "name", name), _read(entry, "target", ""), _read(entry, "draft", "") or "",
-                  _read(entry, "qualifier", "") or "", _read(entry, "description", "") or "", dict(defaults))
+                  _read(entry, "qualifier", "") or "", _read(entry, "description", "") or "", dict(defaults),
+                  _read(entry, "default_method", "") or "")
 
 
 def project_presets() -> list[Preset]:
@@ -74,7 +76,3 @@ def relation(models: dict[str, LoadedModel]) -> str | None:
     helpers = [m for role, m in models.items() if role != "target"]
     same = all(vocabulary_relation(models["target"].tokenizer, m.tokenizer) == "same" for m in helpers)
     return "same" if same else "different"
-
-
-def default_loader(spec: str) -> LoadedModel:
-    return load_model(spec)

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import gradio as gr
 
+from .. import correction_memory
 from ..engine import format_prompt, stream
 from ..errors import PlaygroundError
 from ..methods import METHODS
@@ -56,10 +57,11 @@ class Handlers:
         self.sessions = Sessions()
 
     # -- model family ---------------------------------------------------------------------------
-    def preset(self, name: str) -> tuple[str, str, str, str]:
-        """The preset's target, draft and qualifier specs and its description."""
+    def preset(self, name: str) -> tuple:
+        """The preset's target, draft and qualifier specs, its description and its method."""
         preset = next((p for p in self.presets if p.name == name), self.presets[0])
-        return preset.target, preset.draft, preset.qualifier, preset.description
+        method = preset.method if preset.method in METHODS else gr.skip()
+        return preset.target, preset.draft, preset.qualifier, preset.description, method
 
     def load(self, key: str, target: str, draft: str, qualifier: str, progress=None):
         """Load a family; returns (status, family description, method dropdown)."""
@@ -116,6 +118,8 @@ class Handlers:
     # -- generation -------------------------------------------------------------------------------
     def _stream(self, key: str, prompt: str, method: str, values):
         models = self.models_for(key, method)
+        if "memory" in METHODS[method].options:  # csd: one correction memory per pair, learning across runs
+            correction_memory.shared(models["target"].spec, models["draft"].spec, create=True)
         return models, stream(prompt, method=method, **models, **options_from_values(method, values))
 
     def generate(self, key: str, prompt: str, method: str, show_rejected: bool, *values):
@@ -293,4 +297,13 @@ class Handlers:
 
     # -- CSD correction memory --------------------------------------------------------------------
     def correction_memory(self, key: str):
-        return render.status_html("the CSD correction memory is not available in this build")
+        """The CSD correction memory of the session's pair: its top pairs, and the JSON file."""
+        try:
+            models = self.models_for(key, "sd")
+        except PlaygroundError as error:
+            return None, _error(error)
+        memory = correction_memory.shared(models["target"].spec, models["draft"].spec)
+        if memory is None or not memory.total:
+            return None, render.status_html("no correction memory yet for this pair: generate with a csd method")
+        pairs = memory.top_pairs(20, models["target"].tokenizer)
+        return _write(".memory.json", json.dumps(memory.to_dict())), render.memory_html(pairs, memory.total)

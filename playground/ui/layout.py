@@ -118,7 +118,7 @@ def _family_panel(handlers: Handlers, status) -> gr.Dropdown:
     def on_load(target, draft, qualifier, request: gr.Request, progress=gr.Progress()):
         return handlers.load(request.session_hash, target, draft, qualifier, progress)
 
-    preset.input(handlers.preset, preset, [*specs, family], **PRIVATE)
+    preset.input(handlers.preset, preset, [*specs, family, method], **PRIVATE)
     load.click(on_load, specs, [status, family, method], api_name="load")
     unload.click(_keyed(handlers.unload), None, [status, family], api_name="unload")
     return method
@@ -144,6 +144,7 @@ def _generate_tab(ui: Shared) -> None:
         export_charts = gr.Button("Export charts (HTML)", elem_id="export-charts", size="sm")
         memory = gr.Button("CSD correction memory", elem_id="csd-memory", size="sm")
     download = gr.File(label="download", elem_id="download", interactive=False)
+    memory_view = gr.HTML(elem_id="csd-memory-view")
     gr.Markdown("Charts export as interactive HTML (PNG export needs `kaleido`, which is not installed).")
 
     # Every trigger cancels the running generation and bumps a counter; the counter's change
@@ -157,7 +158,7 @@ def _generate_tab(ui: Shared) -> None:
     show_rejected.change(_keyed(ui.handlers.rerender), show_rejected, output, **PRIVATE)
     export_json.click(_keyed(ui.handlers.export_json), None, [download, ui.status], api_name="export_json")
     export_charts.click(_keyed(ui.handlers.export_charts), None, [download, ui.status], api_name="export_charts")
-    memory.click(_keyed(ui.handlers.correction_memory), None, [download, ui.status], api_name="correction_memory")
+    memory.click(_keyed(ui.handlers.correction_memory), None, [download, memory_view], api_name="correction_memory")
 
 
 def _compare_tab(ui: Shared) -> None:

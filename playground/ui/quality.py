@@ -2,13 +2,12 @@
 
 - token agreement: the share of positions where a run's tokens equal the target-only run's;
 - target log-likelihood: the target's mean log-probability of the run's text after the prompt,
-  from one forward over prompt + text (higher is closer to what the target would write).
+  from one forward over prompt + text (playground.quality), higher is closer to the target.
 """
-
-import torch
 
 from ..engine import format_prompt
 from ..models import LoadedModel
+from ..quality import mean_log_likelihood
 
 
 def target_ids(run, target: LoadedModel) -> list[int]:
@@ -25,13 +24,6 @@ def token_agreement(ids: list[int], reference: list[int]) -> float | None:
     return sum(a == b for a, b in zip(ids, reference)) / longest
 
 
-@torch.no_grad()
 def target_log_likelihood(target: LoadedModel, prompt: str, ids: list[int], chat_template: bool) -> float | None:
-    if not ids:
-        return None
     prompt_ids = format_prompt(target.tokenizer, prompt, chat_template)
-    sequence = torch.tensor([prompt_ids + ids], device=target.model.device)
-    logits = target.model(sequence).logits[0, len(prompt_ids) - 1:-1].float()
-    log_probs = torch.log_softmax(logits, dim=-1)
-    chosen = log_probs.gather(-1, torch.tensor(ids, device=logits.device)[:, None])
-    return float(chosen.mean())
+    return mean_log_likelihood(target.model, prompt_ids, ids)

@@ -136,3 +136,10 @@ def compare_html(columns: list[dict]) -> str:
                     + "".join(metric(k, v) for k, v in c["metrics"].items()) + f"</table>{c['html']}</div>"
                     for c in columns)
     return f'<div class="compare">{cells}</div>'
+
+
+def memory_html(pairs: list[tuple], total: int) -> str:
+    """CSD's correction memory: the most frequent (rejected draft token, correction) pairs."""
+    rows = [(repr(draft), repr(target), count) for draft, target, count in pairs]
+    return (f'<div class="explain"><h4>Correction memory: {total} rejections recorded</h4>'
+            + _table(("draft token", "target correction", "count"), rows, "explain-table") + "</div>")

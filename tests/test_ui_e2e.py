@@ -1,0 +1,112 @@
+"""The whole app on tiny models: launched on 127.0.0.1, driven by gradio_client and by a headless
+Chromium (screenshots under tests/artifacts/, git-ignored)."""
+
+import os
+from pathlib import Path
+
+import pytest
+
+from playground.ui import build_demo, launch_options
+from playground.ui.family import Preset
+from playground.ui.options import all_controls
+
+CHROMIUM = "/usr/bin/chromium"
+ARTIFACTS = Path(__file__).resolve().parent / "artifacts"
+CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
+                 "--disable-sync", "--no-first-run"]
+
+
+@pytest.fixture(scope="module")
+def app_url(family):
+    by_spec = {m.spec: m for m in family.values()}
+    preset = Preset("tiny", "tiny-target", "tiny-draft", "tiny-qualifier", "tiny test family", method="sd")
+    demo = build_demo(loader=by_spec.__getitem__, presets=[preset])
+    _, url, _ = demo.queue().launch(prevent_thread_lock=True, server_name="127.0.0.1", quiet=True,
+                                    **launch_options())
+    yield url
+    demo.close()
+
+
+def control_values(**overrides) -> list:
+    chosen = {c.name: c.default for c in all_controls()} | {"max_new_tokens": 30} | overrides
+    return [chosen[c.name] for c in all_controls()]
+
+
+def test_gradio_client_drives_generate(app_url):
+    from gradio_client import Client  # noqa: PLC0415
+
+    client = Client(app_url, verbose=False)
+    status, text, stats, *charts = client.predict("hello there", "sd", False, *control_values(),
+                                                  api_name="/generate")
+    assert "done: 30 tokens" in status
+    assert text.count('class="tok tok-') == 30
+    assert "acceptance rate" in stats and len(charts) == 7
+
+
+def test_gradio_client_reports_errors_as_status(app_url):
+    from gradio_client import Client  # noqa: PLC0415
+
+    client = Client(app_url, verbose=False)
+    status, *_ = client.predict("   ", "sd", False, *control_values(), api_name="/generate")
+    assert "status-error" in status and "empty prompt" in status
+
+
+@pytest.fixture(scope="module")
+def page(app_url):
+    if not os.path.exists(CHROMIUM):
+        pytest.skip(f"no Chromium at {CHROMIUM}: install it with `apt-get install -y chromium`")
+    from playwright.sync_api import sync_playwright  # noqa: PLC0415
+
+    ARTIFACTS.mkdir(exist_ok=True)
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        page = browser.new_page(viewport={"width": 1500, "height": 1300})
+        page.set_default_timeout(60_000)
+        page.goto(app_url, wait_until="domcontentloaded")
+        page.locator("#generate").wait_for()
+        yield page
+        browser.close()
+
+
+def test_browser_generate_shows_colored_tokens_and_charts(page):
+    page.locator("#opt-temperature input[type=number]").fill("1")
+    page.locator("#generate").click()
+    page.locator("#status", has_text="done").wait_for()
+    assert page.locator("#output span.tok").count() > 0
+    assert "tok-draft" in page.locator("#output").inner_html()
+    page.locator("#chart-acceptance .js-plotly-plot").wait_for()
+    page.locator("#chart-divergence .js-plotly-plot").wait_for()
+    page.locator("#show-rejected input").check()
+    page.locator("#output s.tok-rejected").first.wait_for()
+    page.screenshot(path=str(ARTIFACTS / "ui-generate.png"), full_page=True)
+
+
+def test_browser_method_change_shows_only_its_options(page):
+    assert not page.locator("#opt-tau").is_visible()
+    page.locator("#method input").fill("fsd")
+    page.keyboard.press("ArrowDown")
+    page.keyboard.press("Enter")
+    page.locator("#opt-tau").wait_for(state="visible")
+
+
+def test_browser_compare_view(page):
+    page.get_by_role("tab", name="Compare").click()
+    page.locator("#compare").click()
+    page.locator("#compare-view .compare-column").nth(2).wait_for()
+    page.screenshot(path=str(ARTIFACTS / "ui-compare.png"), full_page=True)
+
+
+def test_browser_step_mode(page):
+    page.get_by_role("tab", name="Step mode").click()
+    page.locator("#step").click()
+    page.locator("#step-explanation", has_text="Acceptance test per candidate").wait_for()
+    page.locator("#step-bars .js-plotly-plot").wait_for()
+    page.screenshot(path=str(ARTIFACTS / "ui-step.png"), full_page=True)
+
+
+def test_browser_toy(page):
+    page.get_by_role("tab", name="Toy: seed-001 example").click()
+    page.locator("#toy-many").click()
+    page.locator("#toy-table", has_text="100 in all").wait_for()
+    page.locator("#toy-bars .js-plotly-plot").wait_for()
+    page.screenshot(path=str(ARTIFACTS / "ui-toy.png"), full_page=True)
