@@ -96,8 +96,9 @@ def test_look_behind_realigns_a_token_that_straddles_the_boundary():
     assert tokenizer.decode(committed + clean.tokens) == "at end"
 
 
-def test_greedy_tli_and_slrs_reproduce_target_greedy(pairs):
-    target, draft = pairs["draft-normalizes"]
+@pytest.mark.parametrize("pair", ["draft-normalizes", "target-normalizes"])
+def test_greedy_tli_and_slrs_reproduce_target_greedy(pairs, pair):
+    target, draft = pairs[pair]
     reference = ids(generate(target, draft, "ar"))
     assert ids(generate(target, draft, "tli", candidates=3)) == reference
     assert ids(generate(target, draft, "slrs")) == reference

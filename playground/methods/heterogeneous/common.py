@@ -29,3 +29,22 @@ def same_vocabulary_note(run) -> str | None:
         return None
     return (f"note: the target and draft share one vocabulary; `--method sd` verifies the same pair "
             f"token by token, without {run.method}'s re-tokenization")
+
+
+def string_summary(steps) -> dict:
+    """Run-level string figures from the steps' `extra`: characters of draft text accepted per
+    step, steps whose re-tokenization needed the look-behind realignment, characters the drafter
+    re-tokenized, and for slrs the psi enumeration sizes (tree nodes) and cap hits."""
+    extras = [step.extra for step in steps]
+    enumerated = [nodes for extra in extras for nodes in extra.get("psi_enumerated", [])]
+    count = max(len(extras), 1)
+    return {
+        "chars_accepted_per_step": sum(extra.get("chars_accepted", 0) for extra in extras) / count,
+        "realigned_steps": sum(extra.get("realignments", 0) for extra in extras),
+        "realigned_share": sum(extra.get("realignments", 0) for extra in extras) / count,
+        "draft_resync_chars": sum(extra.get("draft_resync_chars", 0) for extra in extras),
+        "psi_enumerations": len(enumerated),
+        "psi_enumerated_mean": sum(enumerated) / len(enumerated) if enumerated else None,
+        "psi_enumerated_max": max(enumerated, default=None),
+        "psi_cap_hits": sum(extra.get("psi_cap_hits", 0) for extra in extras),
+    }

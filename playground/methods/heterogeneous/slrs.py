@@ -42,23 +42,23 @@ MAX_RESIDUAL_DRAWS = 1000
 
 
 class TargetSplitter:
-    """The first target token of each text, and how many target tokens the text has."""
+    """The first target token of each text, and how many target tokens the text has.
+
+    A first token that is not a prefix of the text (the tokenizer normalized or dropped
+    characters) is reported as None, no proposal: psi's enumeration prunes by that same prefix
+    rule, so proposal and psi stay consistent and the method stays lossless."""
 
     def __init__(self, tokenizer):
         self.tokenizer, self.strings = tokenizer, token_strings(tokenizer)
 
     def __call__(self, texts: list[str]) -> list[tuple[int | None, int]]:
         encoded = self.tokenizer(texts, add_special_tokens=False)["input_ids"] if texts else []
-        result = []
-        for text, ids in zip(texts, encoded):
-            first = ids[0] if ids else None
-            known = first is not None and self.strings[first] is not None
-            if known and not text.startswith(self.strings[first]):
-                raise PlaygroundError(
-                    f"slrs: the target tokenizer splits {text!r} into a first token that is not a "
-                    "prefix of the text (it normalizes text); psi cannot be enumerated: use slem or tli")
-            result.append((first, len(ids)))
-        return result
+        return [(self._prefix_token(text, ids), len(ids)) for text, ids in zip(texts, encoded)]
+
+    def _prefix_token(self, text: str, ids: list[int]) -> int | None:
+        first = ids[0] if ids else None
+        prefix = first is not None and self.strings[first] is not None and text.startswith(self.strings[first])
+        return first if prefix else None
 
 
 @dataclass

@@ -1,0 +1,83 @@
+"""SLEM, TLI and SLRS on the embedded target with the byte-level drafter, and SLEM forced onto the
+same-family drafter (which could use plain sd), against the target alone.
+
+    python bench/heterogeneous.py                       # embedded models (run `embedded prepare` first)
+    python bench/heterogeneous.py --tokens 48 --out bench/results/heterogeneous.json
+
+Prints one JSON row per (drafter, method, temperature): acceptance rate (in target tokens), mean
+acceptance length, tokens/s, speedup over `ar`, and the string figures of `string_summary`
+(characters accepted per step, realigned steps, psi enumeration sizes and cap hits).
+"""
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+import playground  # noqa: E402
+from playground.methods.heterogeneous import string_summary  # noqa: E402
+
+PROMPTS = [
+    "What is the capital of Italy, and what is it famous for?",
+    "Give me three tips for learning to cook.",
+    "Explain what a black hole is in simple words.",
+]
+RUNS = [  # (drafter, method, options)
+    (None, "ar", {}),
+    ("smollm2-draft", "sd", {}),
+    ("smollm2-draft", "slem", {}),
+    ("smollm2-draft", "tli", {}),
+    ("byte-draft", "slem", {"candidates": 4}),
+    ("byte-draft", "tli", {"candidates": 8}),
+    ("byte-draft", "slrs", {}),
+]
+
+
+def measure(target, drafters: dict, drafter: str | None, method: str, options: dict, tokens: int) -> dict:
+    steps, totals = [], {"tokens": 0, "seconds": 0.0, "drafted": 0, "accepted": 0, "target_forwards": 0}
+    for prompt in PROMPTS:
+        run = playground.generate(prompt, target=target, draft=drafters.get(drafter), method=method,
+                                  max_new_tokens=tokens, **options)
+        stats = run.stats.to_dict()
+        steps.extend(run.steps)
+        totals["tokens"] += stats["tokens"]
+        totals["seconds"] += stats["seconds"]
+        totals["drafted"] += stats["drafted"]
+        totals["accepted"] += stats["accepted"]
+        totals["target_forwards"] += stats["forwards"].get("target", 0)
+    row = {"drafter": drafter, "method": method, **options,
+           "acceptance_rate": totals["accepted"] / totals["drafted"] if totals["drafted"] else None,
+           "mean_acceptance_length": totals["tokens"] / totals["target_forwards"],
+           "tokens_per_second": totals["tokens"] / totals["seconds"]}
+    if method in ("slem", "tli", "slrs"):
+        row.update(string_summary(steps))
+    return row
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--tokens", type=int, default=48)
+    parser.add_argument("--temperatures", type=float, nargs="+", default=[0.0, 0.7])
+    parser.add_argument("--out", type=Path)
+    args = parser.parse_args()
+    target = playground.load_model("smollm2-135m", "cpu")
+    drafters = {name: playground.load_model(name, "cpu") for name in ("smollm2-draft", "byte-draft")}
+    rows = []
+    for temperature in args.temperatures:
+        reference = None
+        for drafter, method, options in RUNS:
+            row = measure(target, drafters, drafter, method, {**options, "temperature": temperature}, args.tokens)
+            reference = reference or row["tokens_per_second"]
+            row["speedup_vs_ar"] = row["tokens_per_second"] / reference
+            rows.append(row)
+            print(json.dumps(row), flush=True)
+    if args.out:
+        args.out.parent.mkdir(parents=True, exist_ok=True)
+        args.out.write_text(json.dumps(rows, indent=1) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
