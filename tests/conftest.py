@@ -1,9 +1,13 @@
 import os
 
 import pytest
+import torch
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")
+
+# Tiny models gain nothing from threads, and two threads per process thrash on a 2-core machine.
+torch.set_num_threads(1)
 
 from tests.tiny import char_tokenizer, tiny_family  # noqa: E402
 

@@ -1,0 +1,124 @@
+"""Sampling SD is lossless: the first two generated tokens follow the target's exact joint
+distribution. Tiny vocabulary so the joint is enumerable; a chi-square test at level 1e-3."""
+
+import itertools
+
+import pytest
+import torch
+
+import playground
+from playground.cache import KVRunner
+from playground.methods import Decoding, speculative
+from playground.sampling import Sampler
+from tests.tiny import char_tokenizer, loaded, tiny_llama
+
+SAMPLES = 1500
+ALPHA = 1e-3  # a correct sampler fails this test once in a thousand seeds-of-the-suite
+
+
+@pytest.fixture(scope="module")
+def small_family():
+    tokenizer = char_tokenizer("abcd")  # 6 tokens with <unk> and <eos>
+    vocab = len(tokenizer)
+    # eos id outside the vocabulary: every run yields exactly two tokens
+    target = tiny_llama(vocab, layers=1, hidden=32, seed=11, eos_token_id=vocab + 1)
+    draft = tiny_llama(vocab, layers=1, hidden=32, seed=12, eos_token_id=vocab + 1)
+    for model in (target, draft):
+        model.lm_head.weight.data.mul_(0.15)  # soften: the joint must have no near-empty cells
+    return loaded("t", target, tokenizer), loaded("d", draft, tokenizer)
+
+
+def exact_joint(target, settings) -> dict[tuple[int, int], float]:
+    sampler = Sampler(**settings)
+    prompt = target.tokenizer("abc").input_ids
+    with torch.no_grad():
+        first = sampler.probs(target.model(torch.tensor([prompt])).logits[0, -1])
+        joint = {}
+        for x1 in range(first.shape[0]):
+            second = sampler.probs(target.model(torch.tensor([prompt + [x1]])).logits[0, -1])
+            for x2 in range(second.shape[0]):
+                joint[(x1, x2)] = float(first[x1] * second[x2])
+    return joint
+
+
+def sampled_pairs(family, settings, samples=SAMPLES, draft_sampling="sample") -> dict[tuple[int, int], int]:
+    """Two-token SD runs, one per seed, driven straight through the method (no engine)."""
+    target, draft = family
+    config = playground.GenerationConfig(method="sd", candidates=2, max_new_tokens=2,
+                                         draft_sampling=draft_sampling, **settings)
+    prompt = target.tokenizer("abc").input_ids
+    counts: dict[tuple[int, int], int] = {}
+    for seed in range(samples):
+        ctx = Decoding(config, Sampler(seed=seed, **settings), KVRunner(target.model, "target"),
+                       list(prompt), len(prompt), draft=KVRunner(draft.model, "draft"))
+        emitted = []
+        for step in speculative.standard(ctx):
+            emitted += [t.id for t in step.tokens]
+            ctx.ids += [t.id for t in step.tokens]
+            if len(emitted) >= 2:
+                break
+        counts[tuple(emitted[:2])] = counts.get(tuple(emitted[:2]), 0) + 1
+    return counts
+
+
+def chi_square_p_value(counts, expected_probs, samples=SAMPLES) -> float:
+    """Pearson's test; cells with expected count < 5 are pooled into one."""
+    statistic, cells, pooled_expected, pooled_observed = 0.0, 0, 0.0, 0
+    for pair, probability in expected_probs.items():
+        expected, observed = probability * samples, counts.get(pair, 0)
+        if expected < 5:
+            pooled_expected += expected
+            pooled_observed += observed
+            continue
+        statistic += (observed - expected) ** 2 / expected
+        cells += 1
+    if pooled_expected > 0:
+        statistic += (pooled_observed - pooled_expected) ** 2 / pooled_expected
+        cells += 1
+    dof = torch.tensor((cells - 1) / 2, dtype=torch.float64)
+    return float(torch.special.gammaincc(dof, torch.tensor(statistic / 2, dtype=torch.float64)))
+
+
+SETTINGS = [
+    {"temperature": 1.0},
+    {"temperature": 0.7, "top_p": 0.9},
+]
+
+
+@pytest.mark.parametrize("settings", SETTINGS, ids=["t1", "t0.7-top_p0.9"])
+def test_sampling_sd_matches_target_joint_distribution(small_family, settings):
+    p_value = chi_square_p_value(sampled_pairs(small_family, settings), exact_joint(small_family[0], settings))
+    assert p_value > ALPHA
+
+
+def test_the_test_detects_a_wrong_residual(small_family, monkeypatch):
+    monkeypatch.setattr(speculative, "residual", lambda p, q: p)
+    settings = SETTINGS[0]
+    p_value = chi_square_p_value(sampled_pairs(small_family, settings), exact_joint(small_family[0], settings))
+    assert p_value < ALPHA
+
+
+def test_greedy_drafting_is_lossless_when_q_is_the_one_hot_it_sampled(small_family):
+    settings = SETTINGS[0]
+    counts = sampled_pairs(small_family, settings, draft_sampling="greedy")
+    assert chi_square_p_value(counts, exact_joint(small_family[0], settings)) > ALPHA
+
+
+def test_the_test_detects_argmax_drafting_with_the_soft_q_in_the_ratio(small_family, monkeypatch):
+    """The classic trap: draft by argmax but divide by the draft's soft distribution."""
+    real_check = speculative.sd_check
+
+    def check_with_soft_q(ctx):
+        inner = real_check(ctx)
+        return lambda c: inner(speculative.Candidate(c.index, c.token, c.p, c.q_raw, c.p_raw, c.q_raw,
+                                                     c.divergence))
+    monkeypatch.setattr(speculative, "sd_check", check_with_soft_q)
+    settings = SETTINGS[0]  # at temperature 1, q_raw is exactly the soft q
+    counts = sampled_pairs(small_family, settings, draft_sampling="greedy")
+    assert chi_square_p_value(counts, exact_joint(small_family[0], settings)) < ALPHA
+
+
+def test_joint_is_a_distribution(small_family):
+    joint = exact_joint(small_family[0], SETTINGS[1])
+    assert abs(sum(joint.values()) - 1) < 1e-5
+    assert len(joint) == len(list(itertools.product(range(6), repeat=2)))

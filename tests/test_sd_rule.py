@@ -1,0 +1,57 @@
+"""The SD acceptance rule on seed 001's worked example, and the KV cache against recompute."""
+
+import torch
+
+from playground.cache import KVRunner
+from playground.config import GenerationConfig
+from playground.methods import Decoding
+from playground.methods.speculative import Candidate, sd_check
+from playground.sampling import Sampler, residual
+from tests.tiny import tiny_llama
+
+P = torch.tensor([0.6, 0.3, 0.1])  # target over {A, B, C}
+Q = torch.tensor([0.4, 0.4, 0.2])  # draft
+
+
+def check_for(seed=0):
+    ctx = Decoding(GenerationConfig(temperature=1.0), Sampler(temperature=1.0, seed=seed), None, [], 0)
+    return sd_check(ctx), ctx.sampler
+
+
+def candidate(token):
+    return Candidate(0, token, P, Q, P, Q, 0.0)
+
+
+def test_worked_example_acceptance_probabilities_and_residual():
+    check, _ = check_for()
+    accept = [check(candidate(token)).diagnostics["accept_prob"] for token in range(3)]
+    assert accept == [1.0, 0.75, 0.5]
+    assert torch.equal(residual(P, Q), torch.tensor([1.0, 0.0, 0.0]))
+
+
+def test_worked_example_output_distribution_is_the_target():
+    """Draw from q, verify, emit: the frequencies must be p (20,000 draws, 4-sigma tolerance)."""
+    check, sampler = check_for(seed=7)
+    draws = 20_000
+    counts = torch.zeros(3)
+    for _ in range(draws):
+        token = sampler.draw(Q)
+        verdict = check(candidate(token))
+        counts[token if verdict.accepted else verdict.replacement] += 1
+    tolerance = 4 * torch.sqrt(P * (1 - P) / draws)
+    assert torch.all((counts / draws - P).abs() < tolerance)
+
+
+def test_rollback_then_refeed_equals_full_recompute():
+    model = tiny_llama(40, layers=2, hidden=32, seed=5)
+    runner = KVRunner(model)
+    sequence = list(range(2, 30))
+    runner.next_logits(sequence[:20], positions=4)
+    runner.next_logits(sequence[:12] + [7, 7, 7], positions=2)  # diverges at 12: rolls back
+    runner.rollback(9)
+    assert runner.cache.get_seq_length() == 9
+    logits = runner.next_logits(sequence, positions=6)
+    with torch.no_grad():
+        full = model(torch.tensor([sequence])).logits[0, -6:]
+    assert torch.allclose(logits, full, atol=1e-5)
+    assert runner.cache.get_seq_length() == len(sequence)
