@@ -87,9 +87,9 @@ def _list_methods(args) -> int:
 
 
 def _commands():
-    from . import calibrate, catalog  # noqa: PLC0415
+    from . import bench, calibrate, catalog  # noqa: PLC0415
 
-    return [register_generate, register_methods, catalog.register, calibrate.register]
+    return [register_generate, register_methods, catalog.register, calibrate.register, bench.register]
 
 
 def main(argv=None) -> int:

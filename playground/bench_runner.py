@@ -1,0 +1,213 @@
+"""The bench's machinery: settings, paired measurement, one CSV row per run.
+
+See `playground.bench` for what is measured and what each column of `COLUMNS` means.
+"""
+
+import statistics
+import time
+from dataclasses import dataclass, field
+
+from .baseline import assisted_generate
+from .bench import BASELINES
+from .engine import format_prompt, generate
+from .errors import PlaygroundError
+from .methods import METHODS
+from .models import LoadedModel
+from .quality import Task, agreement, is_correct, mean_log_likelihood
+from .step import ORIGINS
+
+RANDOM_CONTROL = "fsd-random"
+THRESHOLD_FIELDS = ("tau", "tau_t")  # the option --taus sweeps, first one a method reads
+COLUMNS = ["setting", "method", "candidates", "tau", "random_accept", "prompt_id", "repeat", "tokens",
+           "seconds", "tokens_per_second", "ar_tokens_per_second", "speedup", "acceptance_rate",
+           "mean_acceptance_length", "expected_speedup", *(f"share_{o}" for o in ORIGINS),
+           "exact_match", "first_divergence", "log_likelihood", "correct", "error"]
+
+
+@dataclass(frozen=True)
+class Setting:
+    method: str  # a METHODS name, RANDOM_CONTROL or one of BASELINES
+    options: dict = field(default_factory=dict)  # GenerationConfig overrides
+
+    @property
+    def label(self) -> str:
+        names = {"candidates": "K", "tau": "tau", "tau_t": "tau_t", "random_accept": "p"}
+        parts = [f"{names[k]}={_short(v)}" for k, v in self.options.items() if k in names]
+        return " ".join([self.method, *parts])
+
+    @property
+    def tau(self):
+        return next((self.options[f] for f in THRESHOLD_FIELDS if f in self.options), None)
+
+
+@dataclass
+class Outcome:
+    """What one call produced, whichever implementation ran it."""
+
+    ids: list[int]
+    seconds: float
+    stats: dict = field(default_factory=dict)
+    error: str = ""
+
+    @property
+    def tokens_per_second(self) -> float | None:
+        return len(self.ids) / self.seconds if self.seconds and self.ids else None
+
+
+def paired_speedups(method_tps: list[float], ar_tps: list[float]) -> list[float]:
+    """Per-pair ratios method/ar; pairs with a missing side are dropped."""
+    return [m / a for m, a in zip(method_tps, ar_tps) if m and a]
+
+
+def spread(values: list[float]) -> dict:
+    """Median with the first and third quartiles (all three None for no values)."""
+    values = sorted(v for v in values if v is not None)
+    if not values:
+        return {"median": None, "q1": None, "q3": None}
+    if len(values) == 1:
+        return {"median": values[0], "q1": values[0], "q3": values[0]}
+    q1, median, q3 = statistics.quantiles(values, n=4, method="inclusive")
+    return {"median": median, "q1": q1, "q3": q3}
+
+
+def expand_settings(methods: list[str], candidates: list[int], taus: list[float]) -> list[Setting]:
+    """One setting per method x K x threshold, sweeping only the options the method reads."""
+    settings = []
+    for name in methods:
+        if name == "ar":
+            continue
+        if name not in METHODS and name not in BASELINES:
+            raise PlaygroundError(f"unknown method {name!r}: choose from {', '.join([*METHODS, *BASELINES])}")
+        ks = [{"candidates": k} for k in candidates] if _reads(name, "candidates") else [{}]
+        threshold = next((f for f in THRESHOLD_FIELDS if _reads(name, f)), None)
+        thresholds = [{threshold: t} for t in taus] if threshold else [{}]
+        settings.extend(Setting(name, {**k, **t}) for k in ks for t in thresholds)
+    return settings
+
+
+def _reads(name: str, option: str) -> bool:
+    return option == "candidates" if name in BASELINES else option in METHODS[name].options
+
+
+def random_controls(settings: list[Setting], rows: list[dict]) -> list[Setting]:
+    """fsd-random at the acceptance rate each fsd setting reached."""
+    controls = []
+    for setting in settings:
+        if setting.method != "fsd":
+            continue
+        rates = [r["acceptance_rate"] for r in rows if r["setting"] == setting.label and r["acceptance_rate"] is not None]
+        if rates:
+            rate = round(statistics.fmean(rates), 3)
+            controls.append(Setting(RANDOM_CONTROL, {"candidates": setting.options["candidates"], "random_accept": rate}))
+    return list({c.label: c for c in controls}.values())
+
+
+class Bench:
+    """Runs settings over tasks, pairing every run with an `ar` run of the same prompt."""
+
+    def __init__(self, models: dict[str, LoadedModel], tasks: list[Task], options: dict, repeats: int = 1,
+                 method_options: dict[str, dict] | None = None):
+        """`options`: GenerationConfig values for every run; `method_options`: per-method defaults
+        (a family preset's recommended settings), overridden by each setting's own values."""
+        self.models, self.tasks, self.options, self.repeats = models, tasks, options, repeats
+        self.method_options = method_options or {}
+        self.target = models["target"]
+        self.prompt_ids = {t.id: format_prompt(self.target.tokenizer, t.prompt, options.get("chat_template", True))
+                           for t in tasks}
+        self.references: dict[str, list[int]] = {}  # task id -> the first ar output
+        self._likelihoods: dict[tuple, float | None] = {}
+
+    def run(self, settings: list[Setting], progress=None) -> list[dict]:
+        rows = []
+        for setting in settings:
+            for repeat in range(self.repeats):
+                for task in self.tasks:
+                    rows.extend(self.measure_pair(setting, task, repeat))
+                    if progress is not None:
+                        progress.update(1)
+        return rows
+
+    def measure_pair(self, setting: Setting, task: Task, repeat: int) -> list[dict]:
+        """ar and the method back to back; ar first on even repeats, second on odd ones."""
+        ar_setting = Setting("ar")
+        order = [ar_setting, setting] if repeat % 2 == 0 else [setting, ar_setting]
+        outcomes = {s.method: self.call(s, task) for s in order}
+        ar = outcomes["ar"]
+        self.references.setdefault(task.id, ar.ids)
+        return [self.row(ar_setting, task, repeat, ar, ar), self.row(setting, task, repeat, outcomes[setting.method], ar)]
+
+    def call(self, setting: Setting, task: Task) -> Outcome:
+        try:
+            return self._call(setting, task)
+        except Exception as error:  # noqa: BLE001  (a failing baseline is a result, not a crash)
+            return Outcome([], 0.0, error=f"{type(error).__name__}: {error}".splitlines()[0])
+
+    def _call(self, setting: Setting, task: Task) -> Outcome:
+        method = "fsd" if setting.method == RANDOM_CONTROL else setting.method
+        options = {**self.method_options.get(method, {}), **self.options, **setting.options}
+        if setting.method in BASELINES:
+            draft = self.models["hetero_draft" if setting.method == "hf-universal" else "draft"]
+            sampling = {k: options[k] for k in ("temperature", "top_k", "top_p", "seed") if k in options}
+            run = assisted_generate(self.target, draft, self.prompt_ids[task.id], candidates=options["candidates"],
+                                    max_new_tokens=options["max_new_tokens"], **sampling)
+            return Outcome(run.ids, run.seconds)
+        start = time.perf_counter()
+        run = generate(task.prompt, **self._roles(method), **{**options, "method": method})
+        return Outcome([t.id for t in run.tokens], time.perf_counter() - start, run.stats.to_dict())
+
+    def _roles(self, method: str) -> dict:
+        spec = METHODS[method]
+        draft = "hetero_draft" if spec.vocabulary == "any" and "hetero_draft" in self.models else "draft"
+        roles = {"target": self.models.get("target"), "draft": self.models.get(draft),
+                 "qualifier": self.models.get("qualifier")}
+        return {role: roles[role] for role in spec.roles}
+
+    def row(self, setting: Setting, task: Task, repeat: int, outcome: Outcome, ar: Outcome) -> dict:
+        stats = outcome.stats
+        matched, diverged = agreement(outcome.ids, self.references[task.id])
+        tps, ar_tps = outcome.tokens_per_second, ar.tokens_per_second
+        failed = bool(outcome.error)
+        return {
+            "setting": setting.label, "method": setting.method,
+            "candidates": setting.options.get("candidates"), "tau": setting.tau,
+            "random_accept": setting.options.get("random_accept"), "prompt_id": task.id, "repeat": repeat,
+            "tokens": len(outcome.ids), "seconds": outcome.seconds, "tokens_per_second": tps,
+            "ar_tokens_per_second": ar_tps, "speedup": tps / ar_tps if tps and ar_tps else None,
+            "acceptance_rate": stats.get("acceptance_rate"),
+            "mean_acceptance_length": stats.get("mean_acceptance_length"),
+            "expected_speedup": stats.get("expected_speedup"),
+            **{f"share_{o}": stats.get("origin_shares", {}).get(o) for o in ORIGINS},
+            "exact_match": None if failed else int(matched), "first_divergence": None if failed else diverged,
+            "log_likelihood": None if failed else self.log_likelihood(task, outcome.ids),
+            "correct": None if failed else _as_int(is_correct(self.target.tokenizer.decode(outcome.ids), task.answers)),
+            "error": outcome.error,
+        }
+
+    def log_likelihood(self, task: Task, ids: list[int]) -> float | None:
+        key = (task.id, tuple(ids))
+        if key not in self._likelihoods:
+            self._likelihoods[key] = mean_log_likelihood(self.target.model, self.prompt_ids[task.id], ids)
+        return self._likelihoods[key]
+
+
+def _as_int(value: bool | None) -> int | None:
+    return None if value is None else int(value)
+
+
+def _short(value) -> str:
+    return f"{value:g}" if isinstance(value, float) else str(value)
+
+
+def run_bench(bench: Bench, settings: list[Setting], with_controls: bool) -> list[dict]:
+    """All settings, then the random-acceptance controls matched to the fsd results."""
+    from tqdm.auto import tqdm  # noqa: PLC0415
+
+    per_setting = bench.repeats * len(bench.tasks)
+    with tqdm(total=len(settings) * per_setting, desc="bench", unit="pair") as progress:
+        rows = bench.run(settings, progress)
+        controls = random_controls(settings, rows) if with_controls else []
+        progress.total += len(controls) * per_setting
+        rows += bench.run(controls, progress)
+    return rows
+
+

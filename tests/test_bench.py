@@ -1,0 +1,80 @@
+import csv
+
+import pytest
+import torch
+
+from playground.bench_runner import COLUMNS, Bench, Setting, expand_settings, paired_speedups, run_bench, spread
+from playground.bench_report import write_report
+from playground.quality import Task, agreement, is_correct
+
+
+def test_paired_speedup_cancels_drift_that_unpaired_averages_do_not():
+    # The machine slows down 3x over the run; the method is always exactly twice as fast as ar.
+    ar_tps = [30.0, 20.0, 10.0]
+    method_tps = [60.0, 40.0, 20.0]
+    speedups = paired_speedups(method_tps, ar_tps)
+    assert speedups == [2.0, 2.0, 2.0]
+    assert spread(speedups) == {"median": 2.0, "q1": 2.0, "q3": 2.0}
+    # Unpaired: the method measured in the slow half against ar in the fast half looks slower.
+    assert method_tps[-1] / ar_tps[0] < 1
+
+
+def test_spread_reports_median_and_quartiles_and_drops_missing():
+    assert spread([1.0, 3.0, 2.0, None, 4.0, 5.0]) == {"median": 3.0, "q1": 2.0, "q3": 4.0}
+    assert spread([]) == {"median": None, "q1": None, "q3": None}
+    assert paired_speedups([2.0, None, 3.0], [1.0, 1.0, 0.0]) == [2.0]
+
+
+def test_expand_settings_sweeps_thresholds_only_for_methods_that_read_one():
+    labels = [s.label for s in expand_settings(["ar", "sd", "fsd", "hf-assisted"], [2, 4], [0.1, 0.5])]
+    assert labels == ["sd K=2", "sd K=4", "fsd K=2 tau=0.1", "fsd K=2 tau=0.5", "fsd K=4 tau=0.1",
+                      "fsd K=4 tau=0.5", "hf-assisted K=2", "hf-assisted K=4"]
+
+
+def test_answer_check_and_agreement():
+    assert is_correct("The answer is 1,000.", ("1000",))
+    assert not is_correct("It is 10000", ("1000",))
+    assert is_correct("PARIS is the capital", ("Paris",))
+    assert is_correct("anything", ()) is None
+    assert agreement([1, 2, 3], [1, 2, 3]) == (True, None)
+    assert agreement([1, 5, 3], [1, 2, 3]) == (False, 1)
+    assert agreement([1, 2], [1, 2, 3]) == (False, 2)
+
+
+@pytest.fixture(scope="module")
+def bench_rows(family):
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)  # tiny models: extra threads only add contention on shared machines
+    tasks = [Task("t1", "hello there", ("e",)), Task("t2", "abc", ())]
+    bench = Bench(family, tasks, {"max_new_tokens": 12, "temperature": 0.0}, repeats=2)
+    settings = expand_settings(["sd", "fsd", "hf-assisted"], [3], [0.0, 0.7])
+    yield run_bench(bench, settings, with_controls=True)
+    torch.set_num_threads(threads)
+
+
+def test_bench_runs_end_to_end_and_writes_documented_columns(bench_rows, tmp_path):
+    summary_path = write_report(bench_rows, tmp_path, {"machine": "test"})
+    with (tmp_path / "runs.csv").open() as handle:
+        reader = csv.DictReader(handle)
+        rows = list(reader)
+    assert reader.fieldnames == COLUMNS
+    methods = {r["method"] for r in rows}
+    assert methods == {"ar", "sd", "fsd", "fsd-random", "hf-assisted"}
+    assert not any(r["error"] for r in rows)
+    assert "| sd K=3 |" in summary_path.read_text()
+    for chart in ("accuracy_vs_speed.html", "agreement_vs_speed.html", "random_control.html",
+                  "speedup_vs_candidates.html"):
+        assert (tmp_path / chart).stat().st_size > 0
+
+
+def test_bench_lossless_methods_agree_with_target_greedy(bench_rows):
+    for row in bench_rows:
+        if row["method"] in ("ar", "sd", "hf-assisted") or row["setting"] == "fsd K=3 tau=0":
+            assert row["exact_match"] == 1, row["setting"]
+            assert row["first_divergence"] is None
+
+
+def test_random_control_matches_fsd_acceptance(bench_rows):
+    controls = {r["setting"] for r in bench_rows if r["method"] == "fsd-random"}
+    assert "fsd-random K=3 p=0" in controls  # tau=0 accepts nothing, so its control accepts nothing
+    assert Setting("fsd-random", {"candidates": 3, "random_accept": 0.0}).label in controls
