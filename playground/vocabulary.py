@@ -75,8 +75,8 @@ def intersection(target_tokenizer, draft_tokenizer) -> Intersection:
         if text in draft_by_string and text not in seen:
             seen.add(text)
             pairs.append((target_id, draft_by_string[text]))
-    target_ids, draft_ids = (torch.tensor(column, dtype=torch.long) for column in zip(*pairs)) if pairs else \
-        (torch.empty(0, dtype=torch.long), torch.empty(0, dtype=torch.long))
+    target_ids = torch.tensor([t for t, _ in pairs], dtype=torch.long)
+    draft_ids = torch.tensor([d for _, d in pairs], dtype=torch.long)
     return Intersection(target_ids, draft_ids, len(target_tokenizer), len(draft_tokenizer))
 
 
@@ -120,14 +120,3 @@ def tokenize_continuation(tokenizer, committed: list[int], text: str, look_behin
 def _split_piece(tokenizer, piece: str) -> Continuation:
     encoding = tokenizer(piece, add_special_tokens=False, return_offsets_mapping=True)
     return Continuation(list(encoding["input_ids"]), [tuple(s) for s in encoding["offset_mapping"]], True)
-
-
-def appended_text(tokenizer, context: list[int], new: list[int], window: int = 4) -> str:
-    """The text `new` adds after `context` (decoded with a short window of context for spacing)."""
-    before = context[-window:]
-    return tokenizer.decode(before + new)[len(tokenizer.decode(before)):]
-
-
-def complete_characters(text: str) -> str:
-    """`text` without a trailing half-decoded UTF-8 character."""
-    return text.rstrip(REPLACEMENT)
