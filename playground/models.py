@@ -145,3 +145,30 @@ def describe_vocabularies(relation: str) -> str:
                 "heterogeneous slem/tli/slrs too).")
     return ("The models use different vocabularies: token-level methods (sd, fsd, psd, csd) cannot "
             "compare their distributions; use slem, tli or slrs.")
+
+
+def estimate_memory_bytes(spec: str, dtype: str = "bfloat16") -> int | None:
+    """Weight bytes of `spec` at `dtype`, computed from its config on the meta device (no weights
+    are read). None when the config is not available locally."""
+    from accelerate import init_empty_weights  # noqa: PLC0415
+
+    config = model_config(spec)
+    if config is None:
+        return None
+    with init_empty_weights():
+        model = AutoModelForCausalLM.from_config(config)
+    parameters = sum(p.numel() for p in model.parameters())
+    return parameters * DTYPES[dtype].itemsize
+
+
+def available_offline(spec: str) -> bool:
+    """True when `spec` can load without the network (embedded and prepared, local, or cached)."""
+    from huggingface_hub import try_to_load_from_cache  # noqa: PLC0415
+
+    try:
+        folder, _ = resolve_spec(spec)
+    except PlaygroundError:
+        return False
+    if Path(folder).is_dir():
+        return True
+    return isinstance(try_to_load_from_cache(folder, "config.json"), str)
