@@ -92,12 +92,27 @@ def _commands():
     return [register_generate, register_methods, catalog.register, calibrate.register, bench.register]
 
 
+def _quiet_library_progress_bars() -> None:
+    """transformers draws a progress bar per model load on stderr; the CLI's stderr is for errors."""
+    from transformers.utils import logging  # noqa: PLC0415
+
+    logging.disable_progress_bar()
+
+
+class _OneLineErrors(argparse.ArgumentParser):
+    """argparse, but a usage error is one line naming the fix, not the whole usage block."""
+
+    def error(self, message):
+        self.exit(2, f"error: {message} (see `{self.prog} --help`)\n")
+
+
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m playground", description=__doc__.splitlines()[0])
+    parser = _OneLineErrors(prog="python -m playground", description=__doc__.splitlines()[0])
     subparsers = parser.add_subparsers(dest="command", required=True)
     for register in _commands():
         register(subparsers)
     args = parser.parse_args(argv)
+    _quiet_library_progress_bars()
     try:
         return args.run(args)
     except PlaygroundError as error:
