@@ -20,7 +20,7 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from playground import generate  # noqa: E402
+from playground import METHODS, generate  # noqa: E402
 from playground.models import load_model  # noqa: E402
 from playground.ui.family import EMBEDDED, Preset  # noqa: E402
 from playground.ui.handlers import Handlers  # noqa: E402
@@ -30,16 +30,14 @@ PROMPT = "Write a short paragraph about the sea."
 
 
 def tiny_family() -> dict:
-    from tests.conftest import ALPHABET  # noqa: PLC0415
-    from tests.tiny import char_tokenizer, loaded, tiny_llama  # noqa: PLC0415
+    from tests.conftest import ALPHABET  # noqa: PLC0415  (test helpers: only for --family tiny)
+    from tests.tiny import char_tokenizer, tiny_family as build  # noqa: PLC0415
 
-    tokenizer = char_tokenizer(ALPHABET)
-    return {"target": loaded("tiny-target", tiny_llama(len(tokenizer), layers=2, hidden=64, seed=1), tokenizer),
-            "draft": loaded("tiny-draft", tiny_llama(len(tokenizer), layers=1, hidden=32, seed=2), tokenizer)}
+    return build(char_tokenizer(ALPHABET))
 
 
-def embedded_family() -> dict:
-    return {role: load_model(spec) for role, spec in EMBEDDED.specs().items() if role != "qualifier"}
+def embedded_family(method: str) -> dict:
+    return {role: load_model(EMBEDDED.specs()[role]) for role in METHODS[method].roles}
 
 
 def api_seconds(family: dict, options: dict) -> tuple[float, int]:
@@ -65,9 +63,9 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=5)
     args = parser.parse_args()
 
-    family = tiny_family() if args.family == "tiny" else embedded_family()
+    family = tiny_family() if args.family == "tiny" else embedded_family(args.method)
     by_spec = {m.spec: m for m in family.values()}
-    preset = Preset(args.family, family["target"].spec, family["draft"].spec)
+    preset = Preset(args.family, **{role: m.spec for role, m in family.items()})
     handlers = Handlers(loader=by_spec.__getitem__, presets=[preset])
     options = {"method": args.method, "max_new_tokens": args.max_new_tokens, "temperature": 0.0}
 

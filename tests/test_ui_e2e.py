@@ -81,6 +81,23 @@ def test_browser_generate_shows_colored_tokens_and_charts(page):
     page.screenshot(path=str(ARTIFACTS / "ui-generate.png"), full_page=True)
 
 
+def test_browser_releasing_a_slider_reruns(page):
+    before = page.locator("#output").inner_html()
+    track = page.locator("#opt-temperature input[type=range]").bounding_box()
+    page.mouse.click(track["x"] + track["width"] * 0.25, track["y"] + track["height"] / 2)
+    page.wait_for_function("b => document.querySelector('#output').innerHTML !== b", arg=before)
+    page.locator("#status", has_text="done").wait_for()
+
+
+def test_browser_stop_cancels_cleanly(page):
+    page.locator("#opt-max-new-tokens input[type=number]").fill("512")
+    page.locator("#generate").click()
+    page.locator("#status", has_text="generating").wait_for()
+    page.locator("#stop").click()
+    page.locator("#status", has_text="stopped after").wait_for()
+    page.locator("#opt-max-new-tokens input[type=number]").fill("30")
+
+
 def test_browser_method_change_shows_only_its_options(page):
     assert not page.locator("#opt-tau").is_visible()
     page.locator("#method input").fill("fsd")

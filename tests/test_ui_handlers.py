@@ -156,9 +156,16 @@ def test_methods_side_by_side(handlers):
 def test_step_mode_explains_each_round(handlers):
     status, text, explanation, bars = handlers.step(KEY, PROMPT, "sd", 0, *values(temperature=1.0, seed=1))
     assert "round 1" in status and "Acceptance test per candidate" in explanation
-    assert "p (target)" in {trace.name for trace in bars.data}
+    assert {"p (target)", "q (draft)", "residual max(0, p - q)"} == {trace.name for trace in bars.data}
+    candidates = handlers.sessions.get(KEY).stepping.explanation.candidates
+    assert candidates and all(0 <= c.p <= 1 and 0 < c.q <= 1 for c in candidates)
     status, *_ = handlers.step(KEY, PROMPT, "sd", 0, *values(temperature=1.0, seed=1))
     assert "round 2" in status
+
+
+def test_step_mode_shows_no_residual_for_fuzzy_acceptance(handlers):
+    *_, explanation, bars = handlers.step(KEY, PROMPT, "fsd", 0, *values(temperature=1.0, seed=1))
+    assert "tau" in explanation and {trace.name for trace in bars.data} == {"p (target)", "q (draft)"}
 
 
 def test_step_mode_restarts_after_the_run_finishes(handlers):

@@ -143,7 +143,7 @@ def _generate_tab(ui: Shared) -> None:
         export_json = gr.Button("Export run (JSON)", elem_id="export-json", size="sm")
         export_charts = gr.Button("Export charts (HTML)", elem_id="export-charts", size="sm")
         memory = gr.Button("CSD correction memory", elem_id="csd-memory", size="sm")
-    download = gr.File(label="download", elem_id="download", interactive=False)
+    download = gr.File(label="download", elem_id="download", interactive=False, height=90)
     memory_view = gr.HTML(elem_id="csd-memory-view")
     gr.Markdown("Charts export as interactive HTML (PNG export needs `kaleido`, which is not installed).")
 

@@ -23,13 +23,18 @@ def _number(value) -> str:
     return f"{value:.4g}" if isinstance(value, float) else str(value)
 
 
+# On a correction, these describe the rejected candidate rather than the emitted token.
+ABOUT_CANDIDATE = ("p_draft", "divergence", "accept_prob")
+
+
 def tooltip(token: TokenRecord, decode: Callable[[int], str]) -> str:
     lines = [f"{token.origin} · id {token.id} · {token.text!r}"]
     diagnostics = dict(token.diagnostics)
     rejected = diagnostics.pop("rejected_candidate", None)
     for key, label in DIAGNOSTIC_LABELS.items():
         if key in diagnostics:
-            lines.append(f"{label}: {_number(diagnostics.pop(key))}")
+            about = " (of the replaced candidate)" if rejected is not None and key in ABOUT_CANDIDATE else ""
+            lines.append(f"{label}{about}: {_number(diagnostics.pop(key))}")
     lines += [f"{key}: {_number(value)}" for key, value in diagnostics.items()]
     if rejected is not None:
         lines.append(f"replaced draft candidate: {decode(rejected)!r} (id {rejected})")
@@ -68,9 +73,9 @@ STAT_ROWS = (("tokens", "tokens", "{}"), ("tokens_per_second", "tokens/s", "{:.1
 
 
 def stats_html(stats: dict) -> str:
-    rows = "".join(f"<tr><th>{label}</th><td>{_format(fmt, stats.get(key))}</td></tr>"
-                   for key, label, fmt in STAT_ROWS if key in stats)
-    return f'<table class="stats">{rows}</table>'
+    cells = "".join(f'<div class="stat"><b>{_format(fmt, stats.get(key))}</b><span>{label}</span></div>'
+                    for key, label, fmt in STAT_ROWS if key in stats)
+    return f'<div class="stat-grid">{cells}</div>'
 
 
 def _format(fmt: str, value) -> str:
@@ -101,8 +106,8 @@ def _verdict_test(d: dict) -> str:
 
 def explanation_html(explanation, decode: Callable[[int], str]) -> str:
     """Step mode: the drafted candidates and their acceptance test, then the emitted tokens and why."""
-    candidates = [(c.position + 1, repr(decode(c.token)), _number(c.diagnostics.get("p_target", "—")),
-                   _number(c.diagnostics.get("p_draft", "—")), _verdict_test(c.diagnostics),
+    candidates = [(c.position + 1, repr(decode(c.token)), _number(c.p) if c.p is not None else "—",
+                   _number(c.q) if c.q is not None else "—", _verdict_test(c.diagnostics),
                    "accepted" if c.accepted else "rejected") for c in explanation.candidates]
     unchecked = explanation.drafted - len(explanation.candidates)
     note = (f"<p>{explanation.drafted} candidates drafted; {unchecked} after the first rejection were "

@@ -22,6 +22,8 @@ class Candidate:
     token: int
     accepted: bool
     diagnostics: dict
+    p: float | None = None  # p(x) and q(x) under the run's sampling settings, when recomputed
+    q: float | None = None
 
 
 @dataclass
@@ -72,7 +74,8 @@ def _top(probs: torch.Tensor, decode) -> dict[str, float]:
 
 
 def distributions(models: dict, context: list[int], candidates: list[Candidate], config, decode) -> list[dict]:
-    """Top tokens of p (target), q (draft) and norm(max(0, p - q)) at each checked position."""
+    """Top tokens of p (target) and q (draft) at each checked position, and of the residual
+    norm(max(0, p - q)) where the SD rule was used; fills in each candidate's p(x) and q(x)."""
     if not candidates or "target" not in models or "draft" not in models:
         return []
     sequence = context + [c.token for c in candidates]
@@ -81,9 +84,14 @@ def distributions(models: dict, context: list[int], candidates: list[Candidate],
     p = _probs(models["target"].model, sequence, n + 1, sampler)[:n]
     q = _probs(models["draft"].model, sequence, n + 1, sampler)[:n]
     vocab = min(p.shape[-1], q.shape[-1])
-    return [{"p (target)": _top(p[i], decode), "q (draft)": _top(q[i], decode),
-             "residual max(0, p - q)": _top(residual(p[i, :vocab], q[i, :vocab]), decode)}
-            for i in range(n)]
+    shown = []
+    for i, candidate in enumerate(candidates):
+        candidate.p, candidate.q = float(p[i, candidate.token]), float(q[i, candidate.token])
+        bars = {"p (target)": _top(p[i], decode), "q (draft)": _top(q[i], decode)}
+        if "accept_prob" in candidate.diagnostics:
+            bars["residual max(0, p - q)"] = _top(residual(p[i, :vocab], q[i, :vocab]), decode)
+        shown.append(bars)
+    return shown
 
 
 def explain_step(step, run, models: dict, context: list[int], decode) -> Explanation:
