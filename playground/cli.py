@@ -37,6 +37,9 @@ def _add_model_flags(parser: argparse.ArgumentParser) -> None:
         parser.add_argument(f"--{role}", help=f"{role} model: embedded name, local directory, .gguf file or hub id")
     parser.add_argument("--device", help="cpu, cuda, mps (default: best available)")
     parser.add_argument("--dtype", help="float32, bfloat16, float16 (default: by device)")
+    parser.add_argument("--device-map", help="'auto': spread a model too big for one device (accelerate)")
+    parser.add_argument("--trust-remote-code", action="store_true",
+                        help="run code shipped with a hub model (off unless you trust its author)")
 
 
 def register_generate(subparsers) -> None:
@@ -54,7 +57,8 @@ def _generate(args) -> int:
 
     options = {f.name: getattr(args, f.name) for f in fields(GenerationConfig) if hasattr(args, f.name)}
     run = generate(args.prompt, target=args.target, draft=args.draft, qualifier=args.qualifier,
-                   device=args.device, dtype=args.dtype, **options)
+                   device=args.device, dtype=args.dtype, device_map=args.device_map,
+                   trust_remote_code=args.trust_remote_code, **options)
     if args.json:
         print(json.dumps(run.to_dict(), ensure_ascii=False, default=_jsonable))
     else:

@@ -51,13 +51,19 @@ def make_config(config: GenerationConfig | None = None, **options) -> Generation
 
 
 def stream(prompt: str, config: GenerationConfig | None = None, *, target=None, draft=None,
-           qualifier=None, device: str | None = None, dtype: str | None = None, **options):
-    """Yield (step, run) after every verification round; `run` accumulates text and stats."""
+           qualifier=None, device: str | None = None, dtype: str | None = None,
+           device_map: str | None = None, trust_remote_code: bool = False, **options):
+    """Yield (step, run) after every verification round; `run` accumulates text and stats.
+
+    Models are LoadedModels or specs (embedded name, local dir, .gguf, hub id; None: the embedded
+    family); `device_map="auto"` spreads a large model over the available devices (accelerate)."""
     config = make_config(config, **options)
     method = METHODS.get(config.method)
     if method is None:
         raise PlaygroundError(f"unknown method {config.method!r}: choose one of {', '.join(METHODS)}")
-    models = _load_family(method, {"target": target, "draft": draft, "qualifier": qualifier}, device, dtype)
+    load_options = {"device": device, "dtype": dtype, "device_map": device_map,
+                    "trust_remote_code": trust_remote_code}
+    models = _load_family(method, {"target": target, "draft": draft, "qualifier": qualifier}, load_options)
     _check_vocabularies(method, models)
     primary = models[method.roles[0]]
     prompt_ids = format_prompt(primary.tokenizer, prompt, config.chat_template)
@@ -127,13 +133,13 @@ def format_prompt(tokenizer, prompt: str, use_chat_template: bool) -> list[int]:
     return tokenizer(prompt).input_ids
 
 
-def _load_family(method, given: dict, device, dtype) -> dict[str, LoadedModel]:
+def _load_family(method, given: dict, load_options: dict) -> dict[str, LoadedModel]:
     models = {}
     for role in ("target", "draft", "qualifier"):
         if role not in method.roles:
             continue
         spec = given[role] or DEFAULT_FAMILY[role]
-        models[role] = spec if isinstance(spec, LoadedModel) else load_model(spec, device, dtype)
+        models[role] = spec if isinstance(spec, LoadedModel) else load_model(spec, **load_options)
     return models
 
 
