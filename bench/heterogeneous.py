@@ -17,6 +17,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import playground  # noqa: E402
+from playground.embedded import is_available  # noqa: E402
 from playground.methods.heterogeneous import string_summary  # noqa: E402
 
 PROMPTS = [
@@ -63,11 +64,15 @@ def main() -> int:
     parser.add_argument("--out", type=Path)
     args = parser.parse_args()
     target = playground.load_model("smollm2-135m", "cpu")
-    drafters = {name: playground.load_model(name, "cpu") for name in ("smollm2-draft", "byte-draft")}
+    drafters = {name: playground.load_model(name, "cpu") for name in ("smollm2-draft", "byte-draft")
+                if is_available(name)}
     rows = []
     for temperature in args.temperatures:
         reference = None
         for drafter, method, options in RUNS:
+            if drafter is not None and drafter not in drafters:
+                print(f"skipped {method} with {drafter}: not prepared", file=sys.stderr)
+                continue
             row = measure(target, drafters, drafter, method, {**options, "temperature": temperature}, args.tokens)
             reference = reference or row["tokens_per_second"]
             row["speedup_vs_ar"] = row["tokens_per_second"] / reference

@@ -149,7 +149,6 @@ class Outcome:
     accepted: bool
     proposal: int | None
     path: tuple[int, ...]
-    text: str
     psi: float | None
     accept_prob: float
     residual_draws: int = 0
@@ -157,13 +156,14 @@ class Outcome:
 
 def string_rejection_sample(p: torch.Tensor, proposer: StringProposer, sampler) -> Outcome:
     """Algorithm 3, lines 4-8, for one target token."""
-    path, text, proposal = proposer.sample(sampler.draw)
-    psi = proposer.psi(proposal) if proposal is not None else None
+    path, _, proposal = proposer.sample(sampler.draw)
+    # p(proposal) = 0 rejects whatever psi is: skip its enumeration
+    psi = proposer.psi(proposal) if proposal is not None and p[proposal] > 0 else None
     accept_prob = min(1.0, float(p[proposal]) / psi) if psi else 0.0
     if sampler.uniform() < accept_prob:
-        return Outcome(proposal, True, proposal, path, text, psi, accept_prob)
+        return Outcome(proposal, True, proposal, path, psi, accept_prob)
     token, draws = residual_draw(p, proposer, sampler)
-    return Outcome(token, False, proposal, path, text, psi, accept_prob, draws)
+    return Outcome(token, False, proposal, path, psi, accept_prob, draws)
 
 
 def residual_draw(p: torch.Tensor, proposer: StringProposer, sampler) -> tuple[int, int]:
@@ -175,7 +175,9 @@ def residual_draw(p: torch.Tensor, proposer: StringProposer, sampler) -> tuple[i
         token = sampler.draw(p)
         if sampler.uniform() < 1.0 - (proposer.psi(token) or 0.0) / float(p[token]):
             return token, draws
-    return sampler.draw(p), MAX_RESIDUAL_DRAWS + 1  # psi ~= p everywhere: p itself is then exact
+    # psi nearly covers p, so the residual carries almost no mass and a draw from p is nearly
+    # exact; residual_draws > MAX_RESIDUAL_DRAWS in the step record says it happened
+    return sampler.draw(p), MAX_RESIDUAL_DRAWS + 1
 
 
 def lookahead_for(draft_strings, target_strings) -> int:
