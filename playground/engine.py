@@ -1,7 +1,10 @@
 """Runs a method to completion: loads the family, formats the prompt, enforces the stop rules,
 fills in token text, keeps the statistics, and yields each step as it is produced."""
 
+import unicodedata
 from dataclasses import dataclass, field, fields, replace
+
+import torch
 
 from .cache import KVRunner
 from .config import GenerationConfig, validate
@@ -85,23 +88,32 @@ def _drive(steps, ctx: Decoding, run: Run, primary: LoadedModel):
     detokenizer = Detokenizer(primary.tokenizer)
     stop_ids = eos_ids(primary)
     try:
-        for step in steps:
-            step.tokens, hit_eos = _truncate(step.tokens, stop_ids, ctx.remaining())
-            for token in step.tokens:
-                token.text = detokenizer.push(token.id)
-                ctx.ids.append(token.id)
-            run.tokens.extend(step.tokens)
-            run.steps.append(step)
-            run.stats.add(step)
-            run.text += "".join(t.text for t in step.tokens)
-            if hit_eos or ctx.remaining() <= 0:
-                run.stop_reason = "eos" if hit_eos else "max_new_tokens"
-                run.finished = True
-            yield step, run
-            if run.finished:
-                return
+        yield from _steps_with_text(steps, ctx, run, detokenizer, stop_ids)
+    except torch.OutOfMemoryError as error:
+        raise PlaygroundError("out of memory during generation: use fewer new tokens, a shorter "
+                              "prompt or smaller models (the models stay loaded)") from error
     finally:
         steps.close()
+        if torch.cuda.is_available():
+            torch.cuda.empty_cache()
+
+
+def _steps_with_text(steps, ctx: Decoding, run: Run, detokenizer: Detokenizer, stop_ids: set[int]):
+    for step in steps:
+        step.tokens, hit_eos = _truncate(step.tokens, stop_ids, ctx.remaining())
+        for token in step.tokens:
+            token.text = detokenizer.push(token.id)
+            ctx.ids.append(token.id)
+        run.tokens.extend(step.tokens)
+        run.steps.append(step)
+        run.stats.add(step)
+        run.text += "".join(t.text for t in step.tokens)
+        if hit_eos or ctx.remaining() <= 0:
+            run.stop_reason = "eos" if hit_eos else "max_new_tokens"
+            run.finished = True
+        yield step, run
+        if run.finished:
+            return
 
 
 def _truncate(tokens: list[TokenRecord], stop_ids: set[int], budget: int):
@@ -126,11 +138,24 @@ def format_prompt(tokenizer, prompt: str, use_chat_template: bool) -> list[int]:
     limit = current_limits().max_prompt_chars
     if len(prompt) > limit:
         raise PlaygroundError(f"prompt is {len(prompt)} characters, over the limit of {limit}: shorten it")
+    _check_characters(prompt)
     if use_chat_template and getattr(tokenizer, "chat_template", None):
         text = tokenizer.apply_chat_template([{"role": "user", "content": prompt}],
                                              add_generation_prompt=True, tokenize=False)
         return tokenizer(text, add_special_tokens=False).input_ids
     return tokenizer(prompt).input_ids
+
+
+def _check_characters(prompt: str) -> None:
+    try:
+        prompt.encode("utf-8")
+    except UnicodeEncodeError as error:
+        raise PlaygroundError(f"prompt is not valid text (broken character at position {error.start}): "
+                              "paste it again as plain UTF-8 text") from error
+    for position, char in enumerate(prompt):
+        if unicodedata.category(char) == "Cc" and char not in "\n\t\r":
+            raise PlaygroundError(f"prompt contains the control character U+{ord(char):04X} at position "
+                                  f"{position}: remove it")
 
 
 def _load_family(method, given: dict, load_options: dict) -> dict[str, LoadedModel]:

@@ -14,6 +14,7 @@ from transformers import AutoConfig, AutoModelForCausalLM, AutoTokenizer
 
 from .cache import check_rollback_support
 from .errors import PlaygroundError
+from .policy import check_allowed, check_fits
 
 DTYPES = {"float32": torch.float32, "bfloat16": torch.bfloat16, "float16": torch.float16}
 
@@ -60,6 +61,7 @@ def load_model(spec: str, device: str | None = None, dtype: str | None = None,
     """Load (or fetch from the process-wide cache) a causal LM and its tokenizer."""
     if not spec or not str(spec).strip():
         raise PlaygroundError("empty model spec: give an embedded name, a local path or a hub id")
+    check_allowed(spec, trust_remote_code)
     device = pick_device(device)
     dtype = pick_dtype(device, dtype)
     key = (spec, device, dtype, device_map, trust_remote_code)
@@ -82,6 +84,8 @@ def loaded_specs() -> list[str]:
 
 def _load_uncached(spec, device, dtype, device_map, trust_remote_code) -> LoadedModel:
     folder, extra = resolve_spec(spec)
+    if not device_map:
+        check_fits(spec, estimate_memory_bytes(spec, dtype), device)
     kwargs = dict(extra, dtype=DTYPES[dtype], trust_remote_code=trust_remote_code)
     try:
         tokenizer = AutoTokenizer.from_pretrained(folder, **extra, trust_remote_code=trust_remote_code)

@@ -1,0 +1,69 @@
+"""What a public deployment may load, and whether a model fits before it is loaded.
+
+Public mode (on by default on a Hugging Face Space, `PLAYGROUND_PUBLIC=0/1` to override): only
+embedded models, preset models and ids in `PLAYGROUND_ALLOWED_MODELS` (comma-separated) load; no
+local paths; `trust_remote_code` is never honoured. Locally, any path or id may be loaded.
+"""
+
+import os
+from pathlib import Path
+
+import torch
+
+from .errors import PlaygroundError
+
+MEMORY_HEADROOM = 0.9  # refuse a model whose weights need more than this share of free memory
+
+
+def public_mode() -> bool:
+    setting = os.environ.get("PLAYGROUND_PUBLIC", "").strip().lower()
+    if setting:
+        return setting in ("1", "true", "yes", "on")
+    return bool(os.environ.get("SPACE_ID"))
+
+
+def allowed_specs() -> set[str]:
+    from .embedded import EMBEDDED_MODELS  # noqa: PLC0415
+    from .presets import load_presets  # noqa: PLC0415
+
+    allowed = set(EMBEDDED_MODELS)
+    for preset in load_presets().values():
+        allowed.update(spec for spec in (preset.target, preset.draft, preset.qualifier) if spec)
+    extra = os.environ.get("PLAYGROUND_ALLOWED_MODELS", "")
+    allowed.update(spec.strip() for spec in extra.split(",") if spec.strip())
+    return allowed
+
+
+def check_allowed(spec: str, trust_remote_code: bool) -> None:
+    """Refuse, in public mode, anything but allow-listed models and remote code."""
+    if not public_mode():
+        return
+    if trust_remote_code:
+        raise PlaygroundError("trust_remote_code is disabled on this public deployment: "
+                              "choose a model that runs with transformers' own code")
+    if spec not in allowed_specs():
+        kind = "local paths are" if Path(spec).expanduser().exists() or spec.startswith(("/", ".", "~")) \
+            else f"model {spec!r} is"
+        raise PlaygroundError(f"{kind} not allowed on this public deployment: choose a preset "
+                              "family, or run the playground locally to load any model")
+
+
+def free_memory_bytes(device: str) -> int | None:
+    """Memory free for new weights on `device` (None when it cannot be told)."""
+    if device.startswith("cuda"):
+        return torch.cuda.mem_get_info(torch.device(device))[0]
+    meminfo = Path("/proc/meminfo")
+    if device == "cpu" and meminfo.exists():
+        for line in meminfo.read_text().splitlines():
+            if line.startswith("MemAvailable:"):
+                return int(line.split()[1]) * 1024
+    return None
+
+
+def check_fits(spec: str, needed_bytes: int | None, device: str) -> None:
+    free = free_memory_bytes(device)
+    if needed_bytes is None or free is None or needed_bytes <= MEMORY_HEADROOM * free:
+        return
+    raise PlaygroundError(f"model {spec!r} needs about {needed_bytes / 1e9:.1f} GB but only "
+                          f"{free / 1e9:.1f} GB is free on {device}: choose a smaller family, unload "
+                          "models, or use --device-map auto on a machine with more memory")
