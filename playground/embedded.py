@@ -52,14 +52,15 @@ EMBEDDED_MODELS = {
                       "3 of the target's layers, distilled from the target; same tokenizer",
                       38_900_000, 77_800_000),
         EmbeddedModel("smollm2-qualifier", "qualifier",
-                      "10 of the target's layers, distilled from the target; same tokenizer",
-                      63_700_000, 127_400_000),
+                      "14 of the target's layers, distilled from the target; same tokenizer",
+                      77_900_000, 155_800_000),
         EmbeddedModel("byte-draft", "draft",
                       "tiny byte-level Llama (259-token vocabulary) trained on the target's answers",
-                      3_500_000, 7_000_000),
+                      673_000, 1_346_000),
     )
 }
 DEFAULT_TARGET, DEFAULT_DRAFT, DEFAULT_QUALIFIER = "smollm2-135m", "smollm2-draft", "smollm2-qualifier"
+STUDENTS = (DEFAULT_DRAFT, DEFAULT_QUALIFIER)  # re-assembled from the target: prepare it first
 
 
 def cache_dir() -> pathlib.Path:
@@ -91,8 +92,8 @@ def prepare(names=None, progress: bool = True) -> dict[str, pathlib.Path]:
     names = list(EMBEDDED_MODELS) if names is None else list(names)
     for name in names:
         _model(name)
-    if any(EMBEDDED_MODELS[n].role != "target" and n != "byte-draft" for n in names):
-        names = [DEFAULT_TARGET] + [n for n in names if n != DEFAULT_TARGET]  # students need it
+    if set(names) & set(STUDENTS):
+        names = [DEFAULT_TARGET] + [n for n in names if n != DEFAULT_TARGET]
     for name in names:
         if not is_available(name):
             started = time.perf_counter()
@@ -130,9 +131,8 @@ def _source_digest(name: str) -> str:
     """Identifies what a prepared directory was built from, so new assets trigger a rebuild."""
     if name == DEFAULT_TARGET:
         return f"{GGUF_FILE}:v1"
-    files = sorted(p for p in ASSETS_DIR.glob(f"{name}*") if p.is_file() or p.is_dir())
     digest = hashlib.sha256()
-    for path in files:
+    for path in sorted(ASSETS_DIR.glob(f"{name}*")):
         for file in sorted([path] if path.is_file() else path.rglob("*")):
             if file.is_file():
                 digest.update(file.name.encode() + file.read_bytes())

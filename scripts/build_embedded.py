@@ -41,8 +41,8 @@ MAX_ANSWER_TOKENS = 128
 TOP_K = 16
 # The first `frozen` layers of a student are the target's layers 0..frozen-1, unchanged.
 STUDENTS = {
-    "smollm2-draft": {"layers": [0, 1, 29], "frozen": 2, "rank": 64, "epochs": 3, "lr": 1e-3},
-    "smollm2-qualifier": {"layers": [*range(12), 28, 29], "frozen": 12, "rank": 32, "epochs": 2, "lr": 1e-3},
+    "smollm2-draft": {"layers": [0, 1, 29], "frozen": 2, "rank": 64, "epochs": 8, "lr": 2e-3},
+    "smollm2-qualifier": {"layers": [*range(12), 28, 29], "frozen": 12, "rank": 32, "epochs": 4, "lr": 2e-3},
 }
 BYTE_DRAFT = {"hidden_size": 128, "intermediate_size": 384, "num_hidden_layers": 3,
               "num_attention_heads": 4, "epochs": 3, "lr": 3e-3, "max_bytes": 768}
@@ -127,7 +127,7 @@ def padded_hidden(tensors: list[torch.Tensor]) -> torch.Tensor:
     return torch.nn.utils.rnn.pad_sequence(tensors, batch_first=True).float()
 
 
-def train_student(student, frozen, examples, teacher, epochs, lr, seed, max_tokens=4096):
+def train_student(student, frozen, examples, teacher, epochs, lr, seed, max_tokens=1024):
     """Minimise KL(target top-k, renormalised || student) at every answer position.
 
     Starts from the target's hidden states after the frozen layers, and normalises the student
@@ -204,11 +204,11 @@ def train_byte_draft(byte_tok, examples, settings, seed):
     optimizer = torch.optim.AdamW(model.parameters(), lr=settings["lr"], weight_decay=0.01)
     generator = torch.Generator().manual_seed(seed)
     lengths = [sum(map(len, e)) for e in examples]
-    steps = settings["epochs"] * len(length_batches(lengths, 8192))
+    steps = settings["epochs"] * len(length_batches(lengths, 4096))
     scheduler = cosine_schedule(optimizer, steps)
     model.train()
     for epoch in range(settings["epochs"]):
-        progress = tqdm(length_batches(lengths, 8192, generator), desc=f"byte epoch {epoch + 1}")
+        progress = tqdm(length_batches(lengths, 4096, generator), desc=f"byte epoch {epoch + 1}")
         for batch in progress:
             ids, mask = padded([examples[i][0] + examples[i][1] for i in batch], byte_tok.pad_token_id)
             spans = answer_positions(examples, batch)
@@ -289,11 +289,13 @@ def cached(path: pathlib.Path, build):
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--work-dir", type=pathlib.Path, default=pathlib.Path("build/embedded"))
+    parser.add_argument("--work-dir", type=pathlib.Path, default=embedded.cache_dir().parent / "build-embedded")
     parser.add_argument("--prompts", type=int, default=PROMPTS)
+    parser.add_argument("--threads", type=int, default=2,
+                        help="torch threads; use 1 on a machine shared with other jobs (2 threads then spin)")
     args = parser.parse_args()
     started = time.perf_counter()
-    torch.set_num_threads(2)
+    torch.set_num_threads(args.threads)
     seed_everything(SEED)
     args.work_dir.mkdir(parents=True, exist_ok=True)
     embedded.prepare([embedded.DEFAULT_TARGET])
