@@ -3,6 +3,7 @@ same-family drafter (which could use plain sd), against the target alone.
 
     python bench/heterogeneous.py                       # embedded models (run `embedded prepare` first)
     python bench/heterogeneous.py --tokens 48 --out bench/results/heterogeneous.json
+    python bench/heterogeneous.py --drafter byte-draft --prompts 1 --temperatures 0
 
 Prints one JSON row per (drafter, method, temperature): acceptance rate (in target tokens), mean
 acceptance length, tokens/s, speedup over `ar`, and the string figures of `string_summary`
@@ -36,9 +37,10 @@ RUNS = [  # (drafter, method, options)
 ]
 
 
-def measure(target, drafters: dict, drafter: str | None, method: str, options: dict, tokens: int) -> dict:
+def measure(target, drafters: dict, drafter: str | None, method: str, options: dict, tokens: int,
+            prompts: list[str]) -> dict:
     steps, totals = [], {"tokens": 0, "seconds": 0.0, "drafted": 0, "accepted": 0, "target_forwards": 0}
-    for prompt in PROMPTS:
+    for prompt in prompts:
         run = playground.generate(prompt, target=target, draft=drafters.get(drafter), method=method,
                                   max_new_tokens=tokens, **options)
         stats = run.stats.to_dict()
@@ -61,19 +63,22 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--tokens", type=int, default=48)
     parser.add_argument("--temperatures", type=float, nargs="+", default=[0.0, 0.7])
+    parser.add_argument("--prompts", type=int, default=len(PROMPTS), help="use the first N prompts")
+    parser.add_argument("--drafter", help="only the runs with this drafter (and ar)")
     parser.add_argument("--out", type=Path)
     args = parser.parse_args()
     target = playground.load_model("smollm2-135m", "cpu")
     drafters = {name: playground.load_model(name, "cpu") for name in ("smollm2-draft", "byte-draft")
-                if is_available(name)}
+                if is_available(name) and args.drafter in (None, name)}
     rows = []
     for temperature in args.temperatures:
         reference = None
         for drafter, method, options in RUNS:
             if drafter is not None and drafter not in drafters:
-                print(f"skipped {method} with {drafter}: not prepared", file=sys.stderr)
+                print(f"skipped {method} with {drafter}: not prepared or not selected", file=sys.stderr)
                 continue
-            row = measure(target, drafters, drafter, method, {**options, "temperature": temperature}, args.tokens)
+            row = measure(target, drafters, drafter, method, {**options, "temperature": temperature}, args.tokens,
+                          PROMPTS[:args.prompts])
             reference = reference or row["tokens_per_second"]
             row["speedup_vs_ar"] = row["tokens_per_second"] / reference
             rows.append(row)

@@ -95,13 +95,15 @@ def bonus_record(ctx: Decoding, p_last: torch.Tensor, index: int, origin: str = 
                                                    "position_in_block": index})
 
 
-def speculative_steps(ctx: Decoding, check):
-    """The draft-then-verify loop shared by sd, fsd and csd: draft K, one target forward over
-    them, apply `check` to each candidate, add the bonus token if all were kept."""
+def speculative_steps(ctx: Decoding, check, drafter=None):
+    """The draft-then-verify loop shared by sd, fsd, csd and tli: draft K, one target forward over
+    them, apply `check` to each candidate, add the bonus token if all were kept. `drafter(ctx, k)
+    -> Drafted` replaces drafting with ctx.draft on ctx.ids (tli drafts in another vocabulary)."""
+    drafter = drafter or (lambda ctx, k: draft_block(ctx, ctx.draft, k))
     while ctx.remaining() > 0:
         k = ctx.block_size(ctx.config.candidates)
         start = time.perf_counter()
-        drafted = draft_block(ctx, ctx.draft, k)
+        drafted = drafter(ctx, k)
         drafted_at = time.perf_counter()
         logits = ctx.target.next_logits(ctx.ids + drafted.tokens, positions=k + 1)
         p, p_raw = ctx.sampler.probs(logits), raw_probs(logits)

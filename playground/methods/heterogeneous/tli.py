@@ -1,9 +1,7 @@
 """Token-level intersection (TLI, seed 004 Algorithm 4): the drafter samples only tokens whose
 string is also a target token (its distribution renormalized onto T ∩ D), its distributions are
-moved onto target-vocabulary rows, and standard SD verifies them unchanged. Lossless, and it
-accepts at least as often as drafting over the union (Algorithm 1; Theorem 4.1)."""
-
-import time
+moved onto target-vocabulary rows, and the standard SD loop verifies them unchanged. Lossless,
+and it accepts at least as often as drafting over the union (Algorithm 1; Theorem 4.1)."""
 
 import torch
 
@@ -12,7 +10,7 @@ from ...sampling import raw_probs
 from ...step import Step
 from ...vocabulary import Intersection, intersection, token_strings
 from ..base import Decoding, Method
-from ..speculative import Drafted, bonus_record, sd_check, verify_block
+from ..speculative import Drafted, sd_check, speculative_steps
 from .common import draft_probs, pair_figures
 from .context import DraftContext
 
@@ -40,30 +38,37 @@ def draft_on_intersection(ctx: Decoding, context: DraftContext, shared: Intersec
     return Drafted(target_ids, torch.stack(qs) if qs else empty, torch.stack(q_raws) if q_raws else empty), draft_ids
 
 
+class IntersectionDrafter:
+    """The `drafter` of the SD loop for tli: keeps the drafter's own context in step with the
+    target's text, and remembers which draft tokens it proposed."""
+
+    def __init__(self, ctx: Decoding):
+        self.shared, self.strings = shared_vocabulary(ctx), token_strings(ctx.draft_tokenizer)
+        self.rows = ctx.target.model.config.vocab_size
+        self.context, self.draft_ids, self.resynced = DraftContext(ctx), [], 0
+
+    def __call__(self, ctx: Decoding, k: int) -> Drafted:
+        self.resynced = self.context.sync(ctx.ids, [([d], self.strings[d]) for d in self.draft_ids])
+        drafted, self.draft_ids = draft_on_intersection(ctx, self.context, self.shared, k, self.rows)
+        return drafted
+
+    def annotate(self, step: Step) -> None:
+        """Which draft token each kept candidate was, and the string figures of the step."""
+        kept = self.draft_ids[:step.accepted]
+        for record, draft_id in zip(step.tokens, kept):
+            record.diagnostics.update(draft_tokens=[draft_id], draft_text=self.strings[draft_id])
+        step.extra.update(chars_accepted=sum(len(self.strings[d]) for d in kept),
+                          draft_resync_chars=self.resynced)
+
+
 def tli_steps(ctx: Decoding):
-    shared, strings = shared_vocabulary(ctx), token_strings(ctx.draft_tokenizer)
-    rows = ctx.target.model.config.vocab_size
-    context, proposed, extra = DraftContext(ctx), [], {**pair_figures(ctx), **shared.shares()}
-    while ctx.remaining() > 0:
-        resynced = context.sync(ctx.ids, proposed)
-        k = ctx.block_size(ctx.config.candidates)
-        start = time.perf_counter()
-        drafted, draft_ids = draft_on_intersection(ctx, context, shared, k, rows)
-        drafted_at = time.perf_counter()
-        logits = ctx.target.next_logits(ctx.ids + drafted.tokens, positions=k + 1)
-        p, p_raw = ctx.sampler.probs(logits), raw_probs(logits)
-        records, flags = verify_block(ctx, drafted, p, p_raw, sd_check(ctx))
-        if all(flags):
-            records.append(bonus_record(ctx, p[k], k))
-        accepted = sum(flags)
-        for record, draft_id in zip(records[:accepted], draft_ids):
-            record.diagnostics.update(draft_tokens=[draft_id], draft_text=strings[draft_id])
-        yield Step(records, drafted=k, accepted=accepted, accepted_flags=flags,
-                   draft_seconds=drafted_at - start, verify_seconds=time.perf_counter() - drafted_at,
-                   forwards={ctx.draft.name: k, ctx.target.name: 1},
-                   extra={**extra, "chars_accepted": sum(len(strings[d]) for d in draft_ids[:accepted]),
-                          "draft_resync_chars": resynced})
-        proposed, extra = [([d], strings[d]) for d in draft_ids[:accepted]], {}
+    drafter = IntersectionDrafter(ctx)
+    first = {**pair_figures(ctx), **drafter.shared.shares()}
+    for step in speculative_steps(ctx, sd_check(ctx), drafter):
+        drafter.annotate(step)
+        step.extra.update(first)
+        first = {}
+        yield step
 
 
 TLI = Method("tli", tli_steps, "heterogeneous vocabularies: draft restricted to shared tokens, then "
