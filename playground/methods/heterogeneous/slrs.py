@@ -87,15 +87,16 @@ class StringProposer:
     def _text(self, text: str, token: int) -> str:
         return text + (self.draft_strings[token] or "")
 
-    def sample(self, draw: Callable[[torch.Tensor], int]) -> tuple[tuple[int, ...], str, int | None]:
-        """Draft until the lookahead rule stops; return the path, its text and the proposal."""
-        path, text = (), ""
+    def sample(self, draw: Callable[[torch.Tensor], int]) -> tuple[tuple[int, ...], float, int | None]:
+        """Draft until the lookahead rule stops; return the path, its probability and the proposal."""
+        path, text, probability = (), "", 1.0
         while True:
-            token = draw(self.q(path))
-            text = self._text(text, token)
+            q = self.q(path)
+            token = draw(q)
+            text, probability = self._text(text, token), probability * float(q[token])
             first, count = self.split([text])[0] if text else (None, 0)
             if self._stops(path, token, count):
-                return path + (token,), text, first
+                return path + (token,), probability, first
             path += (token,)
 
     def psi(self, token: int) -> float | None:
@@ -150,17 +151,21 @@ class Outcome:
     proposal: int | None
     path: tuple[int, ...]
     psi: float | None
-    accept_prob: float
+    accept_prob: float | None  # None: rejected without a ratio (no proposal, psi skipped or capped)
     residual_draws: int = 0
 
 
 def string_rejection_sample(p: torch.Tensor, proposer: StringProposer, sampler) -> Outcome:
-    """Algorithm 3, lines 4-8, for one target token."""
-    path, _, proposal = proposer.sample(sampler.draw)
-    # p(proposal) = 0 rejects whatever psi is: skip its enumeration
-    psi = proposer.psi(proposal) if proposal is not None and p[proposal] > 0 else None
-    accept_prob = min(1.0, float(p[proposal]) / psi) if psi else 0.0
-    if sampler.uniform() < accept_prob:
+    """Algorithm 3, lines 4-8, for one target token. The drafted path is one of the sequences psi
+    sums over, so psi(proposal) >= its probability: when u >= p(proposal) / P(path) the proposal
+    is rejected without enumerating psi (the capped psi would reject it too)."""
+    path, path_probability, proposal = proposer.sample(sampler.draw)
+    u = sampler.uniform()
+    psi = None
+    if proposal is not None and u * path_probability < float(p[proposal]):
+        psi = proposer.psi(proposal)
+    accept_prob = min(1.0, float(p[proposal]) / psi) if psi else None
+    if accept_prob is not None and u < accept_prob:
         return Outcome(proposal, True, proposal, path, psi, accept_prob)
     token, draws = residual_draw(p, proposer, sampler)
     return Outcome(token, False, proposal, path, psi, accept_prob, draws)
