@@ -68,6 +68,12 @@ def page(app_url):
         browser.close()
 
 
+def test_browser_load_describes_the_family(page):
+    page.locator("#load").click()
+    page.locator("#family-info", has_text="MiB").wait_for()
+    assert "share one vocabulary" in page.locator("#family-info").inner_text()
+
+
 def test_browser_generate_shows_colored_tokens_and_charts(page):
     page.locator("#opt-temperature input[type=number]").fill("1")
     page.locator("#generate").click()
@@ -83,7 +89,9 @@ def test_browser_generate_shows_colored_tokens_and_charts(page):
 
 def test_browser_releasing_a_slider_reruns(page):
     before = page.locator("#output").inner_html()
-    track = page.locator("#opt-temperature input[type=range]").bounding_box()
+    slider = page.locator("#opt-temperature input[type=range]")
+    slider.scroll_into_view_if_needed()
+    track = slider.bounding_box()
     page.mouse.click(track["x"] + track["width"] * 0.25, track["y"] + track["height"] / 2)
     page.wait_for_function("b => document.querySelector('#output').innerHTML !== b", arg=before)
     page.locator("#status", has_text="done").wait_for()
@@ -91,11 +99,13 @@ def test_browser_releasing_a_slider_reruns(page):
 
 def test_browser_stop_cancels_cleanly(page):
     page.locator("#opt-max-new-tokens input[type=number]").fill("512")
+    page.locator("#opt-max-new-tokens input[type=number]").press("Tab")
     page.locator("#generate").click()
     page.locator("#status", has_text="generating").wait_for()
     page.locator("#stop").click()
     page.locator("#status", has_text="stopped after").wait_for()
     page.locator("#opt-max-new-tokens input[type=number]").fill("30")
+    page.locator("#opt-max-new-tokens input[type=number]").press("Tab")
 
 
 def test_browser_method_change_shows_only_its_options(page):
@@ -127,3 +137,11 @@ def test_browser_toy(page):
     page.locator("#toy-table", has_text="100 in all").wait_for()
     page.locator("#toy-bars .js-plotly-plot").wait_for()
     page.screenshot(path=str(ARTIFACTS / "ui-toy.png"), full_page=True)
+
+
+def test_browser_export_offers_a_download(page):
+    page.get_by_role("tab", name="Generate").click()
+    page.locator("#export-json").click()
+    link = page.locator("#download [data-testid=download-link]")
+    link.wait_for()
+    assert link.get_attribute("href").endswith("run.json")

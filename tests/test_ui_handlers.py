@@ -62,6 +62,12 @@ def test_load_describes_device_memory_and_shared_vocabulary(handlers):
     assert "sd" in offered and all("qualifier" not in METHODS[m].roles for m in offered)
 
 
+def test_load_selects_the_presets_method_else_keeps_the_current_one(handlers):
+    assert handlers.load(KEY, "tiny-target", "tiny-draft", "", "fsd")[2].value == "fsd"
+    handlers.presets[0] = Preset("tiny", "tiny-target", "tiny-draft", "tiny-qualifier", method="psd-f")
+    assert handlers.load(KEY, "tiny-target", "tiny-draft", "tiny-qualifier", "sd")[2].value == "psd-f"
+
+
 def test_load_failure_is_a_status_message(handlers):
     def failing(spec):
         raise __import__("playground").PlaygroundError(f"cannot load model {spec!r}")
@@ -112,13 +118,29 @@ def test_generation_error_is_a_status_message(handlers):
     assert "status-error" in status and "empty prompt" in status
 
 
-def test_stopping_the_stream_closes_it_and_keeps_the_partial_run(handlers):
+def test_stop_ends_the_run_at_its_next_step_with_a_final_view(handlers):
+    stream = handlers.generate(KEY, PROMPT, "ar", False, *values(max_new_tokens=200))
+    next(stream)
+    handlers.stop(KEY)
+    status, text, stats, *figures = list(stream)[-1]
+    run = handlers.sessions.get(KEY).run
+    assert 0 < run.stats.tokens < 200 and not run.finished
+    assert "stopped after" in status and "tokens/s" in stats
+
+
+def test_a_stop_before_a_queued_run_starts_still_stops_it(handlers):
+    assert handlers.restart(KEY, 4) == 5
+    handlers.stop(KEY)
+    updates = list(handlers.generate(KEY, PROMPT, "ar", False, *values()))
+    assert len(updates) == 1 and "stopped before it started" in updates[0][0]
+    assert "done" in run_generate(handlers, "ar")[-1][0], "a direct call after a stop runs"
+
+
+def test_closing_the_stream_keeps_the_partial_run(handlers):
     stream = handlers.generate(KEY, PROMPT, "ar", False, *values(max_new_tokens=200))
     next(stream)
     stream.close()
-    run = handlers.sessions.get(KEY).run
-    assert 0 < run.stats.tokens < 200
-    assert "stopped after" in handlers.stopped(KEY)
+    assert 0 < handlers.sessions.get(KEY).run.stats.tokens < 200
 
 
 def test_export_json_is_the_cli_contract(handlers):

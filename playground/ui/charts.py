@@ -7,6 +7,7 @@ order. Every chart function takes (run, timeline) and returns a figure; none kee
 from dataclasses import dataclass, field
 
 import plotly.graph_objects as go
+import plotly.io as pio
 
 from ..stats import expected_tokens_per_step
 from ..step import ORIGINS
@@ -14,6 +15,8 @@ from .stepper import TOY_P, TOY_Q, TOY_TOKENS
 
 COLORS = {"draft": "#4c9f70", "qualifier": "#d9a441", "target": "#5b7fc7", "rescued": "#c75b9b",
           "rejected": "#c0504d", "predicted": "#9a9a9a"}
+# A plain dict: figures are built unvalidated (see _figure), so a template name would stay unresolved.
+TEMPLATE = pio.templates["plotly_white"].to_plotly_json()
 
 
 @dataclass
@@ -28,7 +31,7 @@ class Timeline:
 
 def _figure(title: str, traces, x_title: str = "", y_title: str = "", **layout) -> go.Figure:
     figure = go.Figure(traces, _validate=False)  # validation costs 4x the build; inputs are ours
-    figure.update_layout(title=dict(text=title, font=dict(size=14)), height=260, template="plotly_white",
+    figure.update_layout(title=dict(text=title, font=dict(size=14)), height=260, template=TEMPLATE,
                          margin=dict(l=50, r=15, t=40, b=40), showlegend=len(traces) > 1,
                          legend=dict(orientation="h", y=-0.25), xaxis_title=x_title, yaxis_title=y_title,
                          **layout)

@@ -26,9 +26,24 @@ from .session import Sessions, Stepping
 from .stepper import Toy, explain_step
 
 log = logging.getLogger(__name__)
-TEXT_INTERVAL = 0.05  # seconds between text refreshes while generating
-CHART_INTERVAL = 0.5  # seconds between chart refreshes (a gr.Plot resends the whole figure)...
-CHART_SHARE = 0.05  # ...and longer when building the charts would take more than 5% of the time
+TEXT_INTERVAL = 0.1  # at least this many seconds between text refreshes while generating...
+CHART_INTERVAL = 0.5  # ...and between chart refreshes (a gr.Plot resends the whole figure)...
+REFRESH_SHARE = 0.04  # ...and longer if each kind of refresh would take over 4% of the run's time
+
+
+class Pacer:
+    """When to refresh a view: at most every `interval` seconds, and rarely enough that the
+    refreshes (building the view, and Gradio sending it while the generator waits at its
+    `yield`) cost at most `share` of the time."""
+
+    def __init__(self, interval: float, share: float = REFRESH_SHARE):
+        self.interval, self.share, self.next = interval, share, 0.0
+
+    def due(self) -> bool:
+        return time.monotonic() >= self.next
+
+    def spent(self, seconds: float) -> None:
+        self.next = time.monotonic() + max(self.interval, seconds / self.share)
 
 
 def _error(error: Exception) -> str:
@@ -63,8 +78,9 @@ class Handlers:
         method = preset.method if preset.method in METHODS else gr.skip()
         return preset.target, preset.draft, preset.qualifier, preset.description, method
 
-    def load(self, key: str, target: str, draft: str, qualifier: str, progress=None):
-        """Load a family; returns (status, family description, method dropdown)."""
+    def load(self, key: str, target: str, draft: str, qualifier: str, method: str = "", progress=None):
+        """Load a family; returns (status, family description, method dropdown). The dropdown
+        offers the methods the family can run and selects the preset's, else keeps `method`."""
         session = self.sessions.get(key)
         specs = {"target": target, "draft": draft, "qualifier": qualifier}
         try:
@@ -73,20 +89,20 @@ class Handlers:
             return _error(error), gr.skip(), gr.skip()
         session.specs = {role: m.spec for role, m in models.items()}
         session.preset = next((p for p in self.presets if p.specs() == {r: s or "" for r, s in specs.items()}), None)
-        choices = method_choices(relation(models), set(models))
+        usable = [name for _, name in method_choices(relation(models), set(models))]
+        preferred = [session.preset.method if session.preset else "", method, *usable[:1]]
+        chosen = next((name for name in preferred if name in usable), None)
         return (render.status_html(f"loaded {', '.join(m.spec for m in models.values())}"),
-                self.describe(models), gr.Dropdown(choices=choices, value=choices[0][1] if choices else None))
+                self.describe(models), gr.Dropdown(choices=method_choices(relation(models), set(models)), value=chosen))
 
     def describe(self, models: dict) -> str:
-        rows = [f"| {role} | `{m.spec}` | {m.device} | {m.dtype} | {m.memory_bytes / 2**20:,.0f} MiB |"
-                for role, m in models.items()]
+        lines = [f"- **{role}** `{m.spec}`: {m.device}, {m.dtype}, {m.memory_bytes / 2**20:,.0f} MiB"
+                 for role, m in models.items()]
         total = sum(m.memory_bytes for m in {id(m): m for m in models.values()}.values())
-        shared = relation(models)
         vocabulary = {"same": "the models share one vocabulary: every method is available",
                       "different": "the vocabularies differ: only methods for heterogeneous vocabularies "
-                                   "are available"}.get(shared, "")
-        return "\n".join(["| role | model | device | dtype | weights |", "|---|---|---|---|---|", *rows,
-                          "", f"**{total / 2**20:,.0f} MiB** of weights; {vocabulary}."])
+                                   "are available"}.get(relation(models), "")
+        return "\n".join([*lines, "", f"{total / 2**20:,.0f} MiB of weights in all; {vocabulary}."])
 
     def unload(self, key: str):
         session = self.sessions.get(key)
@@ -123,27 +139,32 @@ class Handlers:
         return models, stream(prompt, method=method, **models, **options_from_values(method, values))
 
     def generate(self, key: str, prompt: str, method: str, show_rejected: bool, *values):
-        """Yield (status, tokens html, stats html, *chart figures) as the run streams."""
+        """Yield (status, tokens html, stats html, *chart figures) as the run streams. `stop()`
+        in the same session (also called before each new run) ends it cleanly at its next step."""
         session = self.sessions.get(key)
+        mine = session.claim()
+        if session.generation != mine:
+            yield (render.status_html("stopped before it started"), *[gr.skip()] * (2 + len(charts.CHARTS)))
+            return
         session.run, session.timeline = None, charts.Timeline()
         steps = None
         try:
             models, steps = self._stream(key, prompt, method, values)
             session.decode = _decoder(models[METHODS[method].roles[0]].tokenizer)
-            shown = next_chart = 0.0
+            text_pace, chart_pace = Pacer(TEXT_INTERVAL), Pacer(CHART_INTERVAL)
             for _, run in steps:
                 session.run = run
                 session.timeline.add(run)
-                now, status = time.monotonic(), f"generating… {run.stats.tokens} tokens"
-                if now >= next_chart:
-                    view = self._view(session, show_rejected, status, True)
-                    built = time.monotonic()
-                    next_chart = built + max(CHART_INTERVAL, (built - now) / CHART_SHARE)
-                    shown = built
-                    yield view
-                elif now - shown >= TEXT_INTERVAL:
-                    shown = now
-                    yield self._view(session, show_rejected, status, False)
+                if session.generation != mine:
+                    break
+                with_charts = chart_pace.due()
+                if with_charts or text_pace.due():
+                    started = time.monotonic()
+                    yield self._view(session, show_rejected, f"generating… {run.stats.tokens} tokens", with_charts)
+                    cost = time.monotonic() - started
+                    (chart_pace if with_charts else text_pace).spent(cost)
+                    if with_charts:
+                        text_pace.spent(0.0)
         except Exception as error:  # noqa: BLE001  (the UI boundary: show it, stay usable)
             yield (_error(error), *[gr.skip()] * (2 + len(charts.CHARTS)))
             return
@@ -151,7 +172,9 @@ class Handlers:
             if steps is not None:
                 steps.close()
         run = session.run
-        yield self._view(session, show_rejected, f"done: {run.stats.tokens} tokens ({run.stop_reason})", True)
+        ending = f"done: {run.stats.tokens} tokens ({run.stop_reason})" if run.finished else \
+            f"stopped after {run.stats.tokens} tokens"
+        yield self._view(session, show_rejected, ending, True)
 
     def _view(self, session, show_rejected: bool, status: str, with_charts: bool) -> tuple:
         run = session.run
@@ -167,10 +190,16 @@ class Handlers:
             return gr.skip()
         return render.tokens_html(session.run.tokens, session.decode, show_rejected)
 
-    def stopped(self, key: str) -> str:
-        run = self.sessions.get(key).run
-        tokens = run.stats.tokens if run else 0
-        return render.status_html(f"stopped after {tokens} tokens")
+    def stop(self, key: str) -> None:
+        """End the session's running (or queued) generation at its next step."""
+        self.sessions.get(key).generation += 1
+
+    def restart(self, key: str, tick: int) -> int:
+        """Stop the running generation and return tick + 1: the layout starts a run when the
+        tick changes, so every trigger stops the old run before the new one is queued."""
+        self.stop(key)
+        self.sessions.get(key).queued = self.sessions.get(key).generation
+        return tick + 1
 
     # -- export -----------------------------------------------------------------------------------
     def export_json(self, key: str):

@@ -44,6 +44,14 @@ def _keyed(handler, decorate=None):
     return decorate(callback) if decorate else callback
 
 
+def _offer(handler):
+    """Show the download box only when the handler produced a file (path, other) -> (File, other)."""
+    def offer(key):
+        path, other = handler(key)
+        return gr.File(value=path, visible=path is not None), other
+    return offer
+
+
 @dataclass
 class Shared:
     """Components and helpers every tab uses."""
@@ -81,7 +89,7 @@ def build_demo(loader=None, presets=None, gpu=None) -> gr.Blocks:
         with gr.Row():
             with gr.Column(scale=1, min_width=320, elem_id="sidebar"):
                 status = gr.HTML(elem_id="status")
-                method = _family_panel(handlers, status)
+                method, loading = _family_panel(handlers, status)
                 about = gr.Markdown(elem_id="method-about")
                 widgets = [_component(c) for c in all_controls()]
             with gr.Column(scale=3):
@@ -97,12 +105,14 @@ def build_demo(loader=None, presets=None, gpu=None) -> gr.Blocks:
                         _toy_tab(handlers)
         on_method = _keyed(handlers.method_changed)
         method.change(on_method, method, [*widgets, about], **PRIVATE)
+        loading.then(on_method, method, [*widgets, about], **PRIVATE)  # the new preset's defaults
         demo.load(on_method, method, [*widgets, about], **PRIVATE)
         demo.unload(_keyed(handlers.sessions.drop))
     return demo
 
 
-def _family_panel(handlers: Handlers, status) -> gr.Dropdown:
+def _family_panel(handlers: Handlers, status):
+    """The model family controls and the method dropdown; returns (method, the load event)."""
     names, first = [p.name for p in handlers.presets], handlers.presets[0]
     with gr.Accordion("Model family", open=True):
         preset = gr.Dropdown(names, value=names[0], label="preset", elem_id="preset")
@@ -115,13 +125,13 @@ def _family_panel(handlers: Handlers, status) -> gr.Dropdown:
         family = gr.Markdown(first.description, elem_id="family-info")
     method = gr.Dropdown(method_choices(), value=DEFAULT_METHOD, label="method", elem_id="method")
 
-    def on_load(target, draft, qualifier, request: gr.Request, progress=gr.Progress()):
-        return handlers.load(request.session_hash, target, draft, qualifier, progress)
+    def on_load(target, draft, qualifier, current, request: gr.Request, progress=gr.Progress()):
+        return handlers.load(request.session_hash, target, draft, qualifier, current, progress)
 
     preset.input(handlers.preset, preset, [*specs, family, method], **PRIVATE)
-    load.click(on_load, specs, [status, family, method], api_name="load")
+    loading = load.click(on_load, [*specs, method], [status, family, method], api_name="load")
     unload.click(_keyed(handlers.unload), None, [status, family], api_name="unload")
-    return method
+    return method, loading
 
 
 def _generate_tab(ui: Shared) -> None:
@@ -143,22 +153,25 @@ def _generate_tab(ui: Shared) -> None:
         export_json = gr.Button("Export run (JSON)", elem_id="export-json", size="sm")
         export_charts = gr.Button("Export charts (HTML)", elem_id="export-charts", size="sm")
         memory = gr.Button("CSD correction memory", elem_id="csd-memory", size="sm")
-    download = gr.File(label="download", elem_id="download", interactive=False, height=90)
+    download = gr.File(label="download", elem_id="download", interactive=False, visible=False)
     memory_view = gr.HTML(elem_id="csd-memory-view")
     gr.Markdown("Charts export as interactive HTML (PNG export needs `kaleido`, which is not installed).")
 
-    # Every trigger cancels the running generation and bumps a counter; the counter's change
-    # starts the new run. So releasing a slider re-runs the same prompt and seed at once.
+    # Every trigger first stops the session's running generation (at its next step, so it ends
+    # with its own final view), then bumps a counter whose change starts the new run. So
+    # releasing a slider re-runs the same prompt and seed at once.
     tick = gr.State(0)
-    run = tick.change(_keyed(ui.handlers.generate, ui.gpu), [ui.prompt, ui.method, show_rejected, *ui.widgets],
-                      [ui.status, output, stats, *plots], api_name="generate", show_progress="minimal")
+    tick.change(_keyed(ui.handlers.generate, ui.gpu), [ui.prompt, ui.method, show_rejected, *ui.widgets],
+                [ui.status, output, stats, *plots], api_name="generate", show_progress="hidden")
     releases = [w.release for w in ui.widgets if isinstance(w, gr.Slider)]
-    gr.on([generate.click, ui.prompt.submit, *releases], lambda n: n + 1, tick, tick, cancels=[run], **PRIVATE)
-    stop.click(_keyed(ui.handlers.stopped), None, ui.status, cancels=[run], **PRIVATE)
+    gr.on([generate.click, ui.prompt.submit, *releases], _keyed(ui.handlers.restart), tick, tick, **PRIVATE)
+    stop.click(_keyed(ui.handlers.stop), None, None, **PRIVATE)
     show_rejected.change(_keyed(ui.handlers.rerender), show_rejected, output, **PRIVATE)
-    export_json.click(_keyed(ui.handlers.export_json), None, [download, ui.status], api_name="export_json")
-    export_charts.click(_keyed(ui.handlers.export_charts), None, [download, ui.status], api_name="export_charts")
-    memory.click(_keyed(ui.handlers.correction_memory), None, [download, memory_view], api_name="correction_memory")
+    export_json.click(_keyed(_offer(ui.handlers.export_json)), None, [download, ui.status], api_name="export_json")
+    export_charts.click(_keyed(_offer(ui.handlers.export_charts)), None, [download, ui.status],
+                        api_name="export_charts")
+    memory.click(_keyed(_offer(ui.handlers.correction_memory)), None, [download, memory_view],
+                 api_name="correction_memory")
 
 
 def _compare_tab(ui: Shared) -> None:

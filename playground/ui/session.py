@@ -34,6 +34,15 @@ class Session:
     decode: object = None  # token id -> text, for the last run's tokenizer
     stepping: Stepping | None = None
     toy: Toy = field(default_factory=Toy)
+    generation: int = 0  # bumped to stop the running generation at its next step
+    queued: int | None = None  # the generation a triggered, not yet started run belongs to
+
+    def claim(self) -> int:
+        """The generation a starting run belongs to: the one its trigger queued, else the
+        current one (a direct API call). A stop since the trigger makes the two differ."""
+        mine = self.generation if self.queued is None else self.queued
+        self.queued = None
+        return mine
 
 
 class Sessions:
