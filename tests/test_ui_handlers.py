@@ -112,6 +112,13 @@ def test_rejected_drafts_show_struck_through_in_place(handlers):
     assert "replaced draft candidate" in shown
 
 
+def test_toggling_rejected_drafts_mid_run_applies_to_the_rest_of_the_run(handlers):
+    stream = handlers.generate(KEY, PROMPT, "sd", False, *values(temperature=1.0, seed=1, max_new_tokens=40))
+    next(stream)
+    handlers.rerender(KEY, True)
+    assert "tok-rejected" in list(stream)[-1][1]
+
+
 def test_generation_error_is_a_status_message(handlers):
     with pytest.warns(UserWarning):
         status, *rest = list(handlers.generate(KEY, "   ", "sd", False, *values()))[-1]

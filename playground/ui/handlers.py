@@ -146,7 +146,7 @@ class Handlers:
         if session.generation != mine:
             yield (render.status_html("stopped before it started"), *[gr.skip()] * (2 + len(charts.CHARTS)))
             return
-        session.run, session.timeline = None, charts.Timeline()
+        session.run, session.timeline, session.show_rejected = None, charts.Timeline(), show_rejected
         steps = None
         try:
             models, steps = self._stream(key, prompt, method, values)
@@ -160,7 +160,7 @@ class Handlers:
                 with_charts = chart_pace.due()
                 if with_charts or text_pace.due():
                     started = time.monotonic()
-                    yield self._view(session, show_rejected, f"generating… {run.stats.tokens} tokens", with_charts)
+                    yield self._view(session, f"generating… {run.stats.tokens} tokens", with_charts)
                     cost = time.monotonic() - started
                     (chart_pace if with_charts else text_pace).spent(cost)
                     if with_charts:
@@ -174,18 +174,20 @@ class Handlers:
         run = session.run
         ending = f"done: {run.stats.tokens} tokens ({run.stop_reason})" if run.finished else \
             f"stopped after {run.stats.tokens} tokens"
-        yield self._view(session, show_rejected, ending, True)
+        yield self._view(session, ending, True)
 
-    def _view(self, session, show_rejected: bool, status: str, with_charts: bool) -> tuple:
+    def _view(self, session, status: str, with_charts: bool) -> tuple:
         run = session.run
-        text = render.tokens_html(run.tokens, session.decode, show_rejected)
+        text = render.tokens_html(run.tokens, session.decode, session.show_rejected)
         if not with_charts:
             return (render.status_html(status), text, *[gr.skip()] * (1 + len(charts.CHARTS)))
         stats = render.stats_html({**run.stats.to_dict(), "stop_reason": run.stop_reason or "running"})
         return (render.status_html(status), text, stats, *charts.all_figures(run, session.timeline))
 
     def rerender(self, key: str, show_rejected: bool) -> str:
+        """Apply the "show rejected drafts" toggle (a running generation follows it too)."""
         session = self.sessions.get(key)
+        session.show_rejected = show_rejected
         if session.run is None:
             return gr.skip()
         return render.tokens_html(session.run.tokens, session.decode, show_rejected)

@@ -32,6 +32,7 @@ class Session:
     run: object = None  # the last finished or stopped Run
     timeline: Timeline = field(default_factory=Timeline)
     decode: object = None  # token id -> text, for the last run's tokenizer
+    show_rejected: bool = False  # the toggle; a running generation reads it at each refresh
     stepping: Stepping | None = None
     toy: Toy = field(default_factory=Toy)
     generation: int = 0  # bumped to stop the running generation at its next step
