@@ -239,11 +239,12 @@ def greedy_tokens_per_second(model, prompt_ids: list[int], new_tokens: int = 48)
     return new_tokens / (time.perf_counter() - started)
 
 
-def speed_ratios(models: dict, prompt_ids: list[int], rounds: int = 5) -> dict[str, float]:
-    """Median tokens/s of each model, measured alternately in one process (shared CPUs are noisy)."""
+def speed_ratios(models: dict, rounds: int = 5) -> dict[str, float]:
+    """Median tokens/s of each model given {name: (model, prompt_ids)}, measured alternately in one
+    process (shared CPUs are noisy)."""
     samples = {name: [] for name in models}
     for _ in range(rounds):
-        for name, model in models.items():
+        for name, (model, prompt_ids) in models.items():
             samples[name].append(greedy_tokens_per_second(model, prompt_ids))
     return {name: statistics.median(values) for name, values in samples.items()}
 
@@ -267,8 +268,10 @@ def measure(target, tokenizer, byte_model, byte_tok) -> dict:
     metrics["agreement"]["byte-draft"] = round(greedy_agreement(byte_model, byte_heldout), 4)
     byte_quick = retokenized(quick, HELD_OUT, tokenizer, byte_tok)
     metrics["quick_check_agreement"]["byte-draft"] = round(greedy_agreement(byte_model, byte_quick), 4)
-    speeds = speed_ratios({embedded.DEFAULT_TARGET: target, **students, "byte-draft": byte_model},
-                          heldout[1][0])
+    prompt = heldout[1][0]
+    speeds = speed_ratios({embedded.DEFAULT_TARGET: (target, prompt),
+                           **{name: (student, prompt) for name, student in students.items()},
+                           "byte-draft": (byte_model, byte_heldout[1][0])})
     metrics["tokens_per_second"] = {name: round(value, 1) for name, value in speeds.items()}
     metrics["speed_vs_target"] = {name: round(value / speeds[embedded.DEFAULT_TARGET], 2)
                                   for name, value in speeds.items()}
@@ -287,12 +290,46 @@ def cached(path: pathlib.Path, build):
     return value
 
 
+def training_data(target, tokenizer, args):
+    """The prompts and the target's answers to them (cached in the work directory)."""
+    prompts = training_prompts(args.prompts, SEED)
+    half = len(prompts) // 2
+    examples = cached(args.work_dir / f"answers-{args.prompts}.pt", lambda: (
+        generate_answers(target, tokenizer, prompts[:half], MAX_ANSWER_TOKENS, progress=progress)
+        + generate_answers(target, tokenizer, prompts[half:], MAX_ANSWER_TOKENS, sample=True, progress=progress)))
+    print(f"{len(examples)} conversations, {sum(len(a) for _, a in examples)} answer tokens")
+    return prompts, examples
+
+
+def train_students(target, tokenizer, examples, args) -> None:
+    depths = sorted({settings["frozen"] for settings in STUDENTS.values()})
+    teacher = cached(args.work_dir / f"teacher-{args.prompts}-depths-{'-'.join(map(str, depths))}.pt",
+                     lambda: teacher_pass(target, examples, tokenizer.pad_token_id, depths))
+    for offset, (name, settings) in enumerate(STUDENTS.items()):
+        frozen = settings["frozen"]
+        assert settings["layers"][:frozen] == list(range(frozen)), "frozen layers must be the target's first"
+        student = trainable_student(target, settings["layers"], frozen, settings["rank"], SEED + offset)
+        train_student(student, frozen, examples, teacher, settings["epochs"], settings["lr"], SEED + offset)
+        save_deltas(embedded.ASSETS_DIR / f"{name}.safetensors", settings["layers"],
+                    extract_deltas(student, frozen))
+
+
+def train_byte_drafter(tokenizer, prompts, examples) -> None:
+    byte_tok = byte_tokenizer(tokenizer.chat_template)
+    byte_data = retokenized(examples, prompts, tokenizer, byte_tok, BYTE_DRAFT["max_bytes"])
+    byte_model = train_byte_draft(byte_tok, byte_data, BYTE_DRAFT, SEED)
+    byte_model.to(torch.bfloat16).save_pretrained(embedded.ASSETS_DIR / "byte-draft")
+    byte_tok.save_pretrained(embedded.ASSETS_DIR / "byte-draft")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--work-dir", type=pathlib.Path, default=embedded.cache_dir().parent / "build-embedded")
     parser.add_argument("--prompts", type=int, default=PROMPTS)
     parser.add_argument("--threads", type=int, default=2,
                         help="torch threads; use 1 on a machine shared with other jobs (2 threads then spin)")
+    parser.add_argument("--measure-only", action="store_true",
+                        help="skip training: re-measure the committed weights and rewrite metrics.json")
     args = parser.parse_args()
     started = time.perf_counter()
     torch.set_num_threads(args.threads)
@@ -303,40 +340,20 @@ def main() -> None:
     target = AutoModelForCausalLM.from_pretrained(target_dir).eval()
     tokenizer = AutoTokenizer.from_pretrained(target_dir)
 
-    prompts = training_prompts(args.prompts, SEED)
-    half = len(prompts) // 2
-    examples = cached(args.work_dir / f"answers-{args.prompts}.pt", lambda: (
-        generate_answers(target, tokenizer, prompts[:half], MAX_ANSWER_TOKENS, progress=progress)
-        + generate_answers(target, tokenizer, prompts[half:], MAX_ANSWER_TOKENS, sample=True, progress=progress)))
-    print(f"{len(examples)} conversations, {sum(len(a) for _, a in examples)} answer tokens")
-    depths = sorted({settings["frozen"] for settings in STUDENTS.values()})
-    teacher = cached(args.work_dir / f"teacher-{args.prompts}.pt",
-                     lambda: teacher_pass(target, examples, tokenizer.pad_token_id, depths))
-
-    for offset, (name, settings) in enumerate(STUDENTS.items()):
-        frozen = settings["frozen"]
-        assert settings["layers"][:frozen] == list(range(frozen)), "frozen layers must be the target's first"
-        student = trainable_student(target, settings["layers"], frozen, settings["rank"], SEED + offset)
-        train_student(student, frozen, examples, teacher, settings["epochs"], settings["lr"], SEED + offset)
-        save_deltas(embedded.ASSETS_DIR / f"{name}.safetensors", settings["layers"],
-                    extract_deltas(student, frozen))
-
-    byte_tok = byte_tokenizer(tokenizer.chat_template)
-    byte_data = retokenized(examples, prompts, tokenizer, byte_tok, BYTE_DRAFT["max_bytes"])
-    byte_model = train_byte_draft(byte_tok, byte_data, BYTE_DRAFT, SEED)
-    byte_model.to(torch.bfloat16).save_pretrained(embedded.ASSETS_DIR / "byte-draft")
-    byte_tok.save_pretrained(embedded.ASSETS_DIR / "byte-draft")
-
+    prompts, examples = training_data(target, tokenizer, args)
+    if not args.measure_only:
+        train_students(target, tokenizer, examples, args)
+        train_byte_drafter(tokenizer, prompts, examples)
     embedded.prepare()
     byte_model, byte_tok = load_prepared("byte-draft")
     metrics = measure(target, tokenizer, byte_model, byte_tok)
     metrics.update({"seed": SEED, "training_prompts": len(prompts),
                     "training_answer_tokens": sum(len(a) for _, a in examples),
                     "students": STUDENTS, "byte_draft": BYTE_DRAFT,
-                    "recipe_minutes": round((time.perf_counter() - started) / 60, 1),
+                    "minutes_this_run": round((time.perf_counter() - started) / 60, 1),
                     "held_out": HELD_OUT})
     (embedded.ASSETS_DIR / "metrics.json").write_text(json.dumps(metrics, indent=2) + "\n")
-    print(json.dumps({k: metrics[k] for k in ("agreement", "speed_vs_target", "recipe_minutes")}, indent=2))
+    print(json.dumps({k: metrics[k] for k in ("agreement", "speed_vs_target", "minutes_this_run")}, indent=2))
 
 
 if __name__ == "__main__":
