@@ -76,3 +76,14 @@ def relation(models: dict[str, LoadedModel]) -> str | None:
     helpers = [m for role, m in models.items() if role != "target"]
     same = all(vocabulary_relation(models["target"].tokenizer, m.tokenizer) == "same" for m in helpers)
     return "same" if same else "different"
+
+
+def describe_family(models: dict[str, LoadedModel]) -> str:
+    """Markdown: each model's device, dtype and weights, the total, and the vocabulary verdict."""
+    lines = [f"- **{role}** `{m.spec}`: {m.device}, {m.dtype}, {m.memory_bytes / 2**20:,.0f} MiB"
+             for role, m in models.items()]
+    total = sum(m.memory_bytes for m in {id(m): m for m in models.values()}.values())
+    vocabulary = {"same": "the models share one vocabulary: every method is available",
+                  "different": "the vocabularies differ: only methods for heterogeneous vocabularies "
+                               "are available"}.get(relation(models), "")
+    return "\n".join([*lines, "", f"{total / 2**20:,.0f} MiB of weights in all; {vocabulary}."])

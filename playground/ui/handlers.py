@@ -14,12 +14,12 @@ from pathlib import Path
 import gradio as gr
 
 from .. import correction_memory
-from ..engine import format_prompt, stream
+from ..engine import format_prompt, generate, stream
 from ..errors import PlaygroundError
 from ..methods import METHODS
 from ..models import load_model, unload_all
 from . import charts, render
-from .family import ROLES, load_family, project_presets, relation
+from .family import describe_family, load_family, project_presets, relation
 from .options import all_controls, method_choices, options_from_values, visible_options
 from .quality import target_ids, target_log_likelihood, token_agreement
 from .session import Sessions, Stepping
@@ -89,20 +89,12 @@ class Handlers:
             return _error(error), gr.skip(), gr.skip()
         session.specs = {role: m.spec for role, m in models.items()}
         session.preset = next((p for p in self.presets if p.specs() == {r: s or "" for r, s in specs.items()}), None)
-        usable = [name for _, name in method_choices(relation(models), set(models))]
+        choices = method_choices(relation(models), set(models))
+        usable = [name for _, name in choices]
         preferred = [session.preset.method if session.preset else "", method, *usable[:1]]
         chosen = next((name for name in preferred if name in usable), None)
         return (render.status_html(f"loaded {', '.join(m.spec for m in models.values())}"),
-                self.describe(models), gr.Dropdown(choices=method_choices(relation(models), set(models)), value=chosen))
-
-    def describe(self, models: dict) -> str:
-        lines = [f"- **{role}** `{m.spec}`: {m.device}, {m.dtype}, {m.memory_bytes / 2**20:,.0f} MiB"
-                 for role, m in models.items()]
-        total = sum(m.memory_bytes for m in {id(m): m for m in models.values()}.values())
-        vocabulary = {"same": "the models share one vocabulary: every method is available",
-                      "different": "the vocabularies differ: only methods for heterogeneous vocabularies "
-                                   "are available"}.get(relation(models), "")
-        return "\n".join([*lines, "", f"{total / 2**20:,.0f} MiB of weights in all; {vocabulary}."])
+                describe_family(models), gr.Dropdown(choices=choices, value=chosen))
 
     def unload(self, key: str):
         session = self.sessions.get(key)
@@ -112,9 +104,10 @@ class Handlers:
 
     def models_for(self, key: str, method: str) -> dict:
         """The session's family (the first preset until one is loaded), for the method's roles."""
-        session = self.sessions.get(key)
-        specs = session.specs or {r: s for r, s in self.presets[0].specs().items() if s}
-        needed = METHODS[method].roles if method in METHODS else ()
+        if method not in METHODS:
+            raise PlaygroundError(f"unknown method {method!r}: choose one of {', '.join(METHODS)}")
+        specs = self.sessions.get(key).specs or {r: s for r, s in self.presets[0].specs().items() if s}
+        needed = METHODS[method].roles
         missing = [role for role in needed if role not in specs]
         if missing:
             raise PlaygroundError(f"{method} needs a {' and a '.join(missing)} model: load a family with one")
@@ -122,9 +115,11 @@ class Handlers:
 
     # -- method and options -----------------------------------------------------------------------
     def method_changed(self, key: str, method: str) -> list:
-        """Show only the method's options; apply the preset's defaults for it; describe it."""
+        """Show only the method's options; apply the preset's defaults for it (the first preset's
+        until a family is loaded); describe it."""
         visible, session = visible_options(method), self.sessions.get(key)
-        defaults = session.preset.defaults.get(method, {}) if session.preset else {}
+        preset = session.preset or (None if session.specs else self.presets[0])
+        defaults = preset.defaults.get(method, {}) if preset else {}
         updates = [gr.update(visible=c.name in visible, **({"value": defaults[c.name]} if c.name in defaults else {}))
                    for c in all_controls()]
         chosen = METHODS.get(method)
@@ -248,12 +243,8 @@ class Handlers:
         return [(f"{method} {sweep_option}={n:g}", method, {sweep_option: n}) for n in numbers]
 
     def _finished(self, key, prompt, method, values, **override):
-        models = self.models_for(key, method)
         options = {**options_from_values(method, values), **override}
-        run = None
-        for _, run in stream(prompt, method=method, **models, **options):
-            pass
-        return run
+        return generate(prompt, method=method, **self.models_for(key, method), **options)
 
     def _column(self, label, run, target, reference_ids, prompt) -> dict:
         ids, stats = target_ids(run, target), run.stats.to_dict()
