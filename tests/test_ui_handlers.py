@@ -197,6 +197,21 @@ def test_step_mode_shows_no_residual_for_fuzzy_acceptance(handlers):
     assert "tau" in explanation and {trace.name for trace in bars.data} == {"p (target)", "q (draft)"}
 
 
+def test_step_mode_compares_the_target_with_the_qualifier_in_pyramid_sd(handlers):
+    *_, bars = handlers.step(KEY, PROMPT, "psd-f", 0, *values(temperature=1.0, seed=1))
+    assert "r (qualifier)" in {trace.name for trace in bars.data}
+
+
+def test_step_mode_shows_no_bars_across_vocabularies(handlers, family):
+    other = char_tokenizer("zyxwvutsrqponmlkjihgfedcba .,!?<>")
+    models = {**{m.spec: m for m in family.values()},
+              "other-draft": loaded("other-draft", tiny_llama(len(other), layers=1, hidden=32), other)}
+    handlers.loader = models.__getitem__
+    handlers.load(KEY, "tiny-target", "other-draft", "")
+    status, text, explanation, bars = handlers.step(KEY, PROMPT, "slem", 0, *values())
+    assert "round 1" in status and not bars.data
+
+
 def test_step_mode_restarts_after_the_run_finishes(handlers):
     for _ in range(30):
         status, *_ = handlers.step(KEY, PROMPT, "sd", 0, *values(max_new_tokens=6))

@@ -114,7 +114,7 @@ def explanation_html(explanation, decode: Callable[[int], str]) -> str:
             "discarded unchecked.</p>" if unchecked > 0 else f"<p>{explanation.drafted} candidates drafted.</p>")
     emitted = [(repr(decode(token)), origin, why) for token, origin, why in explanation.emitted]
     return ('<div class="explain"><h4>Acceptance test per candidate</h4>' + note
-            + _table(("#", "candidate", "p(x)", "q(x)", "test", "verdict"), candidates, "explain-table")
+            + _table(("#", "candidate", "p(x)", "q(x) or r(x)", "test", "verdict"), candidates, "explain-table")
             + "<h4>Emitted this round</h4>" + _table(("token", "origin", "why"), emitted, "explain-table") + "</div>")
 
 

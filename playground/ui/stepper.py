@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 import torch
 
 from ..sampling import Sampler, residual
+from .family import relation
 
 TOP = 8  # tokens shown per distribution
 
@@ -74,20 +75,25 @@ def _top(probs: torch.Tensor, decode) -> dict[str, float]:
 
 
 def distributions(models: dict, context: list[int], candidates: list[Candidate], config, decode) -> list[dict]:
-    """Top tokens of p (target) and q (draft) at each checked position, and of the residual
-    norm(max(0, p - q)) where the SD rule was used; fills in each candidate's p(x) and q(x)."""
-    if not candidates or "target" not in models or "draft" not in models:
+    """Top tokens of p (target) and of what the target verified against (the qualifier's r in
+    PyramidSD, else the draft's q) at each checked position, and of the residual
+    norm(max(0, p - q)) where the SD rule was used; fills in each candidate's p(x) and q(x).
+    Empty when the two models do not share a vocabulary (their distributions do not compare)."""
+    proposer = "qualifier" if "qualifier" in models else "draft"
+    if not candidates or "target" not in models or proposer not in models:
         return []
-    sequence = context + [c.token for c in candidates]
-    n = len(candidates)
+    if relation({"target": models["target"], proposer: models[proposer]}) != "same":
+        return []
+    sequence, n = context + [c.token for c in candidates], len(candidates)
     sampler = Sampler(config.temperature, config.top_k, config.top_p)
     p = _probs(models["target"].model, sequence, n + 1, sampler)[:n]
-    q = _probs(models["draft"].model, sequence, n + 1, sampler)[:n]
+    q = _probs(models[proposer].model, sequence, n + 1, sampler)[:n]
     vocab = min(p.shape[-1], q.shape[-1])
+    label = "r (qualifier)" if proposer == "qualifier" else "q (draft)"
     shown = []
     for i, candidate in enumerate(candidates):
         candidate.p, candidate.q = float(p[i, candidate.token]), float(q[i, candidate.token])
-        bars = {"p (target)": _top(p[i], decode), "q (draft)": _top(q[i], decode)}
+        bars = {"p (target)": _top(p[i], decode), label: _top(q[i], decode)}
         if "accept_prob" in candidate.diagnostics:
             bars["residual max(0, p - q)"] = _top(residual(p[i, :vocab], q[i, :vocab]), decode)
         shown.append(bars)
