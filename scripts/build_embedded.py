@@ -41,7 +41,7 @@ MAX_ANSWER_TOKENS = 128
 TOP_K = 16
 # The first `frozen` layers of a student are the target's layers 0..frozen-1, unchanged.
 STUDENTS = {
-    "smollm2-draft": {"layers": [0, 1, 29], "frozen": 2, "rank": 64, "epochs": 8, "lr": 2e-3},
+    "smollm2-draft": {"layers": [0, 1, 29], "frozen": 0, "rank": 64, "epochs": 8, "lr": 2e-3},
     "smollm2-qualifier": {"layers": [*range(12), 28, 29], "frozen": 12, "rank": 32, "epochs": 4, "lr": 2e-3},
 }
 BYTE_DRAFT = {"hidden_size": 128, "intermediate_size": 384, "num_hidden_layers": 3,

