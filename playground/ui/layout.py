@@ -15,8 +15,8 @@ from ..methods import METHODS
 from . import render
 from .charts import CHARTS
 from .handlers import Handlers
-from .stepper import Toy
 from .options import all_controls, method_choices, visible_options
+from .stepper import Toy
 
 ASSETS = Path(__file__).resolve().parents[2] / "assets"
 CSS_PATH = ASSETS / "ui.css"
