@@ -8,7 +8,8 @@ benchmarked as soon as it is registered. Two names are the bench's own:
 `hf-assisted` (transformers' `generate(assistant_model=...)` with the same draft and K, see
 `playground.baseline`) and `hf-universal` (the same with `assistant_tokenizer=`, on the
 heterogeneous draft). Passing `fsd` also runs its random-acceptance control `fsd-random`
-(seed 000, Figure 6): fsd with `random_accept` set to each fsd setting's measured acceptance rate.
+(seed 000, Figure 6): fsd with `random_accept` set to the probability with which each fsd
+setting accepted an examined candidate (`candidate_acceptance`), so the draft shares match.
 
 Outputs in --out: `runs.csv` (one row per run, columns below), `summary.md`, `summary.csv`, and
 plotly charts (`accuracy_vs_speed.html`, `agreement_vs_speed.html`, `random_control.html`,
@@ -26,6 +27,7 @@ runs.csv columns:
   ar_tokens_per_second tokens/s of the ar run paired with this one (ar rows: their own)
   speedup              tokens_per_second / ar_tokens_per_second (ar rows: 1)
   acceptance_rate      accepted / drafted candidates (ours only)
+  candidate_acceptance accepted / examined candidates (those up to each block's first rejection)
   mean_acceptance_length  tokens per target forward, bonus included (ours only)
   expected_speedup     Leviathan's prediction from the measured acceptance and cost ratio
   share_draft, share_qualifier, share_target, share_rescued   token origin shares

@@ -20,7 +20,7 @@ RANDOM_CONTROL = "fsd-random"
 THRESHOLD_FIELDS = ("tau", "tau_t")  # the option --taus sweeps, first one a method reads
 COLUMNS = ["setting", "method", "candidates", "tau", "random_accept", "prompt_id", "repeat", "tokens",
            "seconds", "tokens_per_second", "ar_tokens_per_second", "speedup", "acceptance_rate",
-           "mean_acceptance_length", "expected_speedup", *(f"share_{o}" for o in ORIGINS),
+           "candidate_acceptance", "mean_acceptance_length", "expected_speedup", *(f"share_{o}" for o in ORIGINS),
            "exact_match", "first_divergence", "log_likelihood", "correct", "error"]
 
 
@@ -90,12 +90,13 @@ def _reads(name: str, option: str) -> bool:
 
 
 def random_controls(settings: list[Setting], rows: list[dict]) -> list[Setting]:
-    """fsd-random at the acceptance rate each fsd setting reached."""
+    """fsd-random accepting each examined candidate with the probability fsd accepted one."""
     controls = []
     for setting in settings:
         if setting.method != "fsd":
             continue
-        rates = [r["acceptance_rate"] for r in rows if r["setting"] == setting.label and r["acceptance_rate"] is not None]
+        rates = [r["candidate_acceptance"] for r in rows
+                 if r["setting"] == setting.label and r["candidate_acceptance"] is not None]
         if rates:
             rate = round(statistics.fmean(rates), 3)
             controls.append(Setting(RANDOM_CONTROL, {"candidates": setting.options["candidates"], "random_accept": rate}))
@@ -173,7 +174,7 @@ class Bench:
             "random_accept": setting.options.get("random_accept"), "prompt_id": task.id, "repeat": repeat,
             "tokens": len(outcome.ids), "seconds": outcome.seconds, "tokens_per_second": tps,
             "ar_tokens_per_second": ar_tps, "speedup": tps / ar_tps if tps and ar_tps else None,
-            "acceptance_rate": stats.get("acceptance_rate"),
+            "acceptance_rate": stats.get("acceptance_rate"), "candidate_acceptance": candidate_acceptance(stats),
             "mean_acceptance_length": stats.get("mean_acceptance_length"),
             "expected_speedup": stats.get("expected_speedup"),
             **{f"share_{o}": stats.get("origin_shares", {}).get(o) for o in ORIGINS},
@@ -188,6 +189,17 @@ class Bench:
         if key not in self._likelihoods:
             self._likelihoods[key] = mean_log_likelihood(self.target.model, self.prompt_ids[task.id], ids)
         return self._likelihoods[key]
+
+
+def candidate_acceptance(stats: dict) -> float | None:
+    """Accepted / examined candidates. The acceptance rate divides by all drafted candidates, and
+    those after a block's first rejection are never examined; a per-candidate acceptance
+    probability (fsd-random's `random_accept`) must be matched to this one."""
+    if not stats.get("steps") or not stats.get("drafted"):
+        return None
+    full_blocks = stats["acceptance_length_histogram"].get(str(len(stats["per_position_acceptance_rate"])), 0)
+    examined = stats["accepted"] + stats["steps"] - full_blocks
+    return stats["accepted"] / examined if examined else None
 
 
 def _as_int(value: bool | None) -> int | None:

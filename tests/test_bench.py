@@ -3,7 +3,8 @@ import csv
 import pytest
 import torch
 
-from playground.bench_runner import COLUMNS, Bench, Setting, expand_settings, paired_speedups, run_bench, spread
+from playground.bench_runner import (COLUMNS, Bench, Setting, candidate_acceptance, expand_settings, paired_speedups,
+                                     run_bench, spread)
 from playground.bench_report import write_report
 from playground.quality import Task, agreement, is_correct
 
@@ -78,3 +79,11 @@ def test_random_control_matches_fsd_acceptance(bench_rows):
     controls = {r["setting"] for r in bench_rows if r["method"] == "fsd-random"}
     assert "fsd-random K=3 p=0" in controls  # tau=0 accepts nothing, so its control accepts nothing
     assert Setting("fsd-random", {"candidates": 3, "random_accept": 0.0}).label in controls
+
+
+def test_candidate_acceptance_counts_only_examined_candidates():
+    # 3 blocks of K=4: accepted 4 (full), 1 then rejected, 0 then rejected -> 5 of 4 + 2 + 1 examined.
+    stats = {"steps": 3, "drafted": 12, "accepted": 5, "per_position_acceptance_rate": [0, 0, 0, 0],
+             "acceptance_length_histogram": {"0": 1, "1": 1, "4": 1}}
+    assert candidate_acceptance(stats) == 5 / 7
+    assert candidate_acceptance({"steps": 0, "drafted": 0}) is None
