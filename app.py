@@ -7,6 +7,7 @@ that run models are wrapped in `spaces.GPU`; elsewhere that decorator is not use
 import os
 
 from playground.ui import build_demo, launch_options
+from playground.ui.serving import queue_settings
 
 
 def gpu_decorator():
@@ -20,5 +21,5 @@ def gpu_decorator():
 demo = build_demo(gpu=gpu_decorator())
 
 if __name__ == "__main__":
-    demo.queue().launch(server_name=os.environ.get("GRADIO_SERVER_NAME", "0.0.0.0"),
+    demo.queue(**queue_settings()).launch(server_name=os.environ.get("GRADIO_SERVER_NAME", "0.0.0.0"),
                         server_port=int(os.environ.get("PORT", 7860)), **launch_options())
