@@ -115,6 +115,9 @@ class Bench:
         self.target = models["target"]
         self.prompt_ids = {t.id: format_prompt(self.target.tokenizer, t.prompt, options.get("chat_template", True))
                            for t in tasks}
+        # Prompt i runs with seed + i (every method alike): random choices, such as fsd-random's
+        # acceptances, are then independent across prompts instead of one sequence replayed.
+        self.seeds = {t.id: options.get("seed", 0) + i for i, t in enumerate(tasks)}
         self.references: dict[str, list[int]] = {}  # task id -> the first ar output
         self._likelihoods: dict[tuple, float | None] = {}
 
@@ -145,7 +148,7 @@ class Bench:
 
     def _call(self, setting: Setting, task: Task) -> Outcome:
         method = "fsd" if setting.method == RANDOM_CONTROL else setting.method
-        options = {**self.method_options.get(method, {}), **self.options, **setting.options}
+        options = {**self.method_options.get(method, {}), **self.options, **setting.options, "seed": self.seeds[task.id]}
         if setting.method in BASELINES:
             draft = self.models["hetero_draft" if setting.method == "hf-universal" else "draft"]
             sampling = {k: options[k] for k in ("temperature", "top_k", "top_p", "seed") if k in options}
