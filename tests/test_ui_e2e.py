@@ -6,9 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from playground.ui import build_demo, launch_options
-from playground.ui.family import Preset
 from playground.ui.options import all_controls
+from tests.tiny import launch_tiny_app
 
 CHROMIUM = "/usr/bin/chromium"
 ARTIFACTS = Path(__file__).resolve().parent / "artifacts"
@@ -18,11 +17,7 @@ CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networki
 
 @pytest.fixture(scope="module")
 def app_url(family):
-    by_spec = {m.spec: m for m in family.values()}
-    preset = Preset("tiny", "tiny-target", "tiny-draft", "tiny-qualifier", "tiny test family", method="sd")
-    demo = build_demo(loader=by_spec.__getitem__, presets=[preset])
-    _, url, _ = demo.queue().launch(prevent_thread_lock=True, server_name="127.0.0.1", quiet=True,
-                                    **launch_options())
+    demo, url = launch_tiny_app(family)
     yield url
     demo.close()
 
