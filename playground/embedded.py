@@ -52,7 +52,7 @@ EMBEDDED_MODELS = {
                       "3 of the target's layers, distilled from the target; same tokenizer",
                       38_900_000, 77_800_000),
         EmbeddedModel("smollm2-qualifier", "qualifier",
-                      "14 of the target's layers, distilled from the target; same tokenizer",
+                      "16 of the target's layers, distilled from the target; same tokenizer",
                       77_900_000, 155_800_000),
         EmbeddedModel("byte-draft", "draft",
                       "tiny byte-level Llama (259-token vocabulary) trained on the target's answers",

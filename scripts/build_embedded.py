@@ -42,7 +42,7 @@ TOP_K = 16
 # The first `frozen` layers of a student are the target's layers 0..frozen-1, unchanged.
 STUDENTS = {
     "smollm2-draft": {"layers": [0, 1, 29], "frozen": 0, "rank": 64, "epochs": 8, "lr": 2e-3},
-    "smollm2-qualifier": {"layers": [*range(12), 28, 29], "frozen": 12, "rank": 32, "epochs": 4, "lr": 2e-3},
+    "smollm2-qualifier": {"layers": [*range(6), *range(20, 30)], "frozen": 6, "rank": 64, "epochs": 2, "lr": 2e-3},
 }
 BYTE_DRAFT = {"hidden_size": 128, "intermediate_size": 384, "num_hidden_layers": 3,
               "num_attention_heads": 4, "epochs": 3, "lr": 3e-3, "max_bytes": 768}
@@ -302,10 +302,15 @@ def training_data(target, tokenizer, args):
 
 
 def train_students(target, tokenizer, examples, args) -> None:
-    depths = sorted({settings["frozen"] for settings in STUDENTS.values()})
+    chosen = {name: settings for name, settings in STUDENTS.items() if name in args.only}
+    if not chosen:
+        return
+    depths = sorted({settings["frozen"] for settings in chosen.values()})
     teacher = cached(args.work_dir / f"teacher-{args.prompts}-depths-{'-'.join(map(str, depths))}.pt",
                      lambda: teacher_pass(target, examples, tokenizer.pad_token_id, depths))
     for offset, (name, settings) in enumerate(STUDENTS.items()):
+        if name not in chosen:
+            continue
         frozen = settings["frozen"]
         assert settings["layers"][:frozen] == list(range(frozen)), "frozen layers must be the target's first"
         student = trainable_student(target, settings["layers"], frozen, settings["rank"], SEED + offset)
@@ -328,6 +333,8 @@ def main() -> None:
     parser.add_argument("--prompts", type=int, default=PROMPTS)
     parser.add_argument("--threads", type=int, default=2,
                         help="torch threads; use 1 on a machine shared with other jobs (2 threads then spin)")
+    parser.add_argument("--only", nargs="+", choices=[*STUDENTS, "byte-draft"], default=[*STUDENTS, "byte-draft"],
+                        help="retrain only these models (the others keep their committed weights)")
     parser.add_argument("--measure-only", action="store_true",
                         help="skip training: re-measure the committed weights and rewrite metrics.json")
     args = parser.parse_args()
@@ -343,7 +350,8 @@ def main() -> None:
     prompts, examples = training_data(target, tokenizer, args)
     if not args.measure_only:
         train_students(target, tokenizer, examples, args)
-        train_byte_drafter(tokenizer, prompts, examples)
+        if "byte-draft" in args.only:
+            train_byte_drafter(tokenizer, prompts, examples)
     embedded.prepare()
     byte_model, byte_tok = load_prepared("byte-draft")
     metrics = measure(target, tokenizer, byte_model, byte_tok)
