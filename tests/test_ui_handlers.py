@@ -4,6 +4,7 @@ import json
 
 import pytest
 
+from playground import correction_memory
 from playground.methods import METHODS
 from playground.ui import charts, render
 from playground.ui.family import Preset, project_presets
@@ -250,6 +251,7 @@ def test_stats_panel_formats_missing_numbers():
 
 
 def test_csd_memory_learns_across_runs_and_downloads(handlers):
+    correction_memory.unshare("tiny-target", "tiny-draft")  # the memory is process-wide: other tests fill it
     assert handlers.correction_memory(KEY)[0] is None
     run_generate(handlers, method="csd", temperature=1.0, seed=1, max_new_tokens=40)
     path, view = handlers.correction_memory(KEY)
