@@ -268,3 +268,10 @@ def test_project_presets_put_the_embedded_family_first():
 def test_selecting_a_preset_fills_the_specs_and_method(handlers):
     target, draft, qualifier, description, method = handlers.preset("tiny")
     assert (target, draft, qualifier) == ("tiny-target", "tiny-draft", "tiny-qualifier")
+
+
+def test_public_mode_keeps_the_shared_models_loaded(handlers, monkeypatch):
+    monkeypatch.setenv("PLAYGROUND_PUBLIC", "1")
+    handlers.load(KEY, "tiny-target", "tiny-draft", "")
+    status, _ = handlers.unload(KEY)
+    assert "stay loaded" in status

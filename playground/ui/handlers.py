@@ -18,6 +18,7 @@ from ..engine import format_prompt, generate, stream
 from ..errors import PlaygroundError
 from ..methods import METHODS
 from ..models import load_model, unload_all
+from ..policy import public_mode
 from . import charts, render
 from .family import describe_family, load_family, project_presets, relation
 from .options import all_controls, method_choices, options_from_values, visible_options
@@ -99,6 +100,8 @@ class Handlers:
     def unload(self, key: str):
         session = self.sessions.get(key)
         session.specs, session.run, session.stepping = {}, None, None
+        if public_mode():  # the model cache is shared by every visitor: one may not empty it for all
+            return render.status_html("models stay loaded on this public deployment (shared by all visitors)"), ""
         unload_all()
         return render.status_html("models unloaded: memory freed (they load again on the next run)"), ""
 
