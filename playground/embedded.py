@@ -185,7 +185,10 @@ def main(argv=None) -> None:
     sub.add_parser("list", help="show each embedded model and whether it is prepared")
     args = parser.parse_args(argv)
     if args.command == "prepare":
-        prepare(args.names or None)
+        try:
+            prepare(args.names or None)
+        except PlaygroundError as error:
+            raise SystemExit(f"error: {error}") from None
     else:
         for model in EMBEDDED_MODELS.values():
             state = "ready" if is_available(model.name) else "not prepared"
