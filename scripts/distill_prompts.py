@@ -1,7 +1,13 @@
 """Chat prompts for distilling the embedded students: templated training prompts and a separate,
-hand-written held-out set (different wording and topics) used only for measuring agreement."""
+hand-written held-out set (different wording and topics) used only for measuring agreement.
+
+`training_prompts` is the first data set (every student trains on it); `extra_prompts` widens it
+with how-to questions, people and more templates, and `self_prompts` with questions the target
+writes itself (the draft and the qualifier train on all three)."""
 
 import random
+
+import torch
 
 TOPICS = """
 photosynthesis|black holes|the water cycle|volcanoes|earthquakes|the immune system|vaccines|DNA|
@@ -77,8 +83,61 @@ HELD_OUT = [
 ]
 
 
+def _normalised(text: str) -> str:
+    return "".join(c for c in text.lower() if c.isalnum())
+
+
+_HELD_OUT_NORMALISED = {_normalised(prompt) for prompt in HELD_OUT}
+
+
+def is_held_out(prompt: str) -> bool:
+    """True for a held-out prompt, however it is cased, spaced or punctuated."""
+    return _normalised(prompt) in _HELD_OUT_NORMALISED
+
+
+EXTRA_TEMPLATES = [
+    "Write a limerick about {t}.",
+    "Explain the difference between {t} and {u}.",
+    "What is the history of {t}?",
+    "Give me a one-sentence definition of {t}.",
+    "Suggest three names for a blog about {t}.",
+    "Write a short speech about {t} for a school assembly.",
+    "What should a beginner know about {t}?",
+    "Give me a fun quiz question about {t}, with the answer.",
+    "Write a product description for a book about {t}.",
+    "What are the main parts of {t}?",
+]
+
+TASKS = """
+boil an egg|change a flat tire|write a resume|start a vegetable garden|learn to juggle|fall asleep faster|
+clean a laptop keyboard|plan a road trip|make friends in a new city|prepare for a marathon|
+organize my closet|make pancakes|train a puppy|save money for a vacation|write a thank-you note|tie a tie|
+care for a cactus|study for a math test|paint a room|make iced coffee|stop procrastinating|
+remember names better|keep a journal|bake cookies|fix a squeaky door|choose a laptop|
+learn to swim|cook rice|reduce screen time|prepare for a job interview|write a cover letter|
+start running|make a budget|wash a wool sweater|grow herbs indoors|teach a child to ride a bike|
+plan a picnic|make homemade pizza dough|stay warm in winter|pack a suitcase
+"""
+
+PEOPLE = """
+Isaac Newton|Marie Curie|Leonardo da Vinci|Albert Einstein|Cleopatra|William Shakespeare|
+Charles Darwin|Nelson Mandela|Galileo Galilei|Wolfgang Amadeus Mozart|Frida Kahlo|Alan Turing|
+Nikola Tesla|Jane Austen|Julius Caesar|Confucius|Ludwig van Beethoven|Amelia Earhart|
+Mahatma Gandhi|Florence Nightingale|Thomas Edison|Vincent van Gogh|Rosa Parks|Neil Armstrong
+"""
+
+TASK_TEMPLATES = ["How do I {x}?", "What is the best way to {x}?", "Give me step-by-step instructions to {x}.",
+                  "What mistakes should I avoid when I {x}?", "I want to {x}. Where do I start?"]
+PERSON_TEMPLATES = ["Who was {x}?", "What is {x} famous for?", "Tell me three facts about {x}.",
+                    "Write a short biography of {x}."]
+
+
+def _split(text: str) -> list[str]:
+    return [item.strip() for item in text.replace("\n", "").split("|") if item.strip()]
+
+
 def topics() -> list[str]:
-    return [t.strip() for t in TOPICS.replace("\n", "").split("|") if t.strip()]
+    return _split(TOPICS)
 
 
 def training_prompts(count: int, seed: int) -> list[str]:
@@ -91,6 +150,60 @@ def training_prompts(count: int, seed: int) -> list[str]:
         else:
             first, second = rng.sample(subjects, 2)
             prompt = rng.choice(TEMPLATES).format(t=first, u=second)
-        if prompt not in HELD_OUT:
+        if not is_held_out(prompt):
             prompts.add(prompt)
     return sorted(prompts)
+
+
+def extra_prompts(count: int, seed: int, exclude: list[str]) -> list[str]:
+    """`count` distinct prompts, none in `exclude` or HELD_OUT: every how-to question and question
+    about a person the short lists make, the rest topics x (all templates) and a tenth arithmetic."""
+    rng = random.Random(seed + 1)
+    subjects, tasks, people = topics(), _split(TASKS), _split(PEOPLE)
+    taken, prompts = set(exclude), set()
+    while len(prompts) < count:
+        draw = rng.random()
+        if draw < 0.1:
+            prompt = rng.choice(ARITHMETIC).format(a=rng.randint(2, 99), b=rng.randint(2, 30))
+        elif draw < 0.4:
+            prompt = rng.choice(TASK_TEMPLATES).format(x=rng.choice(tasks))
+        elif draw < 0.55:
+            prompt = rng.choice(PERSON_TEMPLATES).format(x=rng.choice(people))
+        else:
+            first, second = rng.sample(subjects, 2)
+            prompt = rng.choice(TEMPLATES + EXTRA_TEMPLATES).format(t=first, u=second)
+        if prompt not in taken and not is_held_out(prompt):
+            prompts.add(prompt)
+    return sorted(prompts)
+
+
+def _user_turn_start(tokenizer) -> str:
+    """The chat template rendered up to where a user's message begins."""
+    marker = "\x00"
+    rendered = tokenizer.apply_chat_template([{"role": "user", "content": marker}], tokenize=False)
+    return rendered[:rendered.index(marker)]
+
+
+def _usable_prompt(text: str) -> bool:
+    return len(text.split()) >= 3 and text.isprintable() and text.isascii()
+
+
+@torch.no_grad()
+def self_prompts(target, tokenizer, count: int, seed: int, batch_size: int = 32, max_tokens: int = 48) -> list[str]:
+    """`count` distinct user messages the target writes itself when sampled from the start of a user
+    turn (the Magpie recipe): questions as varied as its chat training data. Kept only if the turn
+    ended within `max_tokens`, is printable ASCII of at least 3 words, and is not a held-out prompt
+    (compared ignoring case, spaces and punctuation)."""
+    torch.manual_seed(seed)
+    start = tokenizer([_user_turn_start(tokenizer)] * batch_size, return_tensors="pt", add_special_tokens=False)
+    width, prompts = start["input_ids"].shape[1], []
+    while len(prompts) < count:
+        out = target.generate(**start, max_new_tokens=max_tokens, do_sample=True, temperature=1.0, top_p=0.95,
+                              top_k=None, pad_token_id=tokenizer.pad_token_id, eos_token_id=tokenizer.eos_token_id)
+        for row in out[:, width:].tolist():
+            if tokenizer.eos_token_id not in row:
+                continue
+            text = tokenizer.decode(row[:row.index(tokenizer.eos_token_id)]).strip()
+            if _usable_prompt(text) and not is_held_out(text) and text not in prompts:
+                prompts.append(text)
+    return prompts[:count]

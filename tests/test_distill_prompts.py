@@ -1,0 +1,29 @@
+"""The embedded students' training prompts never include a held-out prompt, so the agreement that
+tests/test_embedded.py re-measures is measured on prompts the recipe did not train on."""
+
+import pathlib
+import sys
+
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent.parent / "scripts"))
+
+from distill_prompts import HELD_OUT, extra_prompts, is_held_out, training_prompts  # noqa: E402
+
+SEED = 20261122
+
+
+def test_templated_prompts_are_distinct_and_not_held_out():
+    base = training_prompts(640, SEED)
+    extra = extra_prompts(1920, SEED, exclude=base)
+    assert len(set(base)) == 640 and len(set(extra)) == 1920
+    assert not set(base) & set(extra)
+    assert not any(is_held_out(prompt) for prompt in base + extra)
+
+
+def test_held_out_check_ignores_case_spacing_and_punctuation():
+    prompt = HELD_OUT[0]
+    assert is_held_out(prompt) and is_held_out(prompt.upper().replace(" ", "  ").rstrip("?!."))
+    assert not is_held_out(prompt + " And of Spain?")
+
+
+def test_prompt_sets_are_reproducible():
+    assert training_prompts(64, SEED) == training_prompts(64, SEED) != training_prompts(64, SEED + 1)
