@@ -15,6 +15,12 @@ def _gigabytes(count: float) -> str:
     return f"{count / 1e9:.2f} GB"
 
 
+def _measured(figures: dict) -> str:
+    """`draft_agreement = 0.46` reads "draft agreement 46%"; `draft_speed_vs_target = 3.2`, "... 3.2x"."""
+    return ", ".join(f"{key.replace('_', ' ')} {value:.0%}" if "agreement" in key
+                     else f"{key.replace('_', ' ')} {value}x" for key, value in figures.items())
+
+
 def list_models(args) -> int:
     print("Embedded models (offline, CPU):")
     for model in EMBEDDED_MODELS.values():
@@ -28,4 +34,6 @@ def list_models(args) -> int:
                                         "available offline" if offline else "needs download"]))
         roles = " / ".join(spec for spec in specs if spec)
         print(f"  {preset.name:18} {_gigabytes(preset.memory_bytes):>9}  [{flags}]  {roles}")
+        if preset.measured:
+            print(f"  {'':18} measured: {_measured(preset.measured)}")
     return 0

@@ -27,6 +27,7 @@ class Preset:
     default_method: str
     methods: dict = field(default_factory=dict)  # method name -> GenerationConfig field values
     note: str = ""
+    measured: dict = field(default_factory=dict)  # e.g. draft_agreement, for families measured here
 
     @property
     def memory_bytes(self) -> int:
@@ -44,6 +45,7 @@ def _preset(name: str, table: dict, source: pathlib.Path) -> Preset:
     if table["fits"] not in FITS:
         raise PlaygroundError(f"preset {name!r} in {source.name}: fits must be one of {', '.join(FITS)}")
     return Preset(name=name, qualifier=table.get("qualifier"), note=table.get("note", ""),
+                  measured=table.get("measured", {}),
                   **{key: table[key] for key in REQUIRED_KEYS})
 
 

@@ -2,12 +2,13 @@
 
     HF_HUB_OFFLINE=1 python scripts/build_embedded.py            # writes assets/embedded/*
 
-1. Generate the target's chat answers to templated prompts (batched, left padding; half greedy,
-   half sampled at temperature 0.7): the on-policy data DistillSpec recommends.
+1. Generate the target's chat answers to templated prompts and to user questions the target writes
+   itself (batched, left padding; half greedy, half sampled at temperature 0.7): the on-policy
+   data DistillSpec recommends.
 2. Record the target's top-k log-probabilities at every answer position.
 3. Train the draft and the qualifier (some of the target's layers + low-rank deltas, see
    playground/distill.py) to minimise KL(target top-k || student) at those positions.
-4. Train the byte drafter (its own byte vocabulary) on the same answers as text.
+4. Train the byte drafter (its own byte vocabulary) on the first PROMPTS answers as text.
 5. Prepare the students as users get them and measure them on held-out prompts: greedy agreement
    with the target, tokens/s against the target. Results go to assets/embedded/metrics.json.
 Intermediate data is cached in --work-dir, so a re-run retrains without regenerating.
@@ -30,19 +31,23 @@ from transformers import AutoModelForCausalLM, AutoTokenizer, DynamicCache, Llam
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent.parent))
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
 
-from distill_prompts import HELD_OUT, training_prompts  # noqa: E402
+from distill_prompts import HELD_OUT, extra_prompts, self_prompts, training_prompts  # noqa: E402
 from playground import embedded  # noqa: E402
 from playground.agreement import generate_answers, greedy_agreement, retokenized  # noqa: E402
 from playground.distill import extract_deltas, save_deltas, top_forward, trainable_student  # noqa: E402
 
 SEED = 20261122
-PROMPTS = 640
+PROMPTS = 640  # every model trains on the target's answers to these (the byte drafter only on these)
+EXTRA_PROMPTS = 1920  # more, wider templated prompts
+SELF_PROMPTS = 1280  # questions the target writes itself: the most varied data
 MAX_ANSWER_TOKENS = 128
 TOP_K = 16
 # The first `frozen` layers of a student are the target's layers 0..frozen-1, unchanged.
 STUDENTS = {
-    "smollm2-draft": {"layers": [0, 1, 29], "frozen": 0, "rank": 64, "epochs": 8, "lr": 2e-3},
-    "smollm2-qualifier": {"layers": [*range(6), *range(20, 30)], "frozen": 6, "rank": 64, "epochs": 2, "lr": 2e-3},
+    "smollm2-draft": {"layers": [0, 1, 2, 27, 28, 29], "frozen": 0, "rank": 128, "epochs": 3, "lr": 2e-3,
+                      "conversations": PROMPTS + EXTRA_PROMPTS + SELF_PROMPTS},
+    "smollm2-qualifier": {"layers": [*range(6), *range(20, 30)], "frozen": 6, "rank": 64, "epochs": 2, "lr": 2e-3,
+                          "conversations": PROMPTS + EXTRA_PROMPTS + SELF_PROMPTS},
 }
 BYTE_DRAFT = {"hidden_size": 128, "intermediate_size": 384, "num_hidden_layers": 3,
               "num_attention_heads": 4, "epochs": 3, "lr": 3e-3, "max_bytes": 768}
@@ -99,9 +104,9 @@ def hidden_at_answers(model, ids, mask, spans):
 
 
 @torch.no_grad()
-def teacher_pass(target, examples, pad_id, frozen_depths):
-    """Per example: the target's top-k log-probs (float16) and ids at its answer positions, and its
-    hidden states (bfloat16, whole sequence) after each depth in `frozen_depths`."""
+def teacher_pass(target, examples, pad_id, frozen):
+    """Per example: the target's top-k log-probs (float16) and ids at its answer positions, and, for
+    a student with `frozen` > 0 layers, its hidden states (bfloat16, whole sequence) after them."""
     result = [None] * len(examples)
     for batch in tqdm(length_batches([sum(map(len, e)) for e in examples], 4096), desc="teacher pass"):
         ids, mask = padded([examples[i][0] + examples[i][1] for i in batch], pad_id)
@@ -109,9 +114,9 @@ def teacher_pass(target, examples, pad_id, frozen_depths):
         for row, (i, (_, first, last)) in enumerate(zip(batch, answer_positions(examples, batch))):
             values, indices = out.logits[row, first:last].float().log_softmax(-1).topk(TOP_K, dim=-1)
             length = last + 1
-            result[i] = {"top_logprobs": values.half(), "top_ids": indices.int(),
-                         **{depth: out.hidden_states[depth][row, :length].to(torch.bfloat16)
-                            for depth in frozen_depths}}
+            result[i] = {"top_logprobs": values.half(), "top_ids": indices.int()}
+            if frozen:
+                result[i]["hidden"] = out.hidden_states[frozen][row, :length].to(torch.bfloat16)
     return result
 
 
@@ -125,6 +130,16 @@ def cosine_schedule(optimizer, total_steps: int, warmup: int = 20):
 
 def padded_hidden(tensors: list[torch.Tensor]) -> torch.Tensor:
     return torch.nn.utils.rnn.pad_sequence(tensors, batch_first=True).float()
+
+
+def trainable_inputs(student, frozen, examples, teacher, batch):
+    """What enters the student's trainable layers: its embeddings, or the target's hidden states
+    after the `frozen` layers (recorded by the teacher pass)."""
+    if frozen == 0:
+        with torch.no_grad():
+            return padded_hidden([student.model.embed_tokens(torch.tensor(examples[i][0] + examples[i][1]))
+                                  for i in batch])
+    return padded_hidden([teacher[i]["hidden"] for i in batch])
 
 
 def train_student(student, frozen, examples, teacher, epochs, lr, seed, max_tokens=1024):
@@ -148,7 +163,7 @@ def train_student(student, frozen, examples, teacher, epochs, lr, seed, max_toke
         progress = tqdm(length_batches(lengths, max_tokens, generator), desc=f"epoch {epoch + 1}/{epochs}")
         for batch in progress:
             with torch.autocast("cpu", dtype=torch.bfloat16):
-                hidden = top_forward(student, padded_hidden([teacher[i][frozen] for i in batch]), frozen)
+                hidden = top_forward(student, trainable_inputs(student, frozen, examples, teacher, batch), frozen)
                 hidden = torch.cat([hidden[row, first:last]
                                     for row, first, last in answer_positions(examples, batch)])
                 logits = hidden @ student.model.embed_tokens.weight[vocabulary].T
@@ -290,38 +305,49 @@ def cached(path: pathlib.Path, build):
     return value
 
 
+def answered(target, tokenizer, prompts, path):
+    """The target's answers to `prompts` (cached at `path`): the first half greedy, the rest sampled."""
+    def generate():
+        torch.manual_seed(SEED)  # the same samples whether or not other caches exist
+        half = len(prompts) // 2
+        return (generate_answers(target, tokenizer, prompts[:half], MAX_ANSWER_TOKENS, progress=progress)
+                + generate_answers(target, tokenizer, prompts[half:], MAX_ANSWER_TOKENS, sample=True, progress=progress))
+    return cached(path, generate)
+
+
 def training_data(target, tokenizer, args):
-    """The prompts and the target's answers to them (cached in the work directory)."""
-    prompts = training_prompts(args.prompts, SEED)
-    half = len(prompts) // 2
-    examples = cached(args.work_dir / f"answers-{args.prompts}.pt", lambda: (
-        generate_answers(target, tokenizer, prompts[:half], MAX_ANSWER_TOKENS, progress=progress)
-        + generate_answers(target, tokenizer, prompts[half:], MAX_ANSWER_TOKENS, sample=True, progress=progress)))
+    """The prompts and the target's answers to them: PROMPTS templated ones, EXTRA_PROMPTS more
+    templated ones, then SELF_PROMPTS the target wrote (all cached in the work directory)."""
+    base = training_prompts(PROMPTS, SEED)
+    extra = extra_prompts(EXTRA_PROMPTS, SEED, exclude=base)
+    own = cached(args.work_dir / f"prompts-self-{SELF_PROMPTS}.pt",
+                 lambda: self_prompts(target, tokenizer, SELF_PROMPTS, SEED))
+    prompts, examples = [], []
+    for part, name in ((base, f"answers-{PROMPTS}"), (extra, f"answers-extra-{EXTRA_PROMPTS}"),
+                       (own, f"answers-self-{SELF_PROMPTS}")):
+        prompts += part
+        examples += answered(target, tokenizer, part, args.work_dir / f"{name}.pt")
     print(f"{len(examples)} conversations, {sum(len(a) for _, a in examples)} answer tokens")
     return prompts, examples
 
 
 def train_students(target, tokenizer, examples, args) -> None:
-    chosen = {name: settings for name, settings in STUDENTS.items() if name in args.only}
-    if not chosen:
-        return
-    depths = sorted({settings["frozen"] for settings in chosen.values()})
-    teacher = cached(args.work_dir / f"teacher-{args.prompts}-depths-{'-'.join(map(str, depths))}.pt",
-                     lambda: teacher_pass(target, examples, tokenizer.pad_token_id, depths))
     for offset, (name, settings) in enumerate(STUDENTS.items()):
-        if name not in chosen:
+        if name not in args.only:
             continue
-        frozen = settings["frozen"]
+        frozen, data = settings["frozen"], examples[:settings["conversations"]]
         assert settings["layers"][:frozen] == list(range(frozen)), "frozen layers must be the target's first"
+        teacher = cached(args.work_dir / f"teacher-{len(data)}-depth-{frozen}.pt",
+                         lambda: teacher_pass(target, data, tokenizer.pad_token_id, frozen))
         student = trainable_student(target, settings["layers"], frozen, settings["rank"], SEED + offset)
-        train_student(student, frozen, examples, teacher, settings["epochs"], settings["lr"], SEED + offset)
+        train_student(student, frozen, data, teacher, settings["epochs"], settings["lr"], SEED + offset)
         save_deltas(embedded.ASSETS_DIR / f"{name}.safetensors", settings["layers"],
                     extract_deltas(student, frozen))
 
 
 def train_byte_drafter(tokenizer, prompts, examples) -> None:
     byte_tok = byte_tokenizer(tokenizer.chat_template)
-    byte_data = retokenized(examples, prompts, tokenizer, byte_tok, BYTE_DRAFT["max_bytes"])
+    byte_data = retokenized(examples[:PROMPTS], prompts[:PROMPTS], tokenizer, byte_tok, BYTE_DRAFT["max_bytes"])
     byte_model = train_byte_draft(byte_tok, byte_data, BYTE_DRAFT, SEED)
     byte_model.to(torch.bfloat16).save_pretrained(embedded.ASSETS_DIR / "byte-draft")
     byte_tok.save_pretrained(embedded.ASSETS_DIR / "byte-draft")
@@ -330,7 +356,6 @@ def train_byte_drafter(tokenizer, prompts, examples) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--work-dir", type=pathlib.Path, default=embedded.cache_dir().parent / "build-embedded")
-    parser.add_argument("--prompts", type=int, default=PROMPTS)
     parser.add_argument("--threads", type=int, default=2,
                         help="torch threads; use 1 on a machine shared with other jobs (2 threads then spin)")
     parser.add_argument("--only", nargs="+", choices=[*STUDENTS, "byte-draft"], default=[*STUDENTS, "byte-draft"],

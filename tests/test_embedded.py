@@ -61,6 +61,19 @@ def test_recorded_agreement_still_holds(name, target, quick_answers):
     assert abs(measured - recorded) <= TOLERANCE, f"{name}: measured {measured:.3f}, recorded {recorded:.3f}"
 
 
+def test_presets_carry_the_recorded_figures():
+    from playground.presets import load_presets  # noqa: PLC0415
+
+    presets = load_presets()
+    expected = {"embedded": {"draft_agreement": METRICS["agreement"]["smollm2-draft"],
+                             "qualifier_agreement": METRICS["agreement"]["smollm2-qualifier"],
+                             "draft_speed_vs_target": METRICS["speed_vs_target"]["smollm2-draft"],
+                             "qualifier_speed_vs_target": METRICS["speed_vs_target"]["smollm2-qualifier"]},
+                "embedded-byte": {"draft_next_byte_agreement": METRICS["agreement"]["byte-draft"]}}
+    for name, figures in expected.items():
+        assert presets[name].measured == figures, f"presets/embedded.toml [{name}.measured] is stale"
+
+
 def test_recorded_speeds_keep_the_family_ordered():
     speed = METRICS["speed_vs_target"]
     assert speed["smollm2-draft"] > speed["smollm2-qualifier"] > 1
