@@ -93,7 +93,8 @@ def test_browser_releasing_a_slider_reruns(page):
 
 
 def test_browser_stop_cancels_cleanly(page):
-    page.locator("#opt-max-new-tokens input[type=number]").fill("512")
+    # The longest run allowed: on the tiny models 512 tokens could finish before Stop arrived.
+    page.locator("#opt-max-new-tokens input[type=number]").fill("2048")
     page.locator("#opt-max-new-tokens input[type=number]").press("Tab")
     page.locator("#generate").click()
     page.locator("#status", has_text="generating").wait_for()
