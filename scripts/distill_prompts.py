@@ -140,13 +140,17 @@ def topics() -> list[str]:
     return _split(TOPICS)
 
 
+def _arithmetic(rng: random.Random) -> str:
+    return rng.choice(ARITHMETIC).format(a=rng.randint(2, 99), b=rng.randint(2, 30))
+
+
 def training_prompts(count: int, seed: int) -> list[str]:
     """`count` distinct prompts: topics x templates, plus a tenth of small arithmetic questions."""
     rng = random.Random(seed)
     subjects, prompts = topics(), set()
     while len(prompts) < count:
         if rng.random() < 0.1:
-            prompt = rng.choice(ARITHMETIC).format(a=rng.randint(2, 99), b=rng.randint(2, 30))
+            prompt = _arithmetic(rng)
         else:
             first, second = rng.sample(subjects, 2)
             prompt = rng.choice(TEMPLATES).format(t=first, u=second)
@@ -164,7 +168,7 @@ def extra_prompts(count: int, seed: int, exclude: list[str]) -> list[str]:
     while len(prompts) < count:
         draw = rng.random()
         if draw < 0.1:
-            prompt = rng.choice(ARITHMETIC).format(a=rng.randint(2, 99), b=rng.randint(2, 30))
+            prompt = _arithmetic(rng)
         elif draw < 0.4:
             prompt = rng.choice(TASK_TEMPLATES).format(x=rng.choice(tasks))
         elif draw < 0.55:
