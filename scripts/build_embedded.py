@@ -44,7 +44,7 @@ MAX_ANSWER_TOKENS = 128
 TOP_K = 16
 # The first `frozen` layers of a student are the target's layers 0..frozen-1, unchanged.
 STUDENTS = {
-    "smollm2-draft": {"layers": [0, 1, 2, 27, 28, 29], "frozen": 0, "rank": 128, "epochs": 3, "lr": 2e-3,
+    "smollm2-draft": {"layers": [0, 1, 2, 28, 29], "frozen": 0, "rank": 128, "epochs": 3, "lr": 2e-3,
                       "conversations": PROMPTS + EXTRA_PROMPTS + SELF_PROMPTS},
     "smollm2-qualifier": {"layers": [*range(6), *range(20, 30)], "frozen": 6, "rank": 64, "epochs": 2, "lr": 2e-3,
                           "conversations": PROMPTS + EXTRA_PROMPTS + SELF_PROMPTS},
@@ -254,14 +254,18 @@ def greedy_tokens_per_second(model, prompt_ids: list[int], new_tokens: int = 48)
     return new_tokens / (time.perf_counter() - started)
 
 
-def speed_ratios(models: dict, rounds: int = 5) -> dict[str, float]:
-    """Median tokens/s of each model given {name: (model, prompt_ids)}, measured alternately in one
-    process (shared CPUs are noisy)."""
+def speeds(models: dict, reference: str, rounds: int = 15) -> tuple[dict[str, float], dict[str, list[float]]]:
+    """Median tokens/s of each model given {name: (model, prompt_ids)}, and the quartiles of each
+    round's ratio to `reference`. Models run alternately in one process and each round's ratio
+    compares neighbouring measurements, so a shared CPU's slow spells cancel out."""
     samples = {name: [] for name in models}
     for _ in range(rounds):
         for name, (model, prompt_ids) in models.items():
             samples[name].append(greedy_tokens_per_second(model, prompt_ids))
-    return {name: statistics.median(values) for name, values in samples.items()}
+    tokens_per_second = {name: statistics.median(values) for name, values in samples.items()}
+    ratios = {name: statistics.quantiles([a / b for a, b in zip(values, samples[reference])], n=4)
+              for name, values in samples.items()}
+    return tokens_per_second, ratios
 
 
 def load_prepared(name: str):
@@ -284,12 +288,14 @@ def measure(target, tokenizer, byte_model, byte_tok) -> dict:
     byte_quick = retokenized(quick, HELD_OUT, tokenizer, byte_tok)
     metrics["quick_check_agreement"]["byte-draft"] = round(greedy_agreement(byte_model, byte_quick), 4)
     prompt = heldout[1][0]
-    speeds = speed_ratios({embedded.DEFAULT_TARGET: (target, prompt),
-                           **{name: (student, prompt) for name, student in students.items()},
-                           "byte-draft": (byte_model, byte_heldout[1][0])})
-    metrics["tokens_per_second"] = {name: round(value, 1) for name, value in speeds.items()}
-    metrics["speed_vs_target"] = {name: round(value / speeds[embedded.DEFAULT_TARGET], 2)
-                                  for name, value in speeds.items()}
+    tokens_per_second, ratios = speeds({embedded.DEFAULT_TARGET: (target, prompt),
+                                        **{name: (student, prompt) for name, student in students.items()},
+                                        "byte-draft": (byte_model, byte_heldout[1][0])},
+                                       reference=embedded.DEFAULT_TARGET)
+    metrics["tokens_per_second"] = {name: round(value, 1) for name, value in tokens_per_second.items()}
+    metrics["speed_vs_target"] = {name: round(quartiles[1], 2) for name, quartiles in ratios.items()}
+    metrics["speed_vs_target_quartiles"] = {name: [round(quartiles[0], 2), round(quartiles[2], 2)]
+                                            for name, quartiles in ratios.items()}
     answer_bytes = sum(len(a) for _, a in byte_heldout)
     metrics["target_bytes_per_token"] = round(answer_bytes / metrics["held_out_answer_tokens"], 2)
     return metrics
