@@ -343,8 +343,11 @@ def train_students(target, tokenizer, examples, args) -> None:
             continue
         frozen, data = settings["frozen"], examples[:settings["conversations"]]
         assert settings["layers"][:frozen] == list(range(frozen)), "frozen layers must be the target's first"
-        teacher = cached(args.work_dir / f"teacher-{len(data)}-depth-{frozen}.pt",
-                         lambda: teacher_pass(target, data, tokenizer.pad_token_id, frozen))
+        # One pass serves every student trained on the same conversations: it records the hidden
+        # states the deepest-frozen of them needs; the others use only its top-k log-probs.
+        depth = max(s["frozen"] for s in STUDENTS.values() if s["conversations"] == settings["conversations"])
+        teacher = cached(args.work_dir / f"teacher-{len(data)}-depth-{depth}.pt",
+                         lambda: teacher_pass(target, data, tokenizer.pad_token_id, depth))
         student = trainable_student(target, settings["layers"], frozen, settings["rank"], SEED + offset)
         train_student(student, frozen, data, teacher, settings["epochs"], settings["lr"], SEED + offset)
         save_deltas(embedded.ASSETS_DIR / f"{name}.safetensors", settings["layers"],
