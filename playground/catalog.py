@@ -16,8 +16,8 @@ def _gigabytes(count: float) -> str:
 
 
 def _measured(figures: dict) -> str:
-    """`draft_agreement = 0.46` reads "draft agreement 46%"; `draft_speed_vs_target = 3.2`, "... 3.2x"."""
-    return ", ".join(f"{key.replace('_', ' ')} {value:.0%}" if "agreement" in key
+    """`draft_agreement = 0.478` reads "draft agreement 47.8%"; `draft_speed_vs_target = 3.2`, "... 3.2x"."""
+    return ", ".join(f"{key.replace('_', ' ')} {value:.1%}" if "agreement" in key
                      else f"{key.replace('_', ' ')} {value}x" for key, value in figures.items())
 
 

@@ -86,3 +86,23 @@ def test_bad_flag_value_is_one_line_error(capsys):
         main(["generate", "--prompt", "hi", "--divergence", "hellinger"])
     assert exit_info.value.code == 2
     assert_one_line_error(2, capsys.readouterr().err, "divergence")
+
+
+def test_models_lists_every_family_with_its_memory_and_the_embedded_figures(capsys, monkeypatch):
+    from playground.embedded import EMBEDDED_MODELS  # noqa: PLC0415
+    from playground.presets import load_presets  # noqa: PLC0415
+
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    code, out, _ = run_cli(["models"], capsys)
+    assert code == 0
+    lines = out.splitlines()
+    for name in EMBEDDED_MODELS:
+        assert any(line.split()[:1] == [name] for line in lines), f"embedded model {name} not listed"
+    for name, preset in load_presets().items():
+        [line] = [line for line in lines if line.split()[:1] == [name]]
+        assert f"{preset.memory_bytes / 1e9:.2f} GB" in line and preset.fits in line
+        assert ("gated" in line) == preset.gated
+    embedded_line = next(line for line in lines if line.split()[:1] == ["embedded"])
+    assert "available offline" in embedded_line
+    draft_agreement = load_presets()["embedded"].measured["draft_agreement"]
+    assert f"draft agreement {draft_agreement:.1%}" in out
