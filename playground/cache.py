@@ -5,16 +5,23 @@ the sequence last asked about, so rolling back after a rejection is implicit: as
 sequence that shares a shorter prefix crops the cache to that prefix first.
 """
 
+import time
+
 import torch
 from transformers import DynamicCache
 
+from . import forward_costs
 from .errors import PlaygroundError
 
 
 class KVRunner:
-    def __init__(self, model, name: str = "model"):
+    """`head`, when given, replaces the model's output layer (e.g. a pruned draft head): it maps
+    the last hidden states to logits."""
+
+    def __init__(self, model, name: str = "model", head=None):
         self.model = model
         self.name = name
+        self.head = head
         self.device = model.device
         self.cache = DynamicCache(config=model.config)
         self.ids: list[int] = []  # the tokens whose keys/values the cache holds
@@ -27,12 +34,20 @@ class KVRunner:
         self.rollback(keep)
         new = sequence[keep:]
         input_ids = torch.tensor([new], device=self.device)
+        started = time.perf_counter()
         with torch.inference_mode():
-            out = self.model(input_ids=input_ids, past_key_values=self.cache, use_cache=True,
-                             logits_to_keep=positions)
+            logits = self._forward(input_ids, positions)
+        forward_costs.record(self.model, len(new), time.perf_counter() - started)
         self.ids = list(sequence)
         self.forwards += 1
-        return out.logits[0, -positions:]
+        return logits[0, -positions:]
+
+    def _forward(self, input_ids: torch.Tensor, positions: int) -> torch.Tensor:
+        if self.head is None:
+            return self.model(input_ids=input_ids, past_key_values=self.cache, use_cache=True,
+                              logits_to_keep=positions).logits
+        hidden = self.model.base_model(input_ids=input_ids, past_key_values=self.cache, use_cache=True)
+        return self.head(hidden.last_hidden_state[:, -positions:])
 
     def rollback(self, length: int) -> None:
         """Drop cached positions past `length`."""

@@ -27,6 +27,10 @@ class GenerationConfig:
     candidates: int = _opt(5, "candidate length K: tokens drafted per verification step")
     draft_sampling: str = _opt("sample", "how the draft proposes: 'sample' from q or 'greedy' argmax",
                                choices=("sample", "greedy"))
+    draft_vocab: int = _opt(0, "sd/csd: the draft scores only its N most frequent tokens, q = 0 for the "
+                            "rest (FR-Spec pruned output layer; stays lossless; 0: the full vocabulary)")
+    draft_confidence: float = _opt(0.0, "sd/csd: end a draft block after a token the draft gives less than "
+                                   "this probability (0: always draft K; stays lossless)")
     chat_template: bool = _opt(True, "wrap the prompt in the tokenizer's chat template")
     # Fuzzy SD (seed 000)
     tau: float = _opt(0.4, "fsd: accept a candidate when Div(target, draft) < tau")
@@ -72,9 +76,13 @@ def validate(config: GenerationConfig, limits=None) -> GenerationConfig:
     _require(1 <= config.candidates <= limits.max_candidates,
              f"candidates (K) must be between 1 and {limits.max_candidates}, got {config.candidates}: "
              "use at least one drafted token per step")
+    _require(isinstance(config.draft_vocab, int) and config.draft_vocab >= 0,
+             f"draft_vocab must be a whole number >= 0 (0 = full vocabulary), got {config.draft_vocab!r}")
     _require(config.temperature >= 0, f"temperature must be >= 0 (0 = greedy), got {config.temperature}")
     _require(config.top_k >= 0, f"top_k must be >= 0 (0 = off), got {config.top_k}")
     _require(0 < config.top_p <= 1, f"top_p must be in (0, 1], got {config.top_p}")
+    _require(0 <= config.draft_confidence <= 1,
+             f"draft_confidence must be a probability in [0, 1] (0 = off), got {config.draft_confidence}")
     for name in ("tau", "tau_q", "tau_t", "gate_tau"):
         _require(getattr(config, name) >= 0, f"{name} must be >= 0, got {getattr(config, name)}")
     _require(config.lambda_ >= 0, f"lambda must be >= 0 (inf disables rescue), got {config.lambda_}")

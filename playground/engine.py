@@ -6,8 +6,10 @@ from dataclasses import dataclass, field, fields, replace
 
 import torch
 
+from . import forward_costs
 from .cache import KVRunner
 from .config import GenerationConfig, validate
+from .draft_vocab import pruned_head
 from .errors import PlaygroundError
 from .limits import current_limits
 from .methods import METHODS, Decoding
@@ -70,9 +72,10 @@ def stream(prompt: str, config: GenerationConfig | None = None, *, target=None, 
     _check_vocabularies(method, models)
     primary = models[method.roles[0]]
     prompt_ids = format_prompt(primary.tokenizer, prompt, config.chat_template)
-    ctx = _decoding(config, models, prompt_ids)
+    ctx = _decoding(config, models, prompt_ids, prune_draft="draft_vocab" in method.options)
+    single_step = forward_costs.single_step_seconds(primary.model) if len(method.roles) > 1 else None
     run = Run(config.method, config, prompt, models={role: m.spec for role, m in models.items()},
-              stats=Stats(target_role=method.roles[0]))
+              stats=Stats(target_role=method.roles[0], single_step_seconds=single_step))
     yield from _drive(method.run(ctx), ctx, run, primary)
 
 
@@ -179,8 +182,12 @@ def _check_vocabularies(method, models: dict[str, LoadedModel]) -> None:
                 "use a heterogeneous method (slem, tli or slrs) or a same-family draft")
 
 
-def _decoding(config: GenerationConfig, models: dict[str, LoadedModel], prompt_ids: list[int]) -> Decoding:
+def _decoding(config: GenerationConfig, models: dict[str, LoadedModel], prompt_ids: list[int],
+              prune_draft: bool = False) -> Decoding:
     runners = {role: KVRunner(m.model, name=role) for role, m in models.items()}
+    if prune_draft and config.draft_vocab:
+        draft = models["draft"]
+        runners["draft"].head = pruned_head(draft.model, draft.tokenizer, config.draft_vocab)
     device = next(iter(models.values())).model.device
     sampler = Sampler(config.temperature, config.top_k, config.top_p, config.seed, device=device)
     return Decoding(

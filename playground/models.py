@@ -16,6 +16,7 @@ from transformers import AutoConfig, AutoModelForCausalLM, AutoTokenizer
 from .cache import check_rollback_support
 from .errors import PlaygroundError
 from .policy import check_allowed, check_fits
+from .prepacked import prepack_linears
 
 DTYPES = {"float32": torch.float32, "bfloat16": torch.bfloat16, "float16": torch.float16}
 
@@ -30,7 +31,8 @@ class LoadedModel:
 
     @property
     def memory_bytes(self) -> int:
-        return sum(p.numel() * p.element_size() for p in self.model.parameters())
+        tensors = [*self.model.parameters(), *self.model.buffers()]  # prepacked weights are buffers
+        return sum(t.numel() * t.element_size() for t in tensors)
 
 
 _loaded: dict[tuple, LoadedModel] = {}
@@ -97,6 +99,8 @@ def _load_uncached(spec, device, dtype, device_map, trust_remote_code) -> Loaded
     except (OSError, ValueError) as error:
         raise PlaygroundError(_not_loadable_message(spec, error)) from error
     model.eval()
+    if not device_map:
+        prepack_linears(model)
     check_rollback_support(model, spec)
     return LoadedModel(spec, model, tokenizer, str(model.device), dtype)
 

@@ -11,14 +11,21 @@ def expected_tokens_per_step(alpha: float, k: int) -> float:
     return k + 1.0 if alpha >= 1 else (1 - alpha ** (k + 1)) / (1 - alpha)
 
 
-def expected_speedup(alpha: float, k: int, cost_ratio: float) -> float:
-    """Leviathan et al. (2023), Theorem 3.8: walltime improvement with draft/target cost c."""
-    return expected_tokens_per_step(alpha, k) / (k * cost_ratio + 1)
+def expected_speedup(alpha: float, k: int, cost_ratio: float, verify_cost: float = 1.0) -> float:
+    """Leviathan et al. (2023), Theorem 3.8: walltime improvement with draft/target cost c, where a
+    verification pass over K+1 tokens costs `verify_cost` one-token target steps (1 in the paper,
+    nearer 1.2-1.4 on a CPU)."""
+    return expected_tokens_per_step(alpha, k) / (k * cost_ratio + verify_cost)
 
 
 class Stats:
-    def __init__(self, target_role: str = "target", draft_role: str = "draft"):
+    """`single_step_seconds` is the target's one-token step T(1) (from `forward_costs`): with it, c
+    and the verification cost are in units of T(1), the step that decoding without a draft takes."""
+
+    def __init__(self, target_role: str = "target", draft_role: str = "draft",
+                 single_step_seconds: float | None = None):
         self.target_role, self.draft_role = target_role, draft_role
+        self.single_step_seconds = single_step_seconds
         self.started = time.perf_counter()
         self.elapsed = 0.0
         self.steps = self.drafted = self.accepted = self.tokens = 0
@@ -26,6 +33,7 @@ class Stats:
         self.position_drafted: Counter = Counter()
         self.position_accepted: Counter = Counter()
         self.acceptance_lengths: Counter = Counter()
+        self.block_sizes: Counter = Counter()
         self.forwards: Counter = Counter()
         self.origins: Counter = Counter()
         self.max_block = 0
@@ -45,25 +53,45 @@ class Stats:
             self.position_accepted[position] += accepted
         if step.drafted:
             self.max_block = max(self.max_block, step.drafted)
+            self.block_sizes[step.drafted] += 1
             self.acceptance_lengths[_leading_accepted(step.accepted_flags)] += 1
 
     @property
     def acceptance_rate(self) -> float | None:
         return self.accepted / self.drafted if self.drafted else None
 
+    def _seconds_per_forward(self, role: str, seconds: float) -> float | None:
+        forwards = self.forwards[role]
+        return seconds / forwards if forwards and seconds else None
+
     def cost_ratio(self) -> float | None:
-        """Seconds per draft forward over seconds per target forward (Leviathan's c)."""
-        draft_forwards, target_forwards = self.forwards[self.draft_role], self.forwards[self.target_role]
-        if not (draft_forwards and target_forwards and self.verify_seconds):
+        """Seconds per draft forward over the target's one-token step (Leviathan's c); over a
+        verification pass when T(1) is unknown."""
+        draft = self._seconds_per_forward(self.draft_role, self.draft_seconds)
+        unit = self.single_step_seconds or self._seconds_per_forward(self.target_role, self.verify_seconds)
+        return draft / unit if draft and unit else None
+
+    def verify_cost(self) -> float | None:
+        """Seconds per verification pass over T(1): what Leviathan's formula takes to be 1."""
+        verify = self._seconds_per_forward(self.target_role, self.verify_seconds)
+        return verify / self.single_step_seconds if verify and self.single_step_seconds else None
+
+    def predicted_speedup(self) -> float | None:
+        """Theorem 3.8 over the blocks this run drafted, with the per-position acceptance
+        accepted / verified (each position kept with probability alpha, independently) and the
+        measured draft and verification costs."""
+        verified = sum(self.position_drafted.values())
+        cost, verify_cost = self.cost_ratio(), self.verify_cost() or 1.0
+        if not verified or cost is None:
             return None
-        return (self.draft_seconds / draft_forwards) / (self.verify_seconds / target_forwards)
+        alpha = self.accepted / verified
+        tokens = sum(n * expected_tokens_per_step(alpha, k) for k, n in self.block_sizes.items())
+        seconds = sum(n * (k * cost + verify_cost) for k, n in self.block_sizes.items())
+        return tokens / seconds
 
     def to_dict(self) -> dict:
         target_forwards = self.forwards[self.target_role]
-        alpha, cost = self.acceptance_rate, self.cost_ratio()
-        predicted = None
-        if alpha is not None and cost is not None and self.max_block:
-            predicted = expected_speedup(alpha, self.max_block, cost)
+        alpha = self.acceptance_rate
         return {
             "steps": self.steps,
             "tokens": self.tokens,
@@ -83,8 +111,10 @@ class Stats:
             "origin_counts": {origin: self.origins[origin] for origin in ORIGINS},
             "origin_shares": {origin: self.origins[origin] / self.tokens if self.tokens else 0.0
                               for origin in ORIGINS},
-            "cost_ratio": cost,
-            "expected_speedup": predicted,
+            "cost_ratio": self.cost_ratio(),
+            "verify_cost": self.verify_cost(),
+            "single_step_seconds": self.single_step_seconds,
+            "expected_speedup": self.predicted_speedup(),
         }
 
 

@@ -54,6 +54,8 @@ def draft_block(ctx: Decoding, runner, k: int) -> Drafted:
         tokens.append(ctx.sampler.draw(q))
         qs.append(q)
         q_raws.append(raw_probs(logits))
+        if q_raws[-1][tokens[-1]] < ctx.config.draft_confidence:
+            break  # the draft doubts its own token: later ones are likely wasted work
     vocab = runner.model.config.vocab_size
     empty = torch.empty(0, vocab, device=runner.device)
     return Drafted(tokens, torch.stack(qs) if qs else empty, torch.stack(q_raws) if q_raws else empty)
@@ -101,10 +103,10 @@ def speculative_steps(ctx: Decoding, check, drafter=None):
     -> Drafted` replaces drafting with ctx.draft on ctx.ids (tli drafts in another vocabulary)."""
     drafter = drafter or (lambda ctx, k: draft_block(ctx, ctx.draft, k))
     while ctx.remaining() > 0:
-        k = ctx.block_size(ctx.config.candidates)
         start = time.perf_counter()
-        drafted = drafter(ctx, k)
+        drafted = drafter(ctx, ctx.block_size(ctx.config.candidates))
         drafted_at = time.perf_counter()
+        k = len(drafted.tokens)
         logits = ctx.target.next_logits(ctx.ids + drafted.tokens, positions=k + 1)
         p, p_raw = ctx.sampler.probs(logits), raw_probs(logits)
         records, flags = verify_block(ctx, drafted, p, p_raw, check)
@@ -131,4 +133,4 @@ def standard(ctx: Decoding):
 
 
 SD = Method("sd", standard, "standard speculative decoding: lossless, residual resampling + bonus token",
-            options=("candidates", "draft_sampling"))
+            options=("candidates", "draft_sampling", "draft_vocab", "draft_confidence"))

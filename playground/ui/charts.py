@@ -108,14 +108,16 @@ def origin_shares(run, timeline) -> go.Figure:
 
 def predicted_vs_measured(run, timeline) -> go.Figure:
     """Leviathan's Eq. 1 and Theorem 3.8 next to what the run measured. The measured speedup is an
-    estimate: tokens/s over the rate of one target forward per token, timed inside this run."""
+    estimate: tokens/s over the rate of one target step per token, T(1) (see `forward_costs`)."""
     stats = run.stats.to_dict()
     alpha, block = stats["acceptance_rate"], run.stats.max_block
     target_forwards = stats["forwards"].get(run.stats.target_role, 0)
     predicted_length = expected_tokens_per_step(alpha, block) if alpha is not None and block else None
     measured_speedup = None
-    if stats["tokens_per_second"] and target_forwards and stats["verify_seconds"]:
-        measured_speedup = stats["tokens_per_second"] * stats["verify_seconds"] / target_forwards
+    single_step = stats["single_step_seconds"] or (
+        stats["verify_seconds"] / target_forwards if target_forwards and stats["verify_seconds"] else None)
+    if stats["tokens_per_second"] and single_step:
+        measured_speedup = stats["tokens_per_second"] * single_step
     groups = ["tokens per target forward", "speedup over target alone"]
     return _figure("Predicted (Leviathan) vs measured", [
         go.Bar(x=groups, y=[predicted_length, stats["expected_speedup"]], name="predicted",

@@ -195,7 +195,12 @@ def _compare_tab(ui: Shared) -> None:
 def _step_tab(ui: Shared) -> None:
     gr.Markdown("Advance one verification round at a time: the drafted candidates, the acceptance test "
                 "of each, and which token was emitted and why. The bars show the top tokens of p "
-                "(target), q (draft) and the residual max(0, p - q) at one candidate position.")
+                "(target), q (draft) and the residual max(0, p - q) at one candidate position.\n\n"
+                "**What a round costs.** K draft steps (each c of a target step) plus one target pass "
+                "over the K+1 new tokens. On a GPU that pass costs about one target step; on a CPU it "
+                "costs more (the stats show it as *verification pass / target step*), so the predicted "
+                "speedup is tokens per round / (K c + that cost): the draft must be cheap and right "
+                "often enough to pay for both.")
     with gr.Row():
         step = gr.Button("Step one round", variant="primary", elem_id="step")
         reset = gr.Button("Restart", elem_id="step-reset")
