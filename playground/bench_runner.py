@@ -20,7 +20,8 @@ RANDOM_CONTROL = "fsd-random"
 THRESHOLD_FIELDS = ("tau", "tau_t")  # the option --taus sweeps, first one a method reads
 COLUMNS = ["setting", "method", "candidates", "tau", "random_accept", "prompt_id", "repeat", "tokens",
            "seconds", "tokens_per_second", "ar_tokens_per_second", "speedup", "acceptance_rate",
-           "candidate_acceptance", "mean_acceptance_length", "expected_speedup", *(f"share_{o}" for o in ORIGINS),
+           "candidate_acceptance", "mean_acceptance_length", "expected_speedup", "cost_ratio", "verify_cost",
+           *(f"share_{o}" for o in ORIGINS),
            "exact_match", "first_divergence", "log_likelihood", "correct", "error"]
 
 
@@ -31,7 +32,8 @@ class Setting:
 
     @property
     def label(self) -> str:
-        names = {"candidates": "K", "tau": "tau", "tau_t": "tau_t", "random_accept": "p"}
+        names = {"candidates": "K", "tau": "tau", "tau_t": "tau_t", "random_accept": "p",
+                 "draft_vocab": "vocab", "draft_confidence": "conf"}
         parts = [f"{names[k]}={_short(v)}" for k, v in self.options.items() if k in names]
         return " ".join([self.method, *parts])
 
@@ -153,7 +155,8 @@ class Bench:
             draft = self.models["hetero_draft" if setting.method == "hf-universal" else "draft"]
             sampling = {k: options[k] for k in ("temperature", "top_k", "top_p", "seed") if k in options}
             run = assisted_generate(self.target, draft, self.prompt_ids[task.id], candidates=options["candidates"],
-                                    max_new_tokens=options["max_new_tokens"], **sampling)
+                                    max_new_tokens=options["max_new_tokens"],
+                                    confidence=options.get("draft_confidence", 0.0), **sampling)
             return Outcome(run.ids, run.seconds)
         start = time.perf_counter()
         run = generate(task.prompt, **self._roles(method), **{**options, "method": method})
@@ -180,6 +183,7 @@ class Bench:
             "acceptance_rate": stats.get("acceptance_rate"), "candidate_acceptance": candidate_acceptance(stats),
             "mean_acceptance_length": stats.get("mean_acceptance_length"),
             "expected_speedup": stats.get("expected_speedup"),
+            "cost_ratio": stats.get("cost_ratio"), "verify_cost": stats.get("verify_cost"),
             **{f"share_{o}": stats.get("origin_shares", {}).get(o) for o in ORIGINS},
             "exact_match": None if failed else int(matched), "first_divergence": None if failed else diverged,
             "log_likelihood": None if failed else self.log_likelihood(task, outcome.ids),

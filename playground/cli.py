@@ -91,9 +91,10 @@ def _list_methods(args) -> int:
 
 
 def _commands():
-    from . import bench, calibrate, catalog  # noqa: PLC0415
+    from . import bench, calibrate, catalog, serving  # noqa: PLC0415
 
-    return [register_generate, register_methods, catalog.register, calibrate.register, bench.register]
+    return [register_generate, register_methods, catalog.register, calibrate.register, bench.register,
+            serving.register]
 
 
 def _quiet_library_progress_bars() -> None:

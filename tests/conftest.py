@@ -23,3 +23,7 @@ def tokenizer():
 def family(tokenizer):
     """A target, a weaker draft and a mid-size qualifier sharing one character vocabulary."""
     return tiny_family(tokenizer)
+
+
+def pytest_configure(config):
+    config.addinivalue_line("markers", "slow: starts a server or a whole app (deselect with -m 'not slow')")

@@ -8,6 +8,7 @@ import torch
 
 import playground
 from playground.cache import KVRunner
+from playground.draft_vocab import pruned_head
 from playground.methods import Decoding, speculative
 from playground.sampling import Sampler
 from tests.tiny import char_tokenizer, loaded, tiny_llama
@@ -41,16 +42,18 @@ def exact_joint(target, settings) -> dict[tuple[int, int], float]:
     return joint
 
 
-def sampled_pairs(family, settings, samples=SAMPLES, draft_sampling="sample") -> dict[tuple[int, int], int]:
+def sampled_pairs(family, settings, samples=SAMPLES, draft_sampling="sample",
+                  draft_vocab=0) -> dict[tuple[int, int], int]:
     """Two-token SD runs, one per seed, driven straight through the method (no engine)."""
     target, draft = family
     config = playground.GenerationConfig(method="sd", candidates=2, max_new_tokens=2,
                                          draft_sampling=draft_sampling, **settings)
     prompt = target.tokenizer("abc").input_ids
+    head = pruned_head(draft.model, draft.tokenizer, draft_vocab) if draft_vocab else None
     counts: dict[tuple[int, int], int] = {}
     for seed in range(samples):
         ctx = Decoding(config, Sampler(seed=seed, **settings), KVRunner(target.model, "target"),
-                       list(prompt), len(prompt), draft=KVRunner(draft.model, "draft"))
+                       list(prompt), len(prompt), draft=KVRunner(draft.model, "draft", head=head))
         emitted = []
         for step in speculative.standard(ctx):
             emitted += [t.id for t in step.tokens]
@@ -115,6 +118,25 @@ def test_the_test_detects_argmax_drafting_with_the_soft_q_in_the_ratio(small_fam
     monkeypatch.setattr(speculative, "sd_check", check_with_soft_q)
     settings = SETTINGS[0]  # at temperature 1, q_raw is exactly the soft q
     counts = sampled_pairs(small_family, settings, draft_sampling="greedy")
+    assert chi_square_p_value(counts, exact_joint(small_family[0], settings)) < ALPHA
+
+
+def test_pruned_draft_head_is_lossless(small_family):
+    """FR-Spec: the draft can propose only 3 of the 6 tokens (q = 0 for the rest, where p > 0);
+    the residual over the full vocabulary must give those tokens back their probability."""
+    settings = SETTINGS[0]
+    counts = sampled_pairs(small_family, settings, draft_vocab=3)
+    assert any(token >= 3 for pair in counts for token in pair if token != 1)  # pruned tokens still occur
+    assert chi_square_p_value(counts, exact_joint(small_family[0], settings)) > ALPHA
+
+
+def test_the_test_detects_a_residual_limited_to_the_pruned_vocabulary(small_family, monkeypatch):
+    def pruned_residual(p, q):
+        kept = (p - q).clamp_min(0) * (q > 0)
+        return kept / kept.sum() if kept.sum() > 0 else q
+    monkeypatch.setattr(speculative, "residual", pruned_residual)
+    settings = SETTINGS[0]
+    counts = sampled_pairs(small_family, settings, draft_vocab=3)
     assert chi_square_p_value(counts, exact_joint(small_family[0], settings)) < ALPHA
 
 

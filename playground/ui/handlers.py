@@ -13,12 +13,13 @@ from pathlib import Path
 
 import gradio as gr
 
-from .. import correction_memory
+from .. import correction_memory, embedded
 from ..engine import format_prompt, generate, stream
 from ..errors import PlaygroundError
 from ..methods import METHODS
 from ..models import load_model, unload_all
 from ..policy import public_mode
+from ..space import on_space
 from . import charts, render
 from .family import describe_family, load_family, project_presets, relation
 from .options import all_controls, method_choices, options_from_values, visible_options
@@ -30,6 +31,8 @@ log = logging.getLogger(__name__)
 TEXT_INTERVAL = 0.1  # at least this many seconds between text refreshes while generating...
 CHART_INTERVAL = 0.5  # ...and between chart refreshes (a gr.Plot resends the whole figure)...
 REFRESH_SHARE = 0.04  # ...and longer if each kind of refresh would take over 4% of the run's time
+PREPARING = ("first run on this Space: preparing the embedded models (the target from the Hub, the draft and "
+             "qualifier assembled from it; about a minute, once per container)…")
 
 
 class Pacer:
@@ -146,6 +149,8 @@ class Handlers:
             return
         session.run, session.timeline, session.show_rejected = None, charts.Timeline(), show_rejected
         steps = None
+        if on_space() and not embedded.all_available():
+            yield (render.status_html(PREPARING), *[gr.skip()] * (2 + len(charts.CHARTS)))
         try:
             models, steps = self._stream(key, prompt, method, values)
             session.decode = _decoder(models[METHODS[method].roles[0]].tokenizer)
@@ -180,6 +185,8 @@ class Handlers:
         if not with_charts:
             return (render.status_html(status), text, *[gr.skip()] * (1 + len(charts.CHARTS)))
         stats = render.stats_html({**run.stats.to_dict(), "stop_reason": run.stop_reason or "running"})
+        if run.finished:
+            stats += render.serving_html(run)
         return (render.status_html(status), text, stats, *charts.all_figures(run, session.timeline))
 
     def rerender(self, key: str, show_rejected: bool) -> str:

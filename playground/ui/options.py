@@ -22,6 +22,7 @@ RANGES = {
     "max_new_tokens": (1, 512, 1),
     "candidates": (1, 16, 1),
     "draft_vocab": (0, 32768, 1024),
+    "draft_confidence": (0.0, 1.0, 0.05),
     "tau": (0.0, 1.0, 0.01),
     "tau_q": (0.0, 1.0, 0.01),
     "tau_t": (0.0, 1.0, 0.01),

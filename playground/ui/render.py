@@ -8,6 +8,7 @@ through, in place, just before the token that replaced it.
 from collections.abc import Callable
 from html import escape
 
+from ..serving import describe
 from ..step import ORIGINS, TokenRecord
 
 ORIGIN_LABELS = {"draft": "draft (accepted)", "qualifier": "qualifier", "target": "target",
@@ -77,6 +78,15 @@ def stats_html(stats: dict) -> str:
     cells = "".join(f'<div class="stat"><b>{_format(fmt, stats.get(key))}</b><span>{label}</span></div>'
                     for key, label, fmt in STAT_ROWS if key in stats)
     return f'<div class="stat-grid">{cells}</div>'
+
+
+def serving_html(run) -> str:
+    """The finished run's setting as serving-engine commands (or why there are none)."""
+    if "draft" not in run.models:
+        return ""
+    text = describe(run.method, run.models["target"], run.models["draft"], run.config.candidates)
+    return (f'<details class="serving"><summary>Serve this setting (vLLM, SGLang)</summary>'
+            f"<pre>{escape(text)}</pre></details>")
 
 
 def _format(fmt: str, value) -> str:

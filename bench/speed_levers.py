@@ -1,0 +1,90 @@
+"""Ablation of the CPU speed levers of lossless sd on the embedded family: each lever on and off,
+every run paired with an `ar` run of the same prompt (order alternating over repeats).
+
+    HF_HUB_OFFLINE=1 python bench/speed_levers.py --out bench/results/speed_levers/prepacked
+    HF_HUB_OFFLINE=1 PLAYGROUND_PREPACK=0 python bench/speed_levers.py --baseline-only \\
+        --out bench/results/speed_levers/unpacked
+
+Prepacking is chosen when the models load, so each state of it is one process. Writes runs.csv and
+summary.md (median paired speedup with quartiles, acceptance, cost ratio c, verification cost
+T(K+1)/T(1), predicted vs measured, share of outputs identical to ar).
+"""
+
+import argparse
+import pathlib
+import platform
+import statistics
+
+import torch
+
+from playground import prepacked
+from playground.bench_report import write_csv
+from playground.bench_runner import COLUMNS, Bench, Setting, spread
+from playground.models import load_model
+from playground.quality import load_tasks
+
+CHAT_PROMPTS = pathlib.Path(__file__).resolve().parent / "chat_prompts.txt"
+K = 4
+BEST = {"candidates": K, "draft_vocab": 8192, "draft_confidence": 0.6}
+
+
+OFF = {"candidates": K, "draft_vocab": 0, "draft_confidence": 0.0}
+
+
+def settings(baseline_only: bool, temperature: float) -> list[Setting]:
+    """Each lever alone and all together, greedy; at a sampling temperature only off vs all."""
+    plain = [Setting("sd", OFF), Setting("hf-assisted", OFF)]
+    if baseline_only:
+        return plain
+    alone = [Setting("sd", {**OFF, "draft_vocab": BEST["draft_vocab"]}),
+             Setting("sd", {**OFF, "draft_confidence": BEST["draft_confidence"]})]
+    best = [Setting("sd", BEST), Setting("hf-assisted", {**OFF, "draft_confidence": BEST["draft_confidence"]})]
+    return [*plain, *alone, *best] if temperature == 0 else [Setting("sd", OFF), *best]
+
+
+def summary_line(label: str, rows: list[dict]) -> str:
+    def mean(name):
+        values = [r[name] for r in rows if r[name] is not None]
+        return statistics.fmean(values) if values else None
+    speed = spread([r["speedup"] for r in rows])
+    cells = [label, f"{speed['median']:.2f} ({speed['q1']:.2f}-{speed['q3']:.2f})"]
+    for name, fmt in (("expected_speedup", ".2f"), ("acceptance_rate", ".0%"), ("cost_ratio", ".3f"),
+                      ("verify_cost", ".2f"), ("exact_match", ".0%")):
+        value = mean(name)
+        cells.append("" if value is None else format(value, fmt))
+    return "| " + " | ".join(cells) + " |"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--out", type=pathlib.Path, required=True)
+    parser.add_argument("--temperatures", default="0,0.7")
+    parser.add_argument("--repeats", type=int, default=2)
+    parser.add_argument("--max-new-tokens", type=int, default=48)
+    parser.add_argument("--baseline-only", action="store_true", help="only plain sd and transformers assisted")
+    args = parser.parse_args()
+    models = {"target": load_model("smollm2-135m"), "draft": load_model("smollm2-draft")}
+    tasks = load_tasks(CHAT_PROMPTS)
+    lines = [f"prepacked weights: {prepacked.enabled()}; torch {torch.__version__}, {torch.get_num_threads()} threads, "
+             f"{platform.processor() or platform.machine()}; {len(tasks)} chat prompts x {args.repeats} repeats, "
+             f"{args.max_new_tokens} tokens", "",
+             "| setting | sd/ar (quartiles) | predicted | acceptance | c | T(K+1)/T(1) | identical to ar |",
+             "|---|---|---|---|---|---|---|"]
+    all_rows = []
+    for temperature in [float(t) for t in args.temperatures.split(",")]:
+        bench = Bench(models, tasks, {"max_new_tokens": args.max_new_tokens, "temperature": temperature},
+                      repeats=args.repeats)
+        rows = bench.run(settings(args.baseline_only, temperature))
+        all_rows += rows
+        ar = [r["tokens_per_second"] for r in rows if r["method"] == "ar"]
+        lines.append(f"| **temperature {temperature:g}** (ar {statistics.median(ar):.1f} tok/s) | | | | | | |")
+        for label in dict.fromkeys(r["setting"] for r in rows if r["method"] != "ar"):
+            lines.append(summary_line(label, [r for r in rows if r["setting"] == label]))
+    args.out.mkdir(parents=True, exist_ok=True)
+    write_csv(args.out / "runs.csv", all_rows, COLUMNS)
+    (args.out / "summary.md").write_text("\n".join(lines) + "\n")
+    print("\n".join(lines))
+
+
+if __name__ == "__main__":
+    main()

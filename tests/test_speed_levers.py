@@ -1,0 +1,130 @@
+"""The CPU speed levers keep every method exact: prepacked weights, the pruned draft head and
+confidence-ended draft blocks; and the prediction that the stats show follows its formula."""
+
+import pytest
+import torch
+import torch.nn.functional as F
+
+import playground
+from playground.draft_vocab import pruned_head
+from playground.errors import PlaygroundError
+from playground.prepacked import PrepackedLinear, prepack_linears
+from playground.stats import Stats
+from playground.step import Step, TokenRecord
+from tests.tiny import loaded, tiny_llama
+
+
+def test_prepacked_linear_matches_torch_and_each_row_is_independent_of_the_row_count():
+    torch.manual_seed(0)
+    linear = torch.nn.Linear(64, 96)
+    packed = PrepackedLinear(linear)
+    x = torch.randn(1, 6, 64)
+    with torch.no_grad():
+        assert torch.allclose(packed(x), F.linear(x, linear.weight, linear.bias), atol=1e-5)
+        six = packed(x)
+        for rows in range(1, 6):  # verification over K+1 rows sees what one-token decoding sees
+            assert torch.equal(packed(x[:, :rows]), six[:, :rows])
+
+
+def test_prepacked_model_decodes_like_the_original(tokenizer):
+    original = tiny_llama(len(tokenizer), layers=2, hidden=64, seed=5)
+    packed = tiny_llama(len(tokenizer), layers=2, hidden=64, seed=5)
+    replaced = prepack_linears(packed)
+    assert replaced == 2 * 7 + 1  # seven maps per layer and the output layer
+    assert packed.lm_head.weight is not None  # kept for a pruned draft head
+    ids = torch.tensor([tokenizer("hello there").input_ids])
+    with torch.no_grad():
+        assert torch.allclose(packed(ids).logits, original(ids).logits, atol=1e-4)
+    a = playground.generate("hello", method="ar", target=loaded("o", original, tokenizer), max_new_tokens=20)
+    b = playground.generate("hello", method="ar", target=loaded("p", packed, tokenizer), max_new_tokens=20)
+    assert [t.id for t in a.tokens] == [t.id for t in b.tokens]
+
+
+def test_prepacking_can_be_switched_off(tokenizer, monkeypatch):
+    monkeypatch.setenv("PLAYGROUND_PREPACK", "0")
+    model = tiny_llama(len(tokenizer))
+    assert prepack_linears(model) == 0
+    assert type(model.lm_head) is torch.nn.Linear
+
+
+def test_pruned_head_scores_only_its_tokens(family):
+    draft = family["draft"]
+    head = pruned_head(draft.model, draft.tokenizer, 10)
+    kept = set(head.token_ids.tolist())
+    assert kept == set(range(10)) | {draft.tokenizer.eos_token_id}
+    hidden = torch.randn(2, draft.model.config.hidden_size)
+    logits = head(hidden)
+    full = draft.model.lm_head(hidden)
+    inside = torch.tensor(sorted(kept))
+    assert torch.allclose(logits[:, inside], full[:, inside].detach(), atol=1e-5)
+    outside = [i for i in range(logits.shape[-1]) if i not in kept]
+    assert outside
+    assert torch.isinf(logits[:, outside]).all() and (logits[:, outside] < 0).all()
+
+
+def greedy(family, method, **options):
+    result = playground.generate("hello there", method=method, target=family["target"], draft=family["draft"],
+                                 max_new_tokens=40, temperature=0, **options)
+    return result, [t.id for t in result.tokens]
+
+
+@pytest.mark.parametrize("options", [{"draft_vocab": 8, "draft_confidence": 0}, {"draft_vocab": 0, "draft_confidence": 0.5},
+                                     {"draft_vocab": 12, "draft_confidence": 0.3}],
+                         ids=["pruned", "confidence", "both"])
+def test_levers_keep_greedy_sd_identical_to_the_target(family, options):
+    _, reference = greedy(family, "ar")
+    _, ids = greedy(family, "sd", candidates=4, **options)
+    assert ids == reference
+
+
+def test_pruned_draft_proposes_only_kept_tokens(family):
+    result, _ = greedy(family, "sd", candidates=4, draft_vocab=8)
+    kept = set(pruned_head(family["draft"].model, family["draft"].tokenizer, 8).token_ids.tolist())
+    proposed = [t.id for t in result.tokens if t.origin == "draft"]
+    proposed += [t.diagnostics["rejected_candidate"] for t in result.tokens if "rejected_candidate" in t.diagnostics]
+    assert proposed and set(proposed) <= kept
+
+
+def test_confidence_ends_blocks_early(family):
+    full, _ = greedy(family, "sd", candidates=6, draft_confidence=0)
+    early, _ = greedy(family, "sd", candidates=6, draft_confidence=0.6)
+    assert set(full.stats.block_sizes) <= {6, 5, 4, 3, 2, 1} and full.stats.block_sizes[6] > 0
+    assert early.stats.drafted / early.stats.steps < full.stats.drafted / full.stats.steps
+    assert min(early.stats.block_sizes) >= 1  # a block always has at least one candidate
+
+
+@pytest.mark.parametrize("option, value", [("draft_vocab", -1), ("draft_vocab", 2.5),
+                                           ("draft_confidence", 1.5), ("draft_confidence", -0.1)])
+def test_bad_lever_values_are_one_line_errors(family, option, value):
+    with pytest.raises(PlaygroundError) as error:
+        greedy(family, "sd", **{option: value})
+    assert option in str(error.value) and "\n" not in str(error.value)
+
+
+def step(drafted: int, flags: list[bool], draft_seconds: float, verify_seconds: float) -> Step:
+    tokens = [TokenRecord(0, "draft") for flag in flags if flag] + [TokenRecord(0, "target")]
+    return Step(tokens, drafted=drafted, accepted=sum(flags), accepted_flags=flags, draft_seconds=draft_seconds,
+                verify_seconds=verify_seconds, forwards={"draft": drafted, "target": 1})
+
+
+def test_predicted_speedup_uses_the_measured_verification_cost():
+    """Two blocks of K = 2: accepted both / rejected the first. Draft steps 0.2 s, verification
+    passes 1.5 s, T(1) = 1 s. Position 0 is accepted 1 time in 2, position 1 once in 1, so a block
+    yields 1 + 0.5 + 0.5 = 2 tokens for 2 * 0.2 + 1.5 = 1.9 s: predicted 2 / 1.9."""
+    stats = Stats(single_step_seconds=1.0)
+    stats.add(step(2, [True, True], 0.4, 1.5))
+    stats.add(step(2, [False], 0.4, 1.5))
+    result = stats.to_dict()
+    assert result["cost_ratio"] == pytest.approx(0.2)
+    assert result["verify_cost"] == pytest.approx(1.5)
+    assert result["expected_speedup"] == pytest.approx(2 / 1.9)
+
+
+def test_without_a_one_token_step_the_prediction_falls_back_to_leviathans_unit_cost():
+    stats = Stats()
+    stats.add(step(2, [True, True], 0.4, 1.5))
+    stats.add(step(2, [False], 0.4, 1.5))
+    result = stats.to_dict()
+    assert result["verify_cost"] is None
+    assert result["cost_ratio"] == pytest.approx(0.2 / 1.5)
+    assert result["expected_speedup"] == pytest.approx(2 / (2 * 0.2 / 1.5 + 1))
