@@ -29,6 +29,10 @@ def read_corpus(path: str | Path = DEFAULT_CORPUS) -> list[str]:
     return prompts
 
 
+# csd drafts K tokens from the full vocabulary (seed 003): sd's drafting levers stay off here.
+CSD_DRAFTING = {"draft_vocab": 0, "draft_confidence": 0.0}
+
+
 def calibrate(prompts: list[str], memory: CorrectionMemory, *, target=None, draft=None, progress: bool = True,
               **generate_options) -> int:
     """Run standard SD on each prompt and count the rejections into `memory`. The models default
@@ -45,7 +49,7 @@ def calibrate(prompts: list[str], memory: CorrectionMemory, *, target=None, draf
     counted = 0
     bar = tqdm(prompts, desc="calibrating", unit="prompt", disable=not progress)
     for prompt in bar:
-        run = generate(prompt, target=target, draft=draft, method="sd", **generate_options)
+        run = generate(prompt, target=target, draft=draft, method="sd", **{**generate_options, **CSD_DRAFTING})
         counted += memory.observe(run.tokens)
         bar.set_postfix(rejections=memory.total, pairs=len(memory.counts))
     return counted

@@ -52,13 +52,15 @@ def _prepacked_or(linear: nn.Linear) -> nn.Module:
 _heads: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
 
 
-def pruned_head(model, tokenizer, size: int) -> PrunedHead:
+def pruned_head(model, tokenizer, size: int) -> PrunedHead | None:
     """The draft's output layer pruned to its first `size` token ids and its end-of-text tokens
-    (built once per model and size)."""
+    (built once per model and size); None when `size` covers the whole vocabulary."""
+    vocab_size = model.config.get_text_config().vocab_size
+    if size >= vocab_size:
+        return None
     _check_supported(model)
     heads = _heads.setdefault(model, {})
     if size not in heads:
-        vocab_size = model.config.get_text_config().vocab_size
         kept = set(range(min(size, vocab_size))) | {i for i in _eos_ids(model, tokenizer) if i < vocab_size}
         heads[size] = PrunedHead(model.get_output_embeddings().weight, sorted(kept), vocab_size)
     return heads[size]

@@ -72,7 +72,7 @@ def stream(prompt: str, config: GenerationConfig | None = None, *, target=None, 
     _check_vocabularies(method, models)
     primary = models[method.roles[0]]
     prompt_ids = format_prompt(primary.tokenizer, prompt, config.chat_template)
-    ctx = _decoding(config, models, prompt_ids, prune_draft="draft_vocab" in method.options)
+    ctx = _decoding(config, models, prompt_ids, method)
     single_step = forward_costs.single_step_seconds(primary.model) if len(method.roles) > 1 else None
     run = Run(config.method, config, prompt, models={role: m.spec for role, m in models.items()},
               stats=Stats(target_role=method.roles[0], single_step_seconds=single_step))
@@ -182,10 +182,12 @@ def _check_vocabularies(method, models: dict[str, LoadedModel]) -> None:
                 "use a heterogeneous method (slem, tli or slrs) or a same-family draft")
 
 
-def _decoding(config: GenerationConfig, models: dict[str, LoadedModel], prompt_ids: list[int],
-              prune_draft: bool = False) -> Decoding:
+def _decoding(config: GenerationConfig, models: dict[str, LoadedModel], prompt_ids: list[int], method) -> Decoding:
+    """The run's context; the drafting levers apply only to the methods that offer them."""
+    if "draft_confidence" not in method.options:
+        config = replace(config, draft_confidence=0.0)
     runners = {role: KVRunner(m.model, name=role) for role, m in models.items()}
-    if prune_draft and config.draft_vocab:
+    if "draft_vocab" in method.options and config.draft_vocab:
         draft = models["draft"]
         runners["draft"].head = pruned_head(draft.model, draft.tokenizer, config.draft_vocab)
     device = next(iter(models.values())).model.device

@@ -111,7 +111,7 @@ def test_forward_counts_match_the_work_done(family):
 def test_all_three_caches_match_a_full_recompute_after_a_long_run(family, method):
     config = make_config(method=method, temperature=1.0, seed=3, max_new_tokens=150, tau_q=0.5, tau_t=0.6,
                          draft_length=3, qualifier_length=7)
-    ctx = _decoding(config, family, format_prompt(family["target"].tokenizer, PROMPT, True))
+    ctx = _decoding(config, family, format_prompt(family["target"].tokenizer, PROMPT, True), METHODS[method])
     for step in METHODS[method].run(ctx):
         ctx.ids.extend(t.id for t in step.tokens)
     assert ctx.remaining() == 0

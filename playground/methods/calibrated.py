@@ -72,7 +72,7 @@ def _calibrated(rule: str):
     return run
 
 
-_SD_OPTIONS = ("candidates", "draft_sampling", "draft_vocab", "draft_confidence")
+_SD_OPTIONS = ("candidates", "draft_sampling")
 CSD = Method("csd", _calibrated("csd"),
              "calibrated SD: rescue a rejected draft token if the pair is frequent and the target finds it plausible",
              options=(*_SD_OPTIONS, "lambda_", "gate_tau", "memory"), lossless=False)
