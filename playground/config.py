@@ -27,8 +27,8 @@ class GenerationConfig:
     candidates: int = _opt(4, "candidate length K: the most tokens drafted per verification step")
     draft_sampling: str = _opt("sample", "how the draft proposes: 'sample' from q or 'greedy' argmax",
                                choices=("sample", "greedy"))
-    draft_vocab: int = _opt(8192, "sd: the draft scores only the first N token ids (a BPE vocabulary's "
-                            "most frequent), q = 0 for the rest (FR-Spec; stays lossless; 0: all tokens)")
+    draft_vocab: int = _opt(8192, "sd: the draft scores only its N most frequent tokens, q = 0 for the rest "
+                            "(FR-Spec pruned output layer; stays lossless; 0: all tokens)")
     draft_confidence: float = _opt(0.6, "sd: end a draft block after a token the draft gives less than "
                                    "this probability (0: always draft K; stays lossless)")
     chat_template: bool = _opt(True, "wrap the prompt in the tokenizer's chat template")

@@ -6,13 +6,15 @@ min(1, p/q) test, and the residual norm(max(0, p - q)) over the full vocabulary 
 of its target probability. What pruning buys is a cheaper draft step: the embedded draft's
 49,152 x 576 output layer is most of its cost.
 
-Which tokens: the lowest ids. A BPE vocabulary numbers its tokens in merge order, and merges are
-learned most frequent first, so the first ids are the most frequent pieces of the tokenizer's
-training text (on the embedded family the first 8,192 of 49,152 ids cover 97.6% of the target's
-answers to the held-out prompts; `bench/results/speed_levers.md`). The end-of-text tokens are
-always kept: a draft must be able to propose the end of an answer.
+Which tokens: for the embedded SmolLM2 vocabulary, the ranking counted on the target's own answers
+(`scripts/count_draft_vocab.py`, shipped in `assets/embedded/`); for any other vocabulary the lowest
+ids: a BPE vocabulary numbers its tokens in merge order, and merges are learned most frequent
+first. The end-of-text tokens are always kept: a draft must be able to propose the end of an answer.
 """
 
+import hashlib
+import json
+import pathlib
 import weakref
 
 import torch
@@ -20,6 +22,29 @@ from torch import nn
 
 from .errors import PlaygroundError
 from .prepacked import PrepackedLinear
+
+RANKING_FILE = pathlib.Path(__file__).resolve().parent.parent / "assets" / "embedded" / "smollm2-token-ranking.json"
+_digests: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+_rankings: dict = {}
+
+
+def vocabulary_digest(tokenizer) -> str:
+    """Identifies a vocabulary (every token string and its id), whichever tokenizer object holds it."""
+    if tokenizer not in _digests:
+        items = json.dumps(sorted(tokenizer.get_vocab().items()), ensure_ascii=False)
+        _digests[tokenizer] = hashlib.sha256(items.encode()).hexdigest()[:16]
+    return _digests[tokenizer]
+
+
+def ranked_token_ids(tokenizer, vocab_size: int) -> list[int]:
+    """Every token id, the most frequent first."""
+    if "shipped" not in _rankings:
+        _rankings["shipped"] = json.loads(RANKING_FILE.read_text()) if RANKING_FILE.exists() else None
+    shipped = _rankings["shipped"]
+    if shipped and shipped["vocab_size"] == vocab_size and tokenizer is not None \
+            and shipped["vocabulary"] == vocabulary_digest(tokenizer):
+        return shipped["token_ids"]
+    return list(range(vocab_size))
 
 
 class PrunedHead(nn.Module):
@@ -53,15 +78,16 @@ _heads: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
 
 
 def pruned_head(model, tokenizer, size: int) -> PrunedHead | None:
-    """The draft's output layer pruned to its first `size` token ids and its end-of-text tokens
-    (built once per model and size); None when `size` covers the whole vocabulary."""
+    """The draft's output layer pruned to its `size` most frequent tokens and its end-of-text
+    tokens (built once per model and size); None when `size` covers the whole vocabulary."""
     vocab_size = model.config.get_text_config().vocab_size
     if size >= vocab_size:
         return None
     _check_supported(model)
     heads = _heads.setdefault(model, {})
     if size not in heads:
-        kept = set(range(min(size, vocab_size))) | {i for i in _eos_ids(model, tokenizer) if i < vocab_size}
+        kept = set(ranked_token_ids(tokenizer, vocab_size)[:size])
+        kept |= {i for i in _eos_ids(model, tokenizer) if i < vocab_size}
         heads[size] = PrunedHead(model.get_output_embeddings().weight, sorted(kept), vocab_size)
     return heads[size]
 
