@@ -32,14 +32,15 @@ OFF = {"candidates": K, "draft_vocab": 0, "draft_confidence": 0.0}
 
 
 def settings(baseline_only: bool, temperature: float) -> list[Setting]:
-    """Each lever alone and all together, greedy; at a sampling temperature only off vs all."""
-    plain = [Setting("sd", OFF), Setting("hf-assisted", OFF)]
+    """Each lever alone and all together, greedy; at a sampling temperature only off vs all;
+    transformers' own `generate` on the target alone checks our `ar` loop."""
+    plain = [Setting("hf-generate"), Setting("sd", OFF), Setting("hf-assisted", OFF)]
     if baseline_only:
         return plain
     alone = [Setting("sd", {**OFF, "draft_vocab": BEST["draft_vocab"]}),
              Setting("sd", {**OFF, "draft_confidence": BEST["draft_confidence"]})]
     best = [Setting("sd", BEST), Setting("hf-assisted", {**OFF, "draft_confidence": BEST["draft_confidence"]})]
-    return [*plain, *alone, *best] if temperature == 0 else [Setting("sd", OFF), *best]
+    return [*plain, *alone, *best] if temperature == 0 else [Setting("hf-generate"), Setting("sd", OFF), *best]
 
 
 def summary_line(label: str, rows: list[dict]) -> str:

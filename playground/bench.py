@@ -6,8 +6,9 @@ both sides of each ratio alike. Speedup is the median of these paired ratios, ne
 averages taken at different times. Methods come from `METHODS` by name, so a new method is
 benchmarked as soon as it is registered. Two names are the bench's own:
 `hf-assisted` (transformers' `generate(assistant_model=...)` with the same draft and K, see
-`playground.baseline`) and `hf-universal` (the same with `assistant_tokenizer=`, on the
-heterogeneous draft). Passing `fsd` also runs its random-acceptance control `fsd-random`
+`playground.baseline`), `hf-universal` (the same with `assistant_tokenizer=`, on the
+heterogeneous draft) and `hf-generate` (transformers' `generate` on the target alone: our `ar`
+against the library's own loop). Passing `fsd` also runs its random-acceptance control `fsd-random`
 (seed 000, Figure 6): fsd with `random_accept` set to the probability with which each fsd
 setting accepted an examined candidate (`candidate_acceptance`), so the draft shares match.
 
@@ -17,7 +18,7 @@ plotly charts (`accuracy_vs_speed.html`, `agreement_vs_speed.html`, `random_cont
 
 runs.csv columns:
   setting              the setting's label, e.g. "fsd K=5 tau=0.3" ("ar" for the reference runs)
-  method               METHODS name, "fsd-random", "hf-assisted" or "hf-universal"
+  method               METHODS name, "fsd-random", "hf-assisted", "hf-universal" or "hf-generate"
   candidates           K (empty for ar)
   tau                  the method's threshold (tau; tau_t for psd), empty if it has none
   random_accept        acceptance probability of the fsd-random control, else empty
@@ -44,7 +45,7 @@ from .errors import PlaygroundError
 
 DEFAULT_PROMPTS = Path(__file__).resolve().parent.parent / "assets" / "tasks.jsonl"
 HETERO_DRAFT = "byte-draft"
-BASELINES = ("hf-assisted", "hf-universal")  # the bench's own names, beside METHODS
+BASELINES = ("hf-assisted", "hf-universal", "hf-generate")  # the bench's own names, beside METHODS
 
 
 def load_family(args) -> tuple[dict, dict[str, dict]]:
@@ -89,7 +90,7 @@ def register(subparsers) -> None:
     parser.add_argument("--hetero-draft", dest="hetero_draft",
                         help=f"draft with its own vocabulary for slem/tli/slrs and hf-universal (default {HETERO_DRAFT})")
     parser.add_argument("--methods", type=_csv_list(str), default=["sd", "fsd", "hf-assisted"],
-                        help="comma-separated: METHODS names, hf-assisted, hf-universal (ar always runs)")
+                        help="comma-separated: METHODS names, hf-assisted, hf-universal, hf-generate (ar always runs)")
     parser.add_argument("--taus", type=_csv_list(float), default=[0.1, 0.3, 0.5],
                         help="thresholds for fuzzy methods (fsd tau, psd tau_t)")
     parser.add_argument("--candidates", type=_csv_list(int), default=[5], help="candidate lengths K")

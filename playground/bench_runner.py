@@ -88,7 +88,9 @@ def expand_settings(methods: list[str], candidates: list[int], taus: list[float]
 
 
 def _reads(name: str, option: str) -> bool:
-    return option == "candidates" if name in BASELINES else option in METHODS[name].options
+    if name in BASELINES:
+        return option == "candidates" and name != "hf-generate"
+    return option in METHODS[name].options
 
 
 def random_controls(settings: list[Setting], rows: list[dict]) -> list[Setting]:
@@ -152,9 +154,10 @@ class Bench:
         method = "fsd" if setting.method == RANDOM_CONTROL else setting.method
         options = {**self.method_options.get(method, {}), **self.options, **setting.options, "seed": self.seeds[task.id]}
         if setting.method in BASELINES:
-            draft = self.models["hetero_draft" if setting.method == "hf-universal" else "draft"]
+            draft = {"hf-assisted": self.models.get("draft"), "hf-universal": self.models.get("hetero_draft"),
+                     "hf-generate": None}[setting.method]
             sampling = {k: options[k] for k in ("temperature", "top_k", "top_p", "seed") if k in options}
-            run = assisted_generate(self.target, draft, self.prompt_ids[task.id], candidates=options["candidates"],
+            run = assisted_generate(self.target, draft, self.prompt_ids[task.id], candidates=options.get("candidates", 0),
                                     max_new_tokens=options["max_new_tokens"],
                                     confidence=options.get("draft_confidence", 0.0), **sampling)
             return Outcome(run.ids, run.seconds)

@@ -27,9 +27,9 @@ def test_spread_reports_median_and_quartiles_and_drops_missing():
 
 
 def test_expand_settings_sweeps_thresholds_only_for_methods_that_read_one():
-    labels = [s.label for s in expand_settings(["ar", "sd", "fsd", "hf-assisted"], [2, 4], [0.1, 0.5])]
+    labels = [s.label for s in expand_settings(["ar", "sd", "fsd", "hf-assisted", "hf-generate"], [2, 4], [0.1, 0.5])]
     assert labels == ["sd K=2", "sd K=4", "fsd K=2 tau=0.1", "fsd K=2 tau=0.5", "fsd K=4 tau=0.1",
-                      "fsd K=4 tau=0.5", "hf-assisted K=2", "hf-assisted K=4"]
+                      "fsd K=4 tau=0.5", "hf-assisted K=2", "hf-assisted K=4", "hf-generate"]
 
 
 def test_answer_check_and_agreement():
@@ -48,7 +48,7 @@ def bench_rows(family):
     torch.set_num_threads(1)  # tiny models: extra threads only add contention on shared machines
     tasks = [Task("t1", "hello there", ("e",)), Task("t2", "abc", ())]
     bench = Bench(family, tasks, {"max_new_tokens": 12, "temperature": 0.0}, repeats=2)
-    settings = expand_settings(["sd", "fsd", "hf-assisted"], [3], [0.0, 0.7])
+    settings = expand_settings(["sd", "fsd", "hf-assisted", "hf-generate"], [3], [0.0, 0.7])
     yield run_bench(bench, settings, with_controls=True)
     torch.set_num_threads(threads)
 
@@ -60,7 +60,7 @@ def test_bench_runs_end_to_end_and_writes_documented_columns(bench_rows, tmp_pat
         rows = list(reader)
     assert reader.fieldnames == COLUMNS
     methods = {r["method"] for r in rows}
-    assert methods == {"ar", "sd", "fsd", "fsd-random", "hf-assisted"}
+    assert methods == {"ar", "sd", "fsd", "fsd-random", "hf-assisted", "hf-generate"}
     assert not any(r["error"] for r in rows)
     assert "| sd K=3 |" in summary_path.read_text()
     for chart in ("accuracy_vs_speed.html", "agreement_vs_speed.html", "random_control.html",
@@ -70,7 +70,7 @@ def test_bench_runs_end_to_end_and_writes_documented_columns(bench_rows, tmp_pat
 
 def test_bench_lossless_methods_agree_with_target_greedy(bench_rows):
     for row in bench_rows:
-        if row["method"] in ("ar", "sd", "hf-assisted") or row["setting"] == "fsd K=3 tau=0":
+        if row["method"] in ("ar", "sd", "hf-assisted", "hf-generate") or row["setting"] == "fsd K=3 tau=0":
             assert row["exact_match"] == 1, row["setting"]
             assert row["first_divergence"] is None
 
