@@ -1,6 +1,7 @@
 """The UI's handlers, called as plain functions on tiny in-code models (no browser, no server)."""
 
 import json
+import math
 
 import pytest
 
@@ -54,6 +55,30 @@ def test_method_change_shows_only_its_options_and_preset_defaults(handlers):
     assert "fsd" in about
     ar_updates = handlers.method_changed(KEY, "ar")[:-1]
     assert not any(u["visible"] for c, u in zip(all_controls(), ar_updates) if c.name == "tau")
+
+
+def test_threshold_sliders_follow_the_divergence_scale(handlers):
+    tau = next(c for c in all_controls() if c.name == "tau")
+    assert tau.range[1] == math.log(2) and "ln 2 = 0.693" in tau.help  # the default divergence is js
+    tau, tau_q, tau_t = handlers.divergence_changed(KEY, "js", 0.9, 0.3, 0.5)
+    assert tau["maximum"] == tau_q["maximum"] == tau_t["maximum"] == math.log(2)
+    assert tau["value"] == math.log(2) and "value" not in tau_q  # only a value past the bound moves
+    assert "JS(target, draft)" in tau["info"] and "JS(qualifier, draft)" in tau_q["info"]
+    tau, *_ = handlers.divergence_changed(KEY, "tv", 0.9, 0.3, 0.5)
+    assert tau["maximum"] == 1.0 and "value" not in tau
+    tau, *_ = handlers.divergence_changed(KEY, "fsd-js", 0.9, 0.3, 0.5)
+    assert tau["maximum"] == 2.0 and "unbounded" in tau["info"] and "KL(M || target)" in tau["info"]
+
+
+def test_a_preset_threshold_comes_with_its_scale_and_source(family):
+    by_spec = {m.spec: m for m in family.values()}
+    preset = Preset("tiny", "tiny-target", "tiny-draft", "tiny-qualifier", defaults={
+        "fsd": {"divergence": "fsd-js", "tau": 0.7}}, sources={"fsd": "seed 000 Table 3: T = 0.7 (fsd-js)"})
+    handlers = Handlers(loader=by_spec.__getitem__, presets=[preset])
+    *updates, about = handlers.method_changed(KEY, "fsd")
+    tau = next(u for c, u in zip(all_controls(), updates) if c.name == "tau")
+    assert tau["value"] == 0.7 and tau["maximum"] == 2.0  # not clipped to JS's ln 2
+    assert "T = 0.7 (fsd-js)" in about
 
 
 def test_load_describes_device_memory_and_shared_vocabulary(handlers):

@@ -22,7 +22,7 @@ from ..policy import public_mode
 from ..space import on_space
 from . import charts, render
 from .family import describe_family, load_family, project_presets, relation
-from .options import all_controls, method_choices, options_from_values, visible_options
+from .options import THRESHOLDS, all_controls, method_choices, options_from_values, threshold_scale, visible_options
 from .quality import target_ids, target_log_likelihood, token_agreement
 from .session import Sessions, Stepping
 from .stepper import Toy, explain_step
@@ -126,11 +126,33 @@ class Handlers:
         visible, session = visible_options(method), self.sessions.get(key)
         preset = session.preset or (None if session.specs else self.presets[0])
         defaults = preset.defaults.get(method, {}) if preset else {}
-        updates = [gr.update(visible=c.name in visible, **({"value": defaults[c.name]} if c.name in defaults else {}))
+        updates = [gr.update(visible=c.name in visible, **({"value": defaults[c.name]} if c.name in defaults else {}),
+                             **self._scale_of(c.name, defaults.get("divergence")))
                    for c in all_controls()]
         chosen = METHODS.get(method)
         about = f"**{chosen.name}**: {chosen.summary} ({'lossless' if chosen.lossless else 'lossy'})" if chosen else ""
+        if preset and method in preset.sources:
+            about += f"\n\nPreset `{preset.name}`: {preset.sources[method]}."
         return [*updates, about]
+
+    @staticmethod
+    def _scale_of(name: str, divergence: str | None) -> dict:
+        """A threshold slider's range and info under `divergence` (nothing for other controls)."""
+        if name not in THRESHOLDS or divergence is None:
+            return {}
+        maximum, info = threshold_scale(name, divergence)
+        return {"maximum": maximum, "info": info}
+
+    def divergence_changed(self, key: str, divergence: str, *thresholds) -> list:
+        """Put the threshold sliders (tau, tau_q, tau_t, in that order) on the chosen divergence's
+        scale: its maximum, and an info line with its bound and log base. A value past the new
+        maximum moves to it."""
+        updates = []
+        for name, value in zip(THRESHOLDS, thresholds, strict=True):
+            scale = self._scale_of(name, divergence)
+            clamped = {"value": scale["maximum"]} if value is not None and value > scale["maximum"] else {}
+            updates.append(gr.update(**scale, **clamped))
+        return updates
 
     # -- generation -------------------------------------------------------------------------------
     def _stream(self, key: str, prompt: str, method: str, values):

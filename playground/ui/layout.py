@@ -15,7 +15,7 @@ from ..methods import METHODS
 from . import render
 from .charts import CHARTS
 from .handlers import Handlers
-from .options import all_controls, method_choices, visible_options
+from .options import THRESHOLDS, all_controls, method_choices, visible_options
 from .stepper import Toy
 
 ASSETS = Path(__file__).resolve().parents[2] / "assets"
@@ -105,10 +105,19 @@ def build_demo(loader=None, presets=None, gpu=None) -> gr.Blocks:
                         _toy_tab(handlers)
         on_method = _keyed(handlers.method_changed)
         method.change(on_method, method, [*widgets, about], **PRIVATE)
+        _wire_thresholds(handlers, widgets)
         loading.then(on_method, method, [*widgets, about], **PRIVATE)  # the new preset's defaults
         demo.load(on_method, method, [*widgets, about], **PRIVATE)
         demo.unload(_keyed(handlers.sessions.drop))
     return demo
+
+
+def _wire_thresholds(handlers: Handlers, widgets: list) -> None:
+    """The threshold sliders follow the divergence's scale whenever it changes (a preset too)."""
+    by_name = {c.name: w for c, w in zip(all_controls(), widgets, strict=True)}
+    sliders = [by_name[name] for name in THRESHOLDS]
+    by_name["divergence"].change(_keyed(handlers.divergence_changed), [by_name["divergence"], *sliders], sliders,
+                                 **PRIVATE)
 
 
 def _family_panel(handlers: Handlers, status):
