@@ -49,6 +49,11 @@ class GenerationConfig:
     tau_t: float = _opt(0.5, "psd: stage 2 accepts a collected token when Div(target, qualifier) <= tau_t")
     draft_length: int = _opt(2, "psd: l_D, tokens the draft proposes per qualifier check")
     qualifier_length: int = _opt(6, "psd: l_Q, tokens collected before the target verifies")
+    assisted_rule: str = _opt("sample-qualifier", "psd-a: how the qualifier checks a draft token. "
+                              "'sample-qualifier' (the paper, Section 3.4): the qualifier draws its own token "
+                              "y ~ r, keeps the draft token if it equals y, else emits y; 'residual': the SD rule, "
+                              "keep it with probability min(1, r/q), else draw from norm(max(0, r - q))",
+                              choices=("sample-qualifier", "residual"))
     # Calibrated SD (seed 003)
     lambda_: float = _opt(6.0, "csd: rescue a rejected pair seen at least this often (inf: never)",
                           flag="--lambda")
@@ -95,6 +100,8 @@ def validate(config: GenerationConfig, limits=None) -> GenerationConfig:
     _require(config.lambda_ >= 0, f"lambda must be >= 0 (inf disables rescue), got {config.lambda_}")
     _require(config.divergence in DIVERGENCES,
              f"unknown divergence {config.divergence!r}: choose one of {', '.join(DIVERGENCES)}")
+    _require(config.assisted_rule in ("sample-qualifier", "residual"),
+             f"assisted_rule must be 'sample-qualifier' or 'residual', got {config.assisted_rule!r}")
     _require(config.draft_sampling in ("sample", "greedy"),
              f"draft_sampling must be 'sample' or 'greedy', got {config.draft_sampling!r}")
     _require(config.random_accept < 0 or config.random_accept <= 1,

@@ -102,11 +102,12 @@ def _drive(steps, ctx: Decoding, run: Run, primary: LoadedModel):
 
 
 def _steps_with_text(steps, ctx: Decoding, run: Run, detokenizer: Detokenizer, stop_ids: set[int]):
-    for step in steps:
-        step.tokens, hit_eos = _truncate(step.tokens, stop_ids, ctx.remaining())
-        for token in step.tokens:
-            token.text = detokenizer.push(token.id)
-            ctx.ids.append(token.id)
+    """The method's steps, cut at EOS and the budget, with token text: new Steps, never changed
+    afterwards (the method's own objects are left as it yielded them)."""
+    for produced in steps:
+        kept, hit_eos = _truncate(produced.tokens, stop_ids, ctx.remaining())
+        step = replace(produced, tokens=[replace(token, text=detokenizer.push(token.id)) for token in kept])
+        ctx.ids.extend(token.id for token in step.tokens)
         run.tokens.extend(step.tokens)
         run.steps.append(step)
         run.stats.add(step)

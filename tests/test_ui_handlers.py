@@ -208,34 +208,46 @@ def test_methods_side_by_side(handlers):
     assert view.count("compare-column") == 3 and "target mean log-lik" in view
 
 
+P_USED = "p target, sampling settings: the SD ratio's numerator, the draws"
+Q_USED = "q draft, as drawn (one-hot if greedy): the SD ratio's denominator"
+P_DRAWS, Q_DRAWN = "p target, sampling settings: the draws", "q draft, as drawn (one-hot if greedy)"
+RAW = {symbol: f"{symbol} {role}, raw T=1: what divergences and gates compare"
+       for symbol, role in (("p", "target"), ("q", "draft"), ("r", "qualifier"))}
+
+
 def test_step_mode_explains_each_round(handlers):
     status, text, explanation, bars = handlers.step(KEY, PROMPT, "sd", 0, *values(temperature=1.0, seed=1))
     assert "round 1" in status and "Acceptance test per candidate" in explanation
-    assert {"p (target)", "q (draft)", "residual max(0, p - q)"} == {trace.name for trace in bars.data}
-    candidates = handlers.sessions.get(KEY).stepping.explanation.candidates
-    assert candidates and all(0 <= c.p <= 1 and 0 < c.q <= 1 for c in candidates)
+    assert {trace.name for trace in bars.data} == {P_USED, Q_USED, RAW["p"], RAW["q"],
+                                                   "residual norm(max(0, p - q)): a rejection draws from it"}
+    checks = handlers.sessions.get(KEY).stepping.explanation.checks
+    assert checks and all(0 <= c.at_candidate["p"] <= 1 and 0 < c.at_candidate["q"] <= 1 for c in checks)
     status, *_ = handlers.step(KEY, PROMPT, "sd", 0, *values(temperature=1.0, seed=1))
     assert "round 2" in status
 
 
 def test_step_mode_shows_no_residual_for_fuzzy_acceptance(handlers):
     *_, explanation, bars = handlers.step(KEY, PROMPT, "fsd", 0, *values(temperature=1.0, seed=1))
-    assert "tau" in explanation and {trace.name for trace in bars.data} == {"p (target)", "q (draft)"}
+    assert "tau" in explanation and {trace.name for trace in bars.data} == {P_DRAWS, Q_DRAWN, RAW["p"], RAW["q"]}
 
 
 def test_step_mode_compares_the_target_with_the_qualifier_in_pyramid_sd(handlers):
-    *_, bars = handlers.step(KEY, PROMPT, "psd-f", 0, *values(temperature=1.0, seed=1))
-    assert "r (qualifier)" in {trace.name for trace in bars.data}
+    handlers.step(KEY, PROMPT, "psd-f", 0, *values(temperature=1.0, seed=1))
+    checks = handlers.sessions.get(KEY).stepping.explanation.checks
+    second_stage = next(i for i, check in enumerate(checks) if check.stage == "target")
+    names = {trace.name for trace in handlers.step_position(KEY, second_stage).data}
+    assert {P_DRAWS, "r qualifier, as drawn (one-hot if greedy)", RAW["p"], RAW["r"]} == names
 
 
-def test_step_mode_shows_no_bars_across_vocabularies(handlers, family):
+def test_step_mode_shows_only_the_targets_bars_across_vocabularies(handlers, family):
     other = char_tokenizer("zyxwvutsrqponmlkjihgfedcba .,!?<>")
     models = {**{m.spec: m for m in family.values()},
               "other-draft": loaded("other-draft", tiny_llama(len(other), layers=1, hidden=32), other)}
     handlers.loader = models.__getitem__
     handlers.load(KEY, "tiny-target", "other-draft", "")
     status, text, explanation, bars = handlers.step(KEY, PROMPT, "slem", 0, *values())
-    assert "round 1" in status and not bars.data
+    # slem compares token ids, not distributions: only the target's own p, which it drew from, is shown
+    assert "round 1" in status and [trace.name for trace in bars.data] == [P_DRAWS]
 
 
 def test_step_mode_restarts_after_the_run_finishes(handlers):
