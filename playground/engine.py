@@ -2,7 +2,7 @@
 fills in token text, keeps the statistics, and yields each step as it is produced."""
 
 import unicodedata
-from dataclasses import dataclass, field, fields, replace
+from dataclasses import asdict, dataclass, field, fields, replace
 
 import torch
 
@@ -37,11 +37,15 @@ class Run:
     finished: bool = False
     stop_reason: str = ""
 
-    def to_dict(self) -> dict:
-        """CONTRACT: the CLI's JSON object."""
-        return {"method": self.method, "config": {**self.config.to_dict(), "models": self.models},
-                "text": self.text, "tokens": [t.to_dict() for t in self.tokens],
-                "stats": {**self.stats.to_dict(), "stop_reason": self.stop_reason}}
+    def to_dict(self, evidence: bool = False) -> dict:
+        """CONTRACT: the CLI's JSON object; `evidence` adds each step's checks (step.Evidence), as
+        the UI's export does."""
+        out = {"method": self.method, "config": {**self.config.to_dict(), "models": self.models},
+               "text": self.text, "tokens": [t.to_dict() for t in self.tokens],
+               "stats": {**self.stats.to_dict(), "stop_reason": self.stop_reason}}
+        if evidence:
+            out["evidence"] = [[asdict(check) for check in step.evidence] for step in self.steps]
+        return out
 
 
 def make_config(config: GenerationConfig | None = None, **options) -> GenerationConfig:

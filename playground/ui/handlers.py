@@ -235,7 +235,8 @@ class Handlers:
         run = self.sessions.get(key).run
         if run is None:
             return None, render.status_html("nothing to export yet: generate first", "error")
-        return _write(".json", json.dumps(run.to_dict(), ensure_ascii=False, indent=1, default=str)), gr.skip()
+        return _write(".json", json.dumps(run.to_dict(evidence=True), ensure_ascii=False, indent=1, default=str)), \
+            gr.skip()
 
     def export_charts(self, key: str):
         session = self.sessions.get(key)
