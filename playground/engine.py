@@ -191,7 +191,7 @@ def _decoding(config: GenerationConfig, models: dict[str, LoadedModel], prompt_i
     """The run's context; the drafting levers apply only to the methods that offer them."""
     if "draft_confidence" not in method.options:
         config = replace(config, draft_confidence=0.0)
-    runners = {role: KVRunner(m.model, name=role) for role, m in models.items()}
+    runners = {role: KVRunner(m.model, name=role, tokens=len(m.tokenizer)) for role, m in models.items()}
     if "draft_vocab" in method.options and config.draft_vocab:
         draft = models["draft"]
         runners["draft"].head = pruned_head(draft.model, draft.tokenizer, config.draft_vocab)
