@@ -14,27 +14,29 @@ import torch
 
 @dataclass(frozen=True)
 class Scale:
-    formula: str  # what is computed, with {v} the verifier and {d} the proposer
+    name: str  # what is computed, short, with {v} the verifier and {d} the proposer
+    definition: str  # the same written out ("" when the name says it all)
     bound: float  # the largest value it can take; math.inf when unbounded
     slider_max: float  # where the UI's threshold sliders stop (the bound, when there is one)
     range_text: str  # the bound and log base, in words
 
     def label(self, verifier: str = "target", proposer: str = "draft") -> str:
-        return self.formula.format(v=verifier, d=proposer)
+        return self.name.format(v=verifier, d=proposer)
 
     def describe(self, verifier: str = "target", proposer: str = "draft") -> str:
-        return f"{self.label(verifier, proposer)}; {self.range_text}"
+        definition = f" = {self.definition}" if self.definition else ""
+        return f"{self.label(verifier, proposer)}{definition.format(v=verifier, d=proposer)}; {self.range_text}"
 
 
 SCALES = {
-    "js": Scale("JS({v}, {d}) = 1/2 KL({v} || M) + 1/2 KL({d} || M), M = ({v} + {d})/2", math.log(2),
+    "js": Scale("JS({v}, {d})", "1/2 KL({v} || M) + 1/2 KL({d} || M), M = ({v} + {d})/2", math.log(2),
                 math.log(2), "natural log, from 0 to ln 2 = 0.693"),
-    "tv": Scale("TV({v}, {d}) = 1/2 sum |{v} - {d}|", 1.0, 1.0, "from 0 to 1"),
-    "kl": Scale("KL({v} || {d})", math.inf, 5.0, "natural log, from 0, unbounded"),
-    "kl-draft": Scale("KL({d} || {v})", math.inf, 5.0, "natural log, from 0, unbounded"),
+    "tv": Scale("TV({v}, {d})", "1/2 sum |{v} - {d}|", 1.0, 1.0, "from 0 to 1"),
+    "kl": Scale("KL({v} || {d})", "", math.inf, 5.0, "natural log, from 0, unbounded"),
+    "kl-draft": Scale("KL({d} || {v})", "", math.inf, 5.0, "natural log, from 0, unbounded"),
     # maxholsman/fsd, fsd_utils.py: "js_div" = 0.5 * (kl_div(log p, m) + kl_div(log q, m)), and torch's
     # kl_div(input, target) is KL(target || exp(input)). The FSD paper's thresholds live on this scale.
-    "fsd-js": Scale("1/2 KL(M || {v}) + 1/2 KL(M || {d}), M = ({v} + {d})/2 (the FSD authors' js_div)",
+    "fsd-js": Scale("1/2 KL(M || {v}) + 1/2 KL(M || {d})", "the FSD authors' js_div, M = ({v} + {d})/2",
                     math.inf, 2.0, "natural log, from 0, unbounded"),
 }
 MAXIMUM = {name: scale.bound for name, scale in SCALES.items()}

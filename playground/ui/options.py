@@ -19,6 +19,9 @@ COMMON = ("temperature", "top_k", "top_p", "max_new_tokens", "seed")
 THRESHOLDS = {"tau": ("target", "draft", "<"), "tau_q": ("qualifier", "draft", "<="),
               "tau_t": ("target", "qualifier", "<=")}
 DEFAULT_DIVERGENCE = GenerationConfig().divergence
+# Shorter than the CLI's help where the sidebar has no room for it.
+UI_HELP = {"divergence": "compared on the raw (temperature-1) distributions, natural log; each threshold "
+                         "slider states what it compares and the bound of the chosen divergence"}
 
 # Slider ranges (minimum, maximum, step) for the numeric options that have a natural range.
 # A numeric field not listed here gets a number box, so new fields still work.
@@ -67,7 +70,9 @@ def _kind(f, default) -> str:
 
 def _control(f) -> Control:
     default = f.default if f.default is not MISSING else f.default_factory()
-    help_text = threshold_scale(f.name, DEFAULT_DIVERGENCE)[1] if f.name in THRESHOLDS else f.metadata.get("help", "")
+    help_text = UI_HELP.get(f.name) or f.metadata.get("help", "")
+    if f.name in THRESHOLDS:
+        help_text = threshold_scale(f.name, DEFAULT_DIVERGENCE)[1]
     return Control(f.name, _kind(f, default), default, help_text, tuple(f.metadata.get("choices", ())),
                    RANGES.get(f.name, ()))
 
