@@ -20,6 +20,7 @@ from playground.ui.family import Preset
 from playground.ui.handlers import Handlers
 from playground.ui.options import all_controls
 from playground.ui.stepper import explain_step
+from tests.tiny import char_tokenizer, loaded, tiny_llama
 
 KEY, PROMPT = "session", "hello there"
 
@@ -162,3 +163,21 @@ def test_csd_rescue_shows_the_memory_count_and_the_gate_ratio(family):
             assert "<td>rescued</td>" in html
         context += [t.id for t in step.tokens]
     assert rescues, "the tiny family should produce some rescues at lambda = 1"
+
+
+def test_slrs_step_mode_shows_its_ratio_against_psi(handlers, family):
+    other = char_tokenizer("zyxwvutsrqponmlkjihgfedcba .,!?<>")
+    models = {**{m.spec: m for m in family.values()},
+              "other-draft": loaded("other-draft", tiny_llama(len(other), layers=1, hidden=32), other)}
+    handlers.loader = models.__getitem__
+    handlers.load(KEY, "tiny-target", "other-draft", "")
+    shown = 0
+    for _ in range(6):
+        html, explanation, _ = stepped(handlers, "slrs", temperature=1.0, seed=2)
+        for check in explanation.checks:
+            c = check.checks
+            if c["accept_prob"] is not None:
+                assert c["accept_prob"] == pytest.approx(min(1.0, check.at_candidate["p"] / c["psi"]))
+                assert f"min(1, {check.at_candidate['p']:.4g} / {c['psi']:.4g})" in html
+                shown += 1
+    assert shown

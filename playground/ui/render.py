@@ -137,6 +137,11 @@ def check_test(e, divergence: str, decode: Callable[[int], str]) -> str:
     if "verifier_draw" in c:
         drew = c["verifier_draw"]
         return f"{verifier} drew {decode(drew)!r}: keep the candidate only if it is that token"
+    if "psi" in c:
+        if c["accept_prob"] is None:
+            return "rejected without a ratio: psi(t) skipped (u * P(path) >= p(t)), capped, or 0"
+        return (f"keep with min(1, p(t) / psi(t)) = min(1, {_number(e.at_candidate['p'])} / {_number(c['psi'])}) "
+                f"= {_number(c['accept_prob'])}")
     if "accept_prob" in c:
         ratio = (f"keep with min(1, {verifier}(x) / {proposer}(x)) = min(1, {_number(e.at_candidate[verifier])} / "
                  f"{_number(e.at_candidate[proposer])}) = {_number(c['accept_prob'])}")

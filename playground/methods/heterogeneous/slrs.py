@@ -33,9 +33,10 @@ import torch
 
 from ...errors import PlaygroundError
 from ...sampling import residual
-from ...step import Step, TokenRecord
+from ...step import Evidence, Step, TokenRecord
 from ...vocabulary import max_token_chars, token_strings
 from ..base import Decoding, Method
+from ..evidence import evidence
 from .common import draft_probs, pair_figures
 from .context import DraftContext
 
@@ -228,6 +229,16 @@ def _record(outcome: Outcome, p: torch.Tensor, proposer: StringProposer) -> Toke
     return TokenRecord(outcome.token, "target", diagnostics=diagnostics)
 
 
+def _evidence(outcome: Outcome, p: torch.Tensor) -> list[Evidence]:
+    """The check of the proposal t against p (none when the draft proposed no target token)."""
+    if outcome.proposal is None:
+        return []
+    verdict = "accepted" if outcome.accepted else "rejected"
+    return [evidence("target", 0, outcome.proposal, verdict, outcome.token,
+                     {"psi": outcome.psi, "accept_prob": outcome.accept_prob}, {"p": p},
+                     None if outcome.accepted else "residual")]
+
+
 def _covering(path: tuple[int, ...], draft_strings, token_text: str) -> list[int]:
     """The drafted tokens that wrote the accepted token's text."""
     covering, offset = [], 0
@@ -254,6 +265,7 @@ def slrs_steps(ctx: Decoding):
             draft_strings, split, split.strings, lookahead)
         outcome = string_rejection_sample(p, proposer, ctx.sampler)
         yield Step([_record(outcome, p, proposer)], drafted=1, accepted=int(outcome.accepted),
+                   evidence=_evidence(outcome, p),
                    accepted_flags=[outcome.accepted], draft_seconds=time.perf_counter() - verified_at,
                    verify_seconds=verified_at - start,
                    forwards={ctx.draft.name: ctx.draft.forwards - forwards, ctx.target.name: 1},
