@@ -16,12 +16,15 @@ from .errors import PlaygroundError
 
 class KVRunner:
     """`head`, when given, replaces the model's output layer (e.g. a pruned draft head): it maps
-    the last hidden states to logits."""
+    the last hidden states to logits. `tokens`, when given, is how many ids the tokenizer knows:
+    logits past it belong to the padding rows of the output layer and are set to -inf, so padded
+    ids have probability 0 everywhere and are never drawn."""
 
-    def __init__(self, model, name: str = "model", head=None):
+    def __init__(self, model, name: str = "model", head=None, tokens: int | None = None):
         self.model = model
         self.name = name
         self.head = head
+        self.tokens = tokens
         self.device = model.device
         self.cache = DynamicCache(config=model.config)
         self.ids: list[int] = []  # the tokens whose keys/values the cache holds
@@ -37,6 +40,8 @@ class KVRunner:
         started = time.perf_counter()
         with torch.inference_mode():
             logits = self._forward(input_ids, positions)
+            if self.tokens is not None and self.tokens < logits.shape[-1]:
+                logits[..., self.tokens:] = -torch.inf
         forward_costs.record(self.model, len(new), time.perf_counter() - started)
         self.ids = list(sequence)
         self.forwards += 1

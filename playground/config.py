@@ -7,9 +7,15 @@ so a new method option is added here once and appears in the CLI, the API and th
 import math
 from dataclasses import asdict, dataclass, field, fields
 
+from .divergence import SCALES
 from .errors import PlaygroundError
 
-DIVERGENCES = ("js", "tv", "kl", "kl-draft")
+DIVERGENCES = tuple(SCALES)
+DIVERGENCE_HELP = (
+    "divergence of the raw (temperature-1) distributions, natural log; the verifier is the target "
+    "(fsd, psd stage 2) or the qualifier (psd-f stage 1), the proposer the draft (fsd, stage 1) or the "
+    "qualifier (stage 2): " + "; ".join(f"{name} = {scale.describe('verifier', 'proposer')}"
+                                       for name, scale in SCALES.items()))
 
 
 def _opt(default, help_text, **extra):
@@ -33,20 +39,26 @@ class GenerationConfig:
                                    "this probability (0: always draft K; stays lossless)")
     chat_template: bool = _opt(True, "wrap the prompt in the tokenizer's chat template")
     # Fuzzy SD (seed 000)
-    tau: float = _opt(0.4, "fsd: accept a candidate when Div(target, draft) < tau")
-    divergence: str = _opt("js", "divergence for fuzzy acceptance: js, tv, kl = KL(target||draft), "
-                           "kl-draft = KL(draft||target)", choices=DIVERGENCES)
+    tau: float = _opt(0.4, "fsd: accept a candidate when Div(target, draft) < tau, on the divergence's "
+                      "own scale (js at most ln 2 = 0.693, tv at most 1, kl, kl-draft and fsd-js unbounded)")
+    divergence: str = _opt("js", DIVERGENCE_HELP, choices=DIVERGENCES)
     random_accept: float = _opt(-1.0, "fsd control: accept each candidate with this probability "
                                 "instead of the divergence test (-1: off)")
     # PyramidSD (seed 002)
-    tau_q: float = _opt(0.3, "psd-f: stage-1 threshold Div(qualifier, draft) <= tau_q")
-    tau_t: float = _opt(0.5, "psd: stage-2 threshold Div(target, qualifier) <= tau_t")
+    tau_q: float = _opt(0.3, "psd-f: stage 1 accepts a draft token when Div(qualifier, draft) <= tau_q")
+    tau_t: float = _opt(0.5, "psd: stage 2 accepts a collected token when Div(target, qualifier) <= tau_t")
     draft_length: int = _opt(2, "psd: l_D, tokens the draft proposes per qualifier check")
     qualifier_length: int = _opt(6, "psd: l_Q, tokens collected before the target verifies")
+    assisted_rule: str = _opt("sample-qualifier", "psd-a: how the qualifier checks a draft token. "
+                              "'sample-qualifier' (the paper, Section 3.4): the qualifier draws its own token "
+                              "y ~ r, keeps the draft token if it equals y, else emits y; 'residual': the SD rule, "
+                              "keep it with probability min(1, r/q), else draw from norm(max(0, r - q))",
+                              choices=("sample-qualifier", "residual"))
     # Calibrated SD (seed 003)
     lambda_: float = _opt(6.0, "csd: rescue a rejected pair seen at least this often (inf: never)",
                           flag="--lambda")
-    gate_tau: float = _opt(0.01, "csd: rescue only if p(draft token) / p(correction) >= gate_tau")
+    gate_tau: float = _opt(0.01, "csd: rescue only if p(draft token) / p(correction) >= gate_tau, both from the "
+                          "target's raw (temperature-1) distribution")
     memory: str = _opt("", "csd: correction memory JSON to start from (from `calibrate`)")
 
     def to_dict(self) -> dict:
@@ -88,6 +100,8 @@ def validate(config: GenerationConfig, limits=None) -> GenerationConfig:
     _require(config.lambda_ >= 0, f"lambda must be >= 0 (inf disables rescue), got {config.lambda_}")
     _require(config.divergence in DIVERGENCES,
              f"unknown divergence {config.divergence!r}: choose one of {', '.join(DIVERGENCES)}")
+    _require(config.assisted_rule in ("sample-qualifier", "residual"),
+             f"assisted_rule must be 'sample-qualifier' or 'residual', got {config.assisted_rule!r}")
     _require(config.draft_sampling in ("sample", "greedy"),
              f"draft_sampling must be 'sample' or 'greedy', got {config.draft_sampling!r}")
     _require(config.random_accept < 0 or config.random_accept <= 1,

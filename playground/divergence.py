@@ -1,20 +1,45 @@
 """Divergences between next-token distributions, vectorized over leading dimensions.
 
-`p` is the target (verifier) distribution and `q` the draft's, as in the papers. Natural log:
-JS is in [0, ln 2], TV in [0, 1], KL is unbounded.
+`p` is the verifier's distribution (the target, or the qualifier in PyramidSD's first stage) and
+`q` the proposer's (the draft, or the qualifier in the second stage), as in the papers. Natural
+log throughout. `SCALES` says, for each divergence, what exactly is computed, its bound, and where
+a threshold slider should stop, so that a threshold means the number its source meant.
 """
 
 import math
+from dataclasses import dataclass
 
 import torch
 
-MAXIMUM = {"js": math.log(2), "tv": 1.0, "kl": math.inf, "kl-draft": math.inf}
-LABELS = {
-    "js": "JS(target, draft)",
-    "tv": "TV(target, draft)",
-    "kl": "KL(target || draft)",
-    "kl-draft": "KL(draft || target)",
+
+@dataclass(frozen=True)
+class Scale:
+    name: str  # what is computed, short, with {v} the verifier and {d} the proposer
+    definition: str  # the same written out ("" when the name says it all)
+    bound: float  # the largest value it can take; math.inf when unbounded
+    slider_max: float  # where the UI's threshold sliders stop (the bound, when there is one)
+    range_text: str  # the bound and log base, in words
+
+    def label(self, verifier: str = "target", proposer: str = "draft") -> str:
+        return self.name.format(v=verifier, d=proposer)
+
+    def describe(self, verifier: str = "target", proposer: str = "draft") -> str:
+        definition = f" = {self.definition}" if self.definition else ""
+        return f"{self.label(verifier, proposer)}{definition.format(v=verifier, d=proposer)}; {self.range_text}"
+
+
+SCALES = {
+    "js": Scale("JS({v}, {d})", "1/2 KL({v} || M) + 1/2 KL({d} || M), M = ({v} + {d})/2", math.log(2),
+                math.log(2), "natural log, from 0 to ln 2 = 0.693"),
+    "tv": Scale("TV({v}, {d})", "1/2 sum |{v} - {d}|", 1.0, 1.0, "from 0 to 1"),
+    "kl": Scale("KL({v} || {d})", "", math.inf, 5.0, "natural log, from 0, unbounded"),
+    "kl-draft": Scale("KL({d} || {v})", "", math.inf, 5.0, "natural log, from 0, unbounded"),
+    # maxholsman/fsd, fsd_utils.py: "js_div" = 0.5 * (kl_div(log p, m) + kl_div(log q, m)), and torch's
+    # kl_div(input, target) is KL(target || exp(input)). The FSD paper's thresholds live on this scale.
+    "fsd-js": Scale("1/2 KL(M || {v}) + 1/2 KL(M || {d})", "the FSD authors' js_div, M = ({v} + {d})/2",
+                    math.inf, 2.0, "natural log, from 0, unbounded"),
 }
+MAXIMUM = {name: scale.bound for name, scale in SCALES.items()}
 
 
 def kl(p: torch.Tensor, q: torch.Tensor) -> torch.Tensor:
@@ -28,12 +53,18 @@ def js(p: torch.Tensor, q: torch.Tensor) -> torch.Tensor:
     return ((kl(p, m) + kl(q, m)) / 2).clamp(0, math.log(2))
 
 
+def fsd_js(p: torch.Tensor, q: torch.Tensor) -> torch.Tensor:
+    """The FSD authors' "js_div": the KLs point from the midpoint, so it is unbounded."""
+    m = (p + q) / 2
+    return (kl(m, p) + kl(m, q)) / 2
+
+
 def tv(p: torch.Tensor, q: torch.Tensor) -> torch.Tensor:
     return ((p - q).abs().sum(-1) / 2).clamp(0, 1)
 
 
 def divergence(name: str, p: torch.Tensor, q: torch.Tensor) -> torch.Tensor:
-    """Div(p, q) by name: js | tv | kl (= KL(p||q)) | kl-draft (= KL(q||p))."""
+    """Div(p, q) by name, p the verifier: see SCALES for what each computes."""
     if name == "kl-draft":
         return kl(q, p)
-    return {"js": js, "tv": tv, "kl": kl}[name](p, q)
+    return {"js": js, "tv": tv, "kl": kl, "fsd-js": fsd_js}[name](p, q)

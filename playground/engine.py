@@ -2,7 +2,7 @@
 fills in token text, keeps the statistics, and yields each step as it is produced."""
 
 import unicodedata
-from dataclasses import dataclass, field, fields, replace
+from dataclasses import asdict, dataclass, field, fields, replace
 
 import torch
 
@@ -37,11 +37,15 @@ class Run:
     finished: bool = False
     stop_reason: str = ""
 
-    def to_dict(self) -> dict:
-        """CONTRACT: the CLI's JSON object."""
-        return {"method": self.method, "config": {**self.config.to_dict(), "models": self.models},
-                "text": self.text, "tokens": [t.to_dict() for t in self.tokens],
-                "stats": {**self.stats.to_dict(), "stop_reason": self.stop_reason}}
+    def to_dict(self, evidence: bool = False) -> dict:
+        """CONTRACT: the CLI's JSON object; `evidence` adds each step's checks (step.Evidence), as
+        the UI's export does."""
+        out = {"method": self.method, "config": {**self.config.to_dict(), "models": self.models},
+               "text": self.text, "tokens": [t.to_dict() for t in self.tokens],
+               "stats": {**self.stats.to_dict(), "stop_reason": self.stop_reason}}
+        if evidence:
+            out["evidence"] = [[asdict(check) for check in step.evidence] for step in self.steps]
+        return out
 
 
 def make_config(config: GenerationConfig | None = None, **options) -> GenerationConfig:
@@ -102,11 +106,12 @@ def _drive(steps, ctx: Decoding, run: Run, primary: LoadedModel):
 
 
 def _steps_with_text(steps, ctx: Decoding, run: Run, detokenizer: Detokenizer, stop_ids: set[int]):
-    for step in steps:
-        step.tokens, hit_eos = _truncate(step.tokens, stop_ids, ctx.remaining())
-        for token in step.tokens:
-            token.text = detokenizer.push(token.id)
-            ctx.ids.append(token.id)
+    """The method's steps, cut at EOS and the budget, with token text: new Steps, never changed
+    afterwards (the method's own objects are left as it yielded them)."""
+    for produced in steps:
+        kept, hit_eos = _truncate(produced.tokens, stop_ids, ctx.remaining())
+        step = replace(produced, tokens=[replace(token, text=detokenizer.push(token.id)) for token in kept])
+        ctx.ids.extend(token.id for token in step.tokens)
         run.tokens.extend(step.tokens)
         run.steps.append(step)
         run.stats.add(step)
@@ -186,7 +191,7 @@ def _decoding(config: GenerationConfig, models: dict[str, LoadedModel], prompt_i
     """The run's context; the drafting levers apply only to the methods that offer them."""
     if "draft_confidence" not in method.options:
         config = replace(config, draft_confidence=0.0)
-    runners = {role: KVRunner(m.model, name=role) for role, m in models.items()}
+    runners = {role: KVRunner(m.model, name=role, tokens=len(m.tokenizer)) for role, m in models.items()}
     if "draft_vocab" in method.options and config.draft_vocab:
         draft = models["draft"]
         runners["draft"].head = pruned_head(draft.model, draft.tokenizer, config.draft_vocab)

@@ -1,5 +1,6 @@
-"""Named model families (presets/*.toml): which models play which role, and the method settings
-the papers recommend for them. Read with the standard library's tomllib."""
+"""Named model families (presets/*.toml): which models play which role, the method settings
+recommended for them, and where each recommendation comes from (`sources`: the paper's value on
+its own divergence scale, or why there is none). Read with the standard library's tomllib."""
 
 import pathlib
 import tomllib
@@ -28,6 +29,7 @@ class Preset:
     methods: dict = field(default_factory=dict)  # method name -> GenerationConfig field values
     note: str = ""
     measured: dict = field(default_factory=dict)  # e.g. draft_agreement, for families measured here
+    sources: dict = field(default_factory=dict)  # method name -> where its settings come from
 
     @property
     def memory_bytes(self) -> int:
@@ -45,7 +47,7 @@ def _preset(name: str, table: dict, source: pathlib.Path) -> Preset:
     if table["fits"] not in FITS:
         raise PlaygroundError(f"preset {name!r} in {source.name}: fits must be one of {', '.join(FITS)}")
     return Preset(name=name, qualifier=table.get("qualifier"), note=table.get("note", ""),
-                  measured=table.get("measured", {}),
+                  measured=table.get("measured", {}), sources=table.get("sources", {}),
                   **{key: table[key] for key in REQUIRED_KEYS})
 
 

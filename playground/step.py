@@ -21,9 +21,30 @@ class TokenRecord:
         return {"id": self.id, "text": self.text, "origin": self.origin, **self.diagnostics}
 
 
+@dataclass(frozen=True)
+class Evidence:
+    """What a rule saw at one verified position, kept with the step that it decided (as mlx-lm's
+    generator yields the log-probabilities it drew from), so that every view shows the run's own
+    numbers. Distributions are named as in the papers: p target, q draft, r qualifier; `p` is
+    after the sampling settings (what the SD ratio and the draws use; one-hot when greedy), `q` is
+    what the draft drew from (one-hot when it drafted greedily), `p_raw` the temperature-1 softmax
+    (what divergences and gates compare), `residual` norm(max(0, p - q))."""
+
+    stage: str  # the verifier: "target", or "qualifier" (PyramidSD's first stage)
+    position: int  # the candidate's position in the verifier's block
+    candidate: int
+    verdict: str  # "accepted", "rescued" or "rejected"
+    emitted: int  # the token kept at this position: the candidate, or the correction
+    checks: dict  # the rule's numbers: accept_prob, divergence, tau, comparison, ...
+    at_candidate: dict  # distribution name -> the candidate's probability under it
+    top: dict  # distribution name -> [(token id, probability)], most likely first
+    drawn_from: str | None = None  # the distribution a correction was drawn from
+
+
 @dataclass
 class Step:
-    """One round: the tokens it emitted and what it cost.
+    """One round: the tokens it emitted, the evidence its rule decided on, and what it cost.
+    Final once the engine yields it: nothing changes a yielded step.
 
     `drafted`/`accepted` count candidates checked by the final verifier (the target), so that
     acceptance rate = accepted / drafted as the serving engines report it. `accepted_flags` says,
@@ -38,6 +59,7 @@ class Step:
     verify_seconds: float = 0.0
     forwards: dict = field(default_factory=dict)  # model role -> forward passes this step
     extra: dict = field(default_factory=dict)  # method-specific figures (per-stage counts, ...)
+    evidence: list[Evidence] = field(default_factory=list)  # per verified position, in order
 
     def to_dict(self) -> dict:
         out = asdict(self)

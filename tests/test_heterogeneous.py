@@ -13,6 +13,7 @@ from transformers import PreTrainedTokenizerFast
 
 import playground
 from playground.methods.heterogeneous import same_vocabulary_note
+from playground.methods.heterogeneous import slrs
 from playground.methods.heterogeneous.slrs import StringProposer, TargetSplitter, string_rejection_sample
 from playground.methods.speculative import Candidate, sd_check
 from playground.sampling import Sampler
@@ -209,6 +210,26 @@ def test_slrs_is_lossless_even_when_the_enumeration_cap_is_hit(synthetic, cap):
         counts[token] = counts.get(token, 0) + 1
     assert chi_square_passes(counts, synthetic.p)
     assert (source.cap_hits > 0) == (cap == 3)
+
+
+class KnownPsi:
+    """A proposer whose psi is given: p = [0.5, 0.3, 0.2] against psi = [0.5, 0.1, 0.1] leaves the
+    residual max(0, p - psi) = [0, 0.2, 0.1], normalized [0, 2/3, 1/3] by hand."""
+
+    def psi(self, token):
+        return [0.5, 0.1, 0.1][token]
+
+
+@pytest.mark.parametrize("tries", [0, 1, 1000])
+def test_slrs_residual_draw_is_exact_however_many_tries_fail(monkeypatch, tries):
+    monkeypatch.setattr(slrs, "MAX_RESIDUAL_DRAWS", tries)
+    sampler, p = Sampler(temperature=1.0, seed=3), torch.tensor([0.5, 0.3, 0.2])
+    counts = {}
+    for _ in range(3000):
+        token, _ = slrs.residual_draw(p, KnownPsi(), sampler)
+        counts[token] = counts.get(token, 0) + 1
+    assert counts.get(0, 0) == 0  # p(0) = psi(0): no residual mass, never drawn
+    assert chi_square_passes(counts, torch.tensor([0.0, 2 / 3, 1 / 3]))
 
 
 def test_psi_is_the_distribution_of_the_proposal(synthetic):

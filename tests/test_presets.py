@@ -6,6 +6,7 @@ from dataclasses import fields
 import pytest
 
 from playground.config import GenerationConfig
+from playground.divergence import SCALES
 from playground.embedded import EMBEDDED_MODELS
 from playground.errors import PlaygroundError
 from playground.methods import METHODS
@@ -62,9 +63,38 @@ def test_recommended_settings_follow_the_papers(name):
     if "psd-f" in methods or "psd-a" in methods:
         assert PRESETS[name].qualifier, "pyramid methods need a qualifier"
     if "fsd" in methods:
-        assert methods["fsd"]["divergence"] == "js" and 0.3 <= methods["fsd"]["tau"] <= 0.5
+        fsd = methods["fsd"]
+        assert 0 < fsd["tau"] <= SCALES[fsd["divergence"]].bound, "a threshold past the bound accepts everything"
     if "csd" in methods:
         assert (methods["csd"]["candidates"], methods["csd"]["lambda_"], methods["csd"]["gate_tau"]) == (6, 6, 0.01)
+
+
+# Seed 000, Table 3: one threshold per pair, on the authors' js_div scale (fsd_utils.py).
+FSD_TABLE_3 = {"qwen2.5-32b": 0.4, "llama3.1-70b": 0.3, "gemma2-27b": 0.7}
+
+
+@pytest.mark.parametrize("name", sorted(FSD_TABLE_3))
+def test_the_fsd_papers_pairs_use_table_3_on_the_authors_scale(name):
+    fsd = PRESETS[name].methods["fsd"]
+    assert (fsd["divergence"], fsd["tau"]) == ("fsd-js", FSD_TABLE_3[name])
+    assert "Table 3" in PRESETS[name].sources["fsd"] and f"T = {FSD_TABLE_3[name]}" in PRESETS[name].sources["fsd"]
+
+
+@pytest.mark.parametrize("name", sorted(PRESETS))
+def test_every_recommended_threshold_quotes_its_source_on_its_scale(name):
+    preset = PRESETS[name]
+    for method, settings in preset.methods.items():
+        if not {"tau", "tau_q", "tau_t", "gate_tau"} & set(settings):
+            continue
+        assert method in preset.sources, f"{name}.{method}: say where its thresholds come from"
+        if "divergence" in settings:
+            scale = "fsd-js" if settings["divergence"] == "fsd-js" else "JS"
+            assert scale in preset.sources[method], f"{name}.{method}: name the scale of {settings}"
+        for key in ("tau", "tau_q", "tau_t"):
+            if key in settings and method != "fsd":
+                assert f"{key} = {settings[key]}" in preset.sources[method]
+        if method == "fsd":
+            assert f"{settings['tau']}" in preset.sources[method]
 
 
 def test_gated_presets_say_so():

@@ -6,10 +6,13 @@ import pytest
 import torch
 
 import playground
+from playground.config import GenerationConfig
 from playground.divergence import divergence
 from playground.engine import _decoding, format_prompt, make_config
-from playground.methods import METHODS
-from playground.methods.pyramid import predicted_throughput, pyramid_summary
+from playground.methods import METHODS, Decoding
+from playground.methods.pyramid import ASSISTED_RULES, predicted_throughput, pyramid_summary
+from playground.methods.speculative import Candidate
+from playground.sampling import Sampler
 
 PROMPT = "hello there"
 
@@ -158,3 +161,30 @@ def test_max_new_tokens_is_exact(family, method):
     for limit in (1, 2, 7, 13):
         result = run(family, method, tau_q=0.6, tau_t=0.7, max_new_tokens=limit, qualifier_length=5)
         assert len(result.tokens) == limit or (result.stop_reason == "eos" and len(result.tokens) < limit)
+
+
+# Seed 001's example as a qualifier r over {A, B, C} checking a draft q.
+R_TOY, Q_TOY = torch.tensor([0.6, 0.3, 0.1]), torch.tensor([0.4, 0.4, 0.2])
+
+
+@pytest.mark.parametrize("rule, keep_b", [("sample-qualifier", 0.3), ("residual", 0.75)])
+def test_psd_a_stage_one_emits_a_draw_from_the_qualifier_under_either_rule(rule, keep_b):
+    """By hand: the paper's rule keeps a drafted B only when r's own draw is B (r(B) = 0.3); the SD
+    rule keeps it with min(1, r/q) = 0.75. Both emit tokens distributed as r. 20,000 draws, 4 sigma."""
+    ctx = Decoding(GenerationConfig(temperature=1.0, assisted_rule=rule), Sampler(temperature=1.0, seed=11),
+                   None, [], 0)
+    check, draws = ASSISTED_RULES[rule](ctx), 20_000
+    emitted, kept_b, drafted_b = torch.zeros(3), 0, 0
+    for _ in range(draws):
+        token = ctx.sampler.draw(Q_TOY)
+        verdict = check(Candidate(0, token, R_TOY, Q_TOY, R_TOY, Q_TOY, 0.0))
+        emitted[token if verdict.accepted else verdict.replacement] += 1
+        drafted_b += token == 1
+        kept_b += token == 1 and verdict.accepted
+    assert abs(kept_b / drafted_b - keep_b) < 4 * math.sqrt(keep_b * (1 - keep_b) / drafted_b)
+    assert torch.all((emitted / draws - R_TOY).abs() < 4 * torch.sqrt(R_TOY * (1 - R_TOY) / draws))
+
+
+def test_psd_a_runs_the_papers_rule_unless_told_otherwise():
+    assert GenerationConfig().assisted_rule == "sample-qualifier"
+    assert "assisted_rule" in METHODS["psd-a"].options and "assisted_rule" not in METHODS["psd-f"].options

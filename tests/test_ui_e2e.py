@@ -112,6 +112,17 @@ def test_browser_method_change_shows_only_its_options(page):
     page.locator("#opt-tau").wait_for(state="visible")
 
 
+def test_browser_threshold_slider_follows_the_divergence(page):
+    maximum = "document.querySelector('#opt-tau input[type=range]').max"
+    assert float(page.evaluate(maximum)) == pytest.approx(0.6931, abs=1e-4)  # JS: ln 2
+    for name, expected in (("fsd-js", 2.0), ("js", 0.6931)):
+        page.locator("#opt-divergence input").fill(name)
+        page.keyboard.press("ArrowDown")
+        page.keyboard.press("Enter")
+        page.wait_for_function(f"Math.abs(Number({maximum}) - {expected}) < 1e-4")
+    assert "ln 2 = 0.693" in page.locator("#opt-tau").inner_text()
+
+
 def test_browser_compare_view(page):
     page.get_by_role("tab", name="Compare").click()
     page.locator("#compare").click()

@@ -1,6 +1,7 @@
 """The UI's handlers, called as plain functions on tiny in-code models (no browser, no server)."""
 
 import json
+import math
 
 import pytest
 
@@ -54,6 +55,30 @@ def test_method_change_shows_only_its_options_and_preset_defaults(handlers):
     assert "fsd" in about
     ar_updates = handlers.method_changed(KEY, "ar")[:-1]
     assert not any(u["visible"] for c, u in zip(all_controls(), ar_updates) if c.name == "tau")
+
+
+def test_threshold_sliders_follow_the_divergence_scale(handlers):
+    tau = next(c for c in all_controls() if c.name == "tau")
+    assert tau.range[1] == math.log(2) and "ln 2 = 0.693" in tau.help  # the default divergence is js
+    tau, tau_q, tau_t = handlers.divergence_changed(KEY, "js", 0.9, 0.3, 0.5)
+    assert tau["maximum"] == tau_q["maximum"] == tau_t["maximum"] == math.log(2)
+    assert tau["value"] == math.log(2) and "value" not in tau_q  # only a value past the bound moves
+    assert "JS(target, draft)" in tau["info"] and "JS(qualifier, draft)" in tau_q["info"]
+    tau, *_ = handlers.divergence_changed(KEY, "tv", 0.9, 0.3, 0.5)
+    assert tau["maximum"] == 1.0 and "value" not in tau
+    tau, *_ = handlers.divergence_changed(KEY, "fsd-js", 0.9, 0.3, 0.5)
+    assert tau["maximum"] == 2.0 and "unbounded" in tau["info"] and "KL(M || target)" in tau["info"]
+
+
+def test_a_preset_threshold_comes_with_its_scale_and_source(family):
+    by_spec = {m.spec: m for m in family.values()}
+    preset = Preset("tiny", "tiny-target", "tiny-draft", "tiny-qualifier", defaults={
+        "fsd": {"divergence": "fsd-js", "tau": 0.7}}, sources={"fsd": "seed 000 Table 3: T = 0.7 (fsd-js)"})
+    handlers = Handlers(loader=by_spec.__getitem__, presets=[preset])
+    *updates, about = handlers.method_changed(KEY, "fsd")
+    tau = next(u for c, u in zip(all_controls(), updates) if c.name == "tau")
+    assert tau["value"] == 0.7 and tau["maximum"] == 2.0  # not clipped to JS's ln 2
+    assert "T = 0.7 (fsd-js)" in about
 
 
 def test_load_describes_device_memory_and_shared_vocabulary(handlers):
@@ -183,34 +208,46 @@ def test_methods_side_by_side(handlers):
     assert view.count("compare-column") == 3 and "target mean log-lik" in view
 
 
+P_USED = "p target, sampling settings: the SD ratio's numerator, the draws"
+Q_USED = "q draft, as drawn (one-hot if greedy): the SD ratio's denominator"
+P_DRAWS, Q_DRAWN = "p target, sampling settings: the draws", "q draft, as drawn (one-hot if greedy)"
+RAW = {symbol: f"{symbol} {role}, raw T=1: what divergences and gates compare"
+       for symbol, role in (("p", "target"), ("q", "draft"), ("r", "qualifier"))}
+
+
 def test_step_mode_explains_each_round(handlers):
     status, text, explanation, bars = handlers.step(KEY, PROMPT, "sd", 0, *values(temperature=1.0, seed=1))
     assert "round 1" in status and "Acceptance test per candidate" in explanation
-    assert {"p (target)", "q (draft)", "residual max(0, p - q)"} == {trace.name for trace in bars.data}
-    candidates = handlers.sessions.get(KEY).stepping.explanation.candidates
-    assert candidates and all(0 <= c.p <= 1 and 0 < c.q <= 1 for c in candidates)
+    assert {trace.name for trace in bars.data} == {P_USED, Q_USED, RAW["p"], RAW["q"],
+                                                   "residual norm(max(0, p - q)): a rejection draws from it"}
+    checks = handlers.sessions.get(KEY).stepping.explanation.checks
+    assert checks and all(0 <= c.at_candidate["p"] <= 1 and 0 < c.at_candidate["q"] <= 1 for c in checks)
     status, *_ = handlers.step(KEY, PROMPT, "sd", 0, *values(temperature=1.0, seed=1))
     assert "round 2" in status
 
 
 def test_step_mode_shows_no_residual_for_fuzzy_acceptance(handlers):
     *_, explanation, bars = handlers.step(KEY, PROMPT, "fsd", 0, *values(temperature=1.0, seed=1))
-    assert "tau" in explanation and {trace.name for trace in bars.data} == {"p (target)", "q (draft)"}
+    assert "tau" in explanation and {trace.name for trace in bars.data} == {P_DRAWS, Q_DRAWN, RAW["p"], RAW["q"]}
 
 
 def test_step_mode_compares_the_target_with_the_qualifier_in_pyramid_sd(handlers):
-    *_, bars = handlers.step(KEY, PROMPT, "psd-f", 0, *values(temperature=1.0, seed=1))
-    assert "r (qualifier)" in {trace.name for trace in bars.data}
+    handlers.step(KEY, PROMPT, "psd-f", 0, *values(temperature=1.0, seed=1))
+    checks = handlers.sessions.get(KEY).stepping.explanation.checks
+    second_stage = next(i for i, check in enumerate(checks) if check.stage == "target")
+    names = {trace.name for trace in handlers.step_position(KEY, second_stage).data}
+    assert {P_DRAWS, "r qualifier, as drawn (one-hot if greedy)", RAW["p"], RAW["r"]} == names
 
 
-def test_step_mode_shows_no_bars_across_vocabularies(handlers, family):
+def test_step_mode_shows_only_the_targets_bars_across_vocabularies(handlers, family):
     other = char_tokenizer("zyxwvutsrqponmlkjihgfedcba .,!?<>")
     models = {**{m.spec: m for m in family.values()},
               "other-draft": loaded("other-draft", tiny_llama(len(other), layers=1, hidden=32), other)}
     handlers.loader = models.__getitem__
     handlers.load(KEY, "tiny-target", "other-draft", "")
     status, text, explanation, bars = handlers.step(KEY, PROMPT, "slem", 0, *values())
-    assert "round 1" in status and not bars.data
+    # slem compares token ids, not distributions: only the target's own p, which it drew from, is shown
+    assert "round 1" in status and [trace.name for trace in bars.data] == [P_DRAWS]
 
 
 def test_step_mode_restarts_after_the_run_finishes(handlers):

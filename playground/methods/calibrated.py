@@ -55,9 +55,11 @@ def csd_check(ctx: Decoding, memory: CorrectionMemory, rescue):
         is_safe = logit_gap >= log_tau
         memory.update(c.token, t_star)  # line 18, rescued or not
         diagnostics = {**verdict.diagnostics, "correction": t_star, "memory_count": memory_count,
-                       "is_freq": is_freq, "logit_gap": logit_gap, "is_safe": is_safe}
+                       "lambda": ctx.config.lambda_, "is_freq": is_freq, "logit_gap": logit_gap,
+                       "p_candidate_raw": float(c.p_raw[c.token]), "p_correction_raw": float(c.p_raw[t_star]),
+                       "gate_ratio": math.exp(logit_gap), "gate_tau": ctx.config.gate_tau, "is_safe": is_safe}
         if rescue(is_freq, is_safe):  # lines 19-20: keep x~_i and go on verifying
-            return Verdict(True, origin="rescued", diagnostics=diagnostics)
+            return replace(verdict, accepted=True, origin="rescued", replacement=None, diagnostics=diagnostics)
         return replace(verdict, diagnostics=diagnostics)  # line 22: emit t* and stop
     return check
 

@@ -10,7 +10,7 @@ from .speculative import Candidate, Verdict, speculative_steps
 def fuzzy_check(ctx: Decoding, threshold: float):
     """Seed 000, Section 3: accept iff Div(P_target, P_draft) < T, else sample P_target."""
     def check(c: Candidate) -> Verdict:
-        diagnostics = {"tau": threshold}
+        diagnostics = {"tau": threshold, "comparison": "<"}
         if c.divergence < threshold:
             return Verdict(True, diagnostics=diagnostics)
         return Verdict(False, replacement=ctx.sampler.draw(c.p), diagnostics=diagnostics)
@@ -20,9 +20,10 @@ def fuzzy_check(ctx: Decoding, threshold: float):
 def random_check(ctx: Decoding, rate: float):
     """Seed 000, Figure 6 control: accept a random fraction of candidates, ignoring divergence."""
     def check(c: Candidate) -> Verdict:
+        diagnostics = {"accept_prob": rate, "random_accept": rate}
         if ctx.sampler.uniform() < rate:
-            return Verdict(True, diagnostics={"accept_prob": rate})
-        return Verdict(False, replacement=ctx.sampler.draw(c.p), diagnostics={"accept_prob": rate})
+            return Verdict(True, diagnostics=diagnostics)
+        return Verdict(False, replacement=ctx.sampler.draw(c.p), diagnostics=diagnostics)
     return check
 
 

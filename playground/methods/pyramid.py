@@ -4,8 +4,11 @@ l_Q tokens are collected; stage 2: T verifies the collected tokens in one forwar
 
 - psd-f (PSD_F, Section 3.2): stage 1 accepts iff Div(P_Q, P_D) <= tau_Q, stage 2 accepts iff
   Div(P_T, P_Q) <= tau_T; a rejection samples the verifier's own distribution.
-- psd-a (PSD_A, Section 3.4): stage 1 uses the standard SD rule between D and Q in place of tau_Q;
-  stage 2 as in psd-f.
+- psd-a (PSD_A, Section 3.4): stage 1 uses assisted decoding in place of tau_Q: Q draws its own
+  token y ~ r and keeps the draft token only if it equals y, else emits y, so every collected
+  token is a draw from r ("samples directly from the qualifier's distribution"). The standard SD
+  rule with the residual norm(max(0, r - q)), also exact for r, is the option
+  `assisted_rule = "residual"`. Stage 2 as in psd-f.
 
 No public code exists for the paper; each rule below cites the section it implements. Names:
 `q` the draft's distribution, `r` the qualifier's, `p` the target's (as in ../notes/methods.md).
@@ -18,9 +21,10 @@ import torch
 
 from ..sampling import raw_probs, residual
 from ..stats import expected_tokens_per_step
-from ..step import Step, TokenRecord
+from ..step import Evidence, Step, TokenRecord
 from .base import Decoding, Method
-from .speculative import Candidate, Drafted, Verdict, bonus_record, draft_block, sd_check, verify_block
+from .speculative import (Candidate, Drafted, Verdict, Verified, bonus_record, draft_block, sd_check,
+                          verify_block)
 
 
 @dataclass
@@ -37,6 +41,7 @@ class Collected:
     r: list[torch.Tensor] = field(default_factory=list)
     r_raw: list[torch.Tensor] = field(default_factory=list)
     checks: list[dict] = field(default_factory=list)  # stage-1 diagnostics of each token
+    evidence: list[Evidence] = field(default_factory=list)  # Q's checks, positions in the block
     drafted: int = 0  # D -> Q candidates
     accepted: int = 0  # D -> Q candidates Q accepted
     rounds: int = 0  # Q forwards
@@ -63,7 +68,7 @@ def inclusive_fuzzy_check(ctx: Decoding, threshold: float, origins: list[str] | 
     FSD's own rule is strict). On rejection sample the verifier's own distribution. `origins`
     names what an accepted candidate was (stage 2 passes on "draft" or "qualifier")."""
     def check(c: Candidate) -> Verdict:
-        diagnostics = {"tau": threshold}
+        diagnostics = {"tau": threshold, "comparison": "<="}
         if c.divergence <= threshold:
             origin = origins[c.index] if origins else "draft"
             return Verdict(True, origin=origin, diagnostics=diagnostics)
@@ -76,7 +81,19 @@ def _renamed(diagnostics: dict, old: str, new: str) -> dict:
     return {(new if key == old else key): value for key, value in diagnostics.items()}
 
 
-def _stage_one(ctx: Decoding, block: int, check, assisted: bool) -> Collected:
+def qualifier_sample_check(ctx: Decoding):
+    """Section 3.4 (PSD_A): Q draws its own token y ~ r (argmax r when greedy); the draft token is
+    kept iff it equals y, otherwise y is emitted. The emitted token is exactly a draw from r."""
+    def check(c: Candidate) -> Verdict:
+        own = ctx.sampler.draw(c.p)
+        diagnostics = {"verifier_draw": own}
+        if own == c.token:
+            return Verdict(True, diagnostics=diagnostics)
+        return Verdict(False, replacement=own, diagnostics=diagnostics)
+    return check
+
+
+def _stage_one(ctx: Decoding, block: int, check) -> Collected:
     """D drafts l_D tokens, Q verifies them in one forward; repeat until `block` tokens are
     collected (Figure 1). Q's bonus token is drawn only while there is room in the block."""
     collected = Collected()
@@ -88,12 +105,15 @@ def _stage_one(ctx: Decoding, block: int, check, assisted: bool) -> Collected:
         drafted_at = time.perf_counter()
         logits = ctx.qualifier.next_logits(prefix + drafted.tokens, positions=k + 1)
         r, r_raw = ctx.sampler.probs(logits), raw_probs(logits)
-        records, flags = verify_block(ctx, drafted, r, r_raw, check, verifier="qualifier")
+        verified = verify_block(ctx, drafted, r, r_raw, check, verifier="qualifier")
+        records, flags = verified.records, verified.flags
         if all(flags) and len(collected.tokens) + k < block:
             records.append(bonus_record(ctx, r[k], k, origin="qualifier"))
+        offset = len(collected.tokens)
+        collected.evidence += [replace(e, position=e.position + offset) for e in verified.evidence]
         for index, record in enumerate(records):
-            is_correction = index < len(flags) and not flags[index]
-            collected.add(record, _source_row(drafted, r, index, assisted and is_correction), r_raw[index])
+            from_residual = index < len(flags) and verified.evidence[index].drawn_from == "residual"
+            collected.add(record, _source_row(drafted, r, index, from_residual), r_raw[index])
         collected.drafted += k
         collected.accepted += sum(flags)
         collected.rounds += 1
@@ -103,9 +123,9 @@ def _stage_one(ctx: Decoding, block: int, check, assisted: bool) -> Collected:
 
 
 def _source_row(drafted: Drafted, r: torch.Tensor, index: int, from_residual: bool) -> torch.Tensor:
-    """The distribution a collected token was drawn from: Q's row for a draft token, a bonus or a
-    psd-f correction (Section 3.2); the SD residual norm(max(0, r - q)) for a psd-a correction
-    (the standard rule of Section 3.4)."""
+    """The distribution a collected token was drawn from: Q's row for a draft token, a bonus, a
+    psd-f correction (Section 3.2) or a psd-a correction (Section 3.4); the SD residual
+    norm(max(0, r - q)) for a correction of psd-a's `residual` rule."""
     if from_residual:
         vocab = min(r.shape[-1], drafted.q.shape[-1])
         row = torch.zeros_like(r[index])
@@ -114,30 +134,32 @@ def _source_row(drafted: Drafted, r: torch.Tensor, index: int, from_residual: bo
     return r[index]
 
 
-def _stage_two(ctx: Decoding, collected: Collected, check) -> tuple[list[TokenRecord], list[bool]]:
+def _stage_two(ctx: Decoding, collected: Collected, check) -> Verified:
     """T verifies the collected tokens in one forward against Q's distributions (Section 3.2,
     Div(P_T, P_Q) <= tau_T); if all pass, T adds its bonus token."""
     n = len(collected.tokens)
     logits = ctx.target.next_logits(ctx.ids + collected.tokens, positions=n + 1)
     p, p_raw = ctx.sampler.probs(logits), raw_probs(logits)
     candidates = collected.as_drafted(ctx.qualifier.model.config.vocab_size, ctx.qualifier.device)
-    records, flags = verify_block(ctx, candidates, p, p_raw, check)
-    for record, accepted, stage_one in zip(records, flags, collected.checks):
+    verified = verify_block(ctx, candidates, p, p_raw, check, proposer="qualifier")
+    for record, accepted, stage_one in zip(verified.records, verified.flags, collected.checks):
         record.diagnostics = _renamed(record.diagnostics, "p_draft", "p_qualifier")
         if accepted:
             record.diagnostics["qualifier_check"] = stage_one
-    if all(flags):
-        records.append(bonus_record(ctx, p[n], n))
-    return records, flags
+    if all(verified.flags):
+        verified.records.append(bonus_record(ctx, p[n], n))
+    return verified
 
 
-def pyramid_steps(ctx: Decoding, stage_one_check, assisted: bool):
+def pyramid_steps(ctx: Decoding, stage_one_check):
+    """Each step carries both stages' evidence: Q's checks of the draft, then T's of the block."""
     while ctx.remaining() > 0:
         block = ctx.block_size(ctx.config.qualifier_length)
-        collected = _stage_one(ctx, block, stage_one_check, assisted)
+        collected = _stage_one(ctx, block, stage_one_check)
         verify_start = time.perf_counter()
         check = inclusive_fuzzy_check(ctx, ctx.config.tau_t, collected.origins)
-        records, flags = _stage_two(ctx, collected, check)
+        verified = _stage_two(ctx, collected, check)
+        records, flags = verified.records, verified.flags
         yield Step(records, drafted=len(collected.tokens), accepted=sum(flags), accepted_flags=flags,
                    draft_seconds=collected.draft_seconds + collected.qualifier_seconds,
                    verify_seconds=time.perf_counter() - verify_start,
@@ -145,19 +167,21 @@ def pyramid_steps(ctx: Decoding, stage_one_check, assisted: bool):
                              ctx.target.name: 1},
                    extra={"qualifier_drafted": collected.drafted, "qualifier_accepted": collected.accepted,
                           "qualifier_rounds": collected.rounds, "draft_model_seconds": collected.draft_seconds,
-                          "qualifier_model_seconds": collected.qualifier_seconds})
+                          "qualifier_model_seconds": collected.qualifier_seconds},
+                   evidence=collected.evidence + verified.evidence)
 
 
 def pyramid_fuzzy(ctx: Decoding):
-    yield from pyramid_steps(ctx, inclusive_fuzzy_check(ctx, ctx.config.tau_q), assisted=False)
+    yield from pyramid_steps(ctx, inclusive_fuzzy_check(ctx, ctx.config.tau_q))
+
+
+ASSISTED_RULES = {"sample-qualifier": qualifier_sample_check, "residual": sd_check}
 
 
 def pyramid_assisted(ctx: Decoding):
-    # Section 3.4 says PSD_A "samples directly from the qualifier's distribution" on rejection;
-    # we read that as the standard SD correction against Q, norm(max(0, r - q)), which keeps
-    # stage 1 lossless with respect to Q (the paper's "quality floor matching M_Q"). In greedy
-    # mode the two readings coincide (argmax r).
-    yield from pyramid_steps(ctx, sd_check(ctx), assisted=True)
+    # Both rules emit exactly a draw from r at stage 1 (the paper's "quality floor matching M_Q");
+    # in greedy mode they coincide (keep the draft token iff it is argmax r, else emit argmax r).
+    yield from pyramid_steps(ctx, ASSISTED_RULES[ctx.config.assisted_rule](ctx))
 
 
 def predicted_throughput(beta: float, length: int, v_proposer: float, v_verifier: float,
@@ -219,5 +243,6 @@ PSD_F = Method("psd-f", pyramid_fuzzy,
                "PyramidSD fuzzy: qualifier filters drafts (Div <= tau_q), target checks (Div <= tau_t)",
                roles=_ROLES, options=("tau_q", *_OPTIONS), lossless=False)
 PSD_A = Method("psd-a", pyramid_assisted,
-               "PyramidSD assisted: SD rule draft->qualifier, fuzzy qualifier->target (Div <= tau_t)",
-               roles=_ROLES, options=_OPTIONS, lossless=False)
+               "PyramidSD assisted: the qualifier's own sample checks each draft token (assisted_rule), "
+               "fuzzy qualifier->target (Div <= tau_t)",
+               roles=_ROLES, options=(*_OPTIONS, "assisted_rule"), lossless=False)

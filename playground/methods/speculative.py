@@ -11,8 +11,9 @@ import torch
 
 from ..divergence import divergence
 from ..sampling import one_hot_argmax, raw_probs, residual
-from ..step import Step, TokenRecord
+from ..step import Evidence, Step, TokenRecord
 from .base import Decoding, Method
+from .evidence import evidence
 
 
 @dataclass
@@ -41,6 +42,12 @@ class Verdict:
     origin: str = "draft"  # for an accepted token: "draft", or "rescued" (CSD)
     replacement: int | None = None  # for a rejection: the token emitted instead
     diagnostics: dict = field(default_factory=dict)
+    drawn_from: str = "verifier"  # what a correction is drawn from: the verifier's own distribution, or "residual"
+    distributions: dict = field(default_factory=dict)  # name -> row: any other distribution the rule used
+
+
+# Distribution names by role, as in the papers.
+SYMBOLS = {"target": "p", "draft": "q", "qualifier": "r"}
 
 
 def draft_block(ctx: Decoding, runner, k: int) -> Drafted:
@@ -61,29 +68,50 @@ def draft_block(ctx: Decoding, runner, k: int) -> Drafted:
     return Drafted(tokens, torch.stack(qs) if qs else empty, torch.stack(q_raws) if q_raws else empty)
 
 
+@dataclass
+class Verified:
+    """What verifying a block produced: the emitted records (with the correction, without a bonus
+    token), whether each checked candidate was accepted, and the evidence of each check."""
+
+    records: list[TokenRecord]
+    flags: list[bool]
+    evidence: list[Evidence]
+
+
 def verify_block(ctx: Decoding, drafted: Drafted, p: torch.Tensor, p_raw: torch.Tensor, check,
-                 verifier: str = "target") -> tuple[list[TokenRecord], list[bool]]:
+                 verifier: str = "target", proposer: str = "draft") -> Verified:
     """Run `check(candidate) -> Verdict` over the drafted tokens in order, stopping at the first
-    rejection. `p`/`p_raw` have one more row than there are candidates. Returns the emitted
-    records (with the correction, but without a bonus token) and the per-position flags."""
+    rejection. `p`/`p_raw` have one more row than there are candidates. Both sides are cut to the
+    smaller vocabulary: ids past it are padding (models.py masks them to probability 0)."""
     vocab = min(p.shape[-1], drafted.q.shape[-1])
     divergences = divergence(ctx.config.divergence, p_raw[:len(drafted.tokens), :vocab],
                              drafted.q_raw[:, :vocab]).tolist()
-    records, flags = [], []
+    verified = Verified([], [], [])
     for i, token in enumerate(drafted.tokens):
         candidate = Candidate(i, token, p[i, :vocab], drafted.q[i, :vocab], p_raw[i, :vocab],
                               drafted.q_raw[i, :vocab], divergences[i])
         verdict = check(candidate)
         diagnostics = _diagnostics(candidate, verdict)
-        flags.append(verdict.accepted)
+        verified.flags.append(verdict.accepted)
+        verified.evidence.append(_evidence(candidate, verdict, verifier, proposer))
         if verdict.accepted:
-            records.append(TokenRecord(token, verdict.origin, diagnostics=diagnostics))
+            verified.records.append(TokenRecord(token, verdict.origin, diagnostics=diagnostics))
             continue
         diagnostics["rejected_candidate"] = token
         diagnostics[f"p_{verifier}"] = float(p[i, verdict.replacement])
-        records.append(TokenRecord(verdict.replacement, verifier, diagnostics=diagnostics))
+        verified.records.append(TokenRecord(verdict.replacement, verifier, diagnostics=diagnostics))
         break
-    return records, flags
+    return verified
+
+
+def _evidence(c: Candidate, verdict: Verdict, verifier: str, proposer: str) -> Evidence:
+    v, d = SYMBOLS[verifier], SYMBOLS[proposer]
+    rows = {v: c.p, d: c.q, f"{v}_raw": c.p_raw, f"{d}_raw": c.q_raw, **verdict.distributions}
+    outcome = verdict.origin if verdict.origin == "rescued" else "accepted" if verdict.accepted else "rejected"
+    emitted = c.token if verdict.accepted else verdict.replacement
+    drawn_from = None if verdict.accepted else v if verdict.drawn_from == "verifier" else verdict.drawn_from
+    return evidence(verifier, c.index, c.token, outcome, emitted, {"divergence": c.divergence, **verdict.diagnostics},
+                    rows, drawn_from)
 
 
 def _diagnostics(c: Candidate, verdict: Verdict) -> dict:
@@ -109,22 +137,25 @@ def speculative_steps(ctx: Decoding, check, drafter=None):
         k = len(drafted.tokens)
         logits = ctx.target.next_logits(ctx.ids + drafted.tokens, positions=k + 1)
         p, p_raw = ctx.sampler.probs(logits), raw_probs(logits)
-        records, flags = verify_block(ctx, drafted, p, p_raw, check)
+        verified = verify_block(ctx, drafted, p, p_raw, check)
+        records, flags = verified.records, verified.flags
         if all(flags):
             records.append(bonus_record(ctx, p[k], k))
         yield Step(records, drafted=k, accepted=sum(flags), accepted_flags=flags,
                    draft_seconds=drafted_at - start, verify_seconds=time.perf_counter() - drafted_at,
-                   forwards={ctx.draft.name: k, ctx.target.name: 1})
+                   forwards={ctx.draft.name: k, ctx.target.name: 1}, evidence=verified.evidence)
 
 
 def sd_check(ctx: Decoding):
     """Accept x with probability min(1, p(x)/q(x)); on rejection draw from norm(max(0, p - q))."""
     def check(c: Candidate) -> Verdict:
         accept_prob = min(1.0, float(c.p[c.token] / c.q[c.token]))
+        correction_from = {"residual": residual(c.p, c.q)}
         if ctx.sampler.uniform() < accept_prob:
-            return Verdict(True, diagnostics={"accept_prob": accept_prob})
-        correction = ctx.sampler.draw(residual(c.p, c.q))
-        return Verdict(False, replacement=correction, diagnostics={"accept_prob": accept_prob})
+            return Verdict(True, diagnostics={"accept_prob": accept_prob}, distributions=correction_from)
+        correction = ctx.sampler.draw(correction_from["residual"])
+        return Verdict(False, replacement=correction, diagnostics={"accept_prob": accept_prob},
+                       drawn_from="residual", distributions=correction_from)
     return check
 
 

@@ -24,6 +24,7 @@ class Preset:
     description: str = ""
     defaults: dict = field(default_factory=dict)  # method name -> {option: value}
     method: str = ""  # the method to select with this family
+    sources: dict = field(default_factory=dict)  # method name -> where its defaults come from
 
     def specs(self) -> dict[str, str]:
         return {role: getattr(self, role) for role in ROLES}
@@ -42,7 +43,7 @@ def _adapt(name: str, entry) -> Preset:
     defaults = _read(entry, "methods") or _read(entry, "defaults") or {}
     return Preset(_read(entry, "name", name), _read(entry, "target", ""), _read(entry, "draft", "") or "",
                   _read(entry, "qualifier", "") or "", _read(entry, "description", "") or "", dict(defaults),
-                  _read(entry, "default_method", "") or "")
+                  _read(entry, "default_method", "") or "", dict(_read(entry, "sources") or {}))
 
 
 def project_presets() -> list[Preset]:

@@ -14,7 +14,7 @@ from pathlib import Path
 import gradio as gr
 
 from .. import correction_memory, embedded
-from ..engine import format_prompt, generate, stream
+from ..engine import generate, stream
 from ..errors import PlaygroundError
 from ..methods import METHODS
 from ..models import load_model, unload_all
@@ -22,10 +22,10 @@ from ..policy import public_mode
 from ..space import on_space
 from . import charts, render
 from .family import describe_family, load_family, project_presets, relation
-from .options import all_controls, method_choices, options_from_values, visible_options
+from .options import THRESHOLDS, all_controls, method_choices, options_from_values, threshold_scale, visible_options
 from .quality import target_ids, target_log_likelihood, token_agreement
 from .session import Sessions, Stepping
-from .stepper import Toy, explain_step
+from .stepper import Toy, bars, explain_step
 
 log = logging.getLogger(__name__)
 TEXT_INTERVAL = 0.1  # at least this many seconds between text refreshes while generating...
@@ -126,11 +126,33 @@ class Handlers:
         visible, session = visible_options(method), self.sessions.get(key)
         preset = session.preset or (None if session.specs else self.presets[0])
         defaults = preset.defaults.get(method, {}) if preset else {}
-        updates = [gr.update(visible=c.name in visible, **({"value": defaults[c.name]} if c.name in defaults else {}))
+        updates = [gr.update(visible=c.name in visible, **({"value": defaults[c.name]} if c.name in defaults else {}),
+                             **self._scale_of(c.name, defaults.get("divergence")))
                    for c in all_controls()]
         chosen = METHODS.get(method)
         about = f"**{chosen.name}**: {chosen.summary} ({'lossless' if chosen.lossless else 'lossy'})" if chosen else ""
+        if preset and method in preset.sources:
+            about += f"\n\nPreset `{preset.name}`: {preset.sources[method]}."
         return [*updates, about]
+
+    @staticmethod
+    def _scale_of(name: str, divergence: str | None) -> dict:
+        """A threshold slider's range and info under `divergence` (nothing for other controls)."""
+        if name not in THRESHOLDS or divergence is None:
+            return {}
+        maximum, info = threshold_scale(name, divergence)
+        return {"maximum": maximum, "info": info}
+
+    def divergence_changed(self, key: str, divergence: str, *thresholds) -> list:
+        """Put the threshold sliders (tau, tau_q, tau_t, in that order) on the chosen divergence's
+        scale: its maximum, and an info line with its bound and log base. A value past the new
+        maximum moves to it."""
+        updates = []
+        for name, value in zip(THRESHOLDS, thresholds, strict=True):
+            scale = self._scale_of(name, divergence)
+            clamped = {"value": scale["maximum"]} if value is not None and value > scale["maximum"] else {}
+            updates.append(gr.update(**scale, **clamped))
+        return updates
 
     # -- generation -------------------------------------------------------------------------------
     def _stream(self, key: str, prompt: str, method: str, values):
@@ -213,7 +235,8 @@ class Handlers:
         run = self.sessions.get(key).run
         if run is None:
             return None, render.status_html("nothing to export yet: generate first", "error")
-        return _write(".json", json.dumps(run.to_dict(), ensure_ascii=False, indent=1, default=str)), gr.skip()
+        return _write(".json", json.dumps(run.to_dict(evidence=True), ensure_ascii=False, indent=1, default=str)), \
+            gr.skip()
 
     def export_charts(self, key: str):
         session = self.sessions.get(key)
@@ -274,13 +297,8 @@ class Handlers:
             if session.stepping is None:
                 session.stepping = self._start_stepping(key, prompt, method, values)
             stepping = session.stepping
-            step, run = next(stepping.steps)
-            if stepping.run is None:
-                stepping.prompt_ids = format_prompt(stepping.tokenizer, prompt, run.config.chat_template)
-            stepping.run = run
-            done = len(run.tokens) - len(step.tokens)
-            context = stepping.prompt_ids + [t.id for t in run.tokens[:done]]
-            stepping.explanation = explain_step(step, stepping.run, stepping.models, context, stepping.decode)
+            step, stepping.run = next(stepping.steps)
+            stepping.explanation = explain_step(step, stepping.run.config)
         except StopIteration:
             session.stepping = None
             return render.status_html("the run is finished: press Step to start again"), gr.skip(), gr.skip(), gr.skip()
@@ -296,17 +314,18 @@ class Handlers:
 
     def _start_stepping(self, key, prompt, method, values) -> Stepping:
         models, steps = self._stream(key, prompt, method, values)
-        tokenizer = models[METHODS[method].roles[0]].tokenizer
-        return Stepping(steps, models, tokenizer, _decoder(tokenizer))
+        return Stepping(steps, _decoder(models[METHODS[method].roles[0]].tokenizer))
 
     def step_position(self, key: str, position: int, stepping=None):
-        """Bars of p, q and the residual at one candidate position of the last explained round."""
+        """Bars of the distributions the rule used at one check of the last explained round
+        (PyramidSD: the qualifier's checks first, then the target's)."""
         stepping = stepping or self.sessions.get(key).stepping
         explanation = stepping.explanation if stepping else None
-        if not explanation or not explanation.distributions:
+        if not explanation or not explanation.checks:
             return charts.bars("No drafted candidates in this round", {})
-        position = min(int(position or 0), len(explanation.distributions) - 1)
-        return charts.bars(f"Candidate {position + 1}: top tokens", explanation.distributions[position])
+        check = explanation.checks[min(int(position or 0), len(explanation.checks) - 1)]
+        title = f"{check.stage.capitalize()} checks {stepping.decode(check.candidate)!r}: top tokens"
+        return charts.bars(title, bars(check, stepping.decode))
 
     def step_reset(self, key: str):
         session = self.sessions.get(key)

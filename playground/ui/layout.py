@@ -15,7 +15,7 @@ from ..methods import METHODS
 from . import render
 from .charts import CHARTS
 from .handlers import Handlers
-from .options import all_controls, method_choices, visible_options
+from .options import THRESHOLDS, all_controls, method_choices, visible_options
 from .stepper import Toy
 
 ASSETS = Path(__file__).resolve().parents[2] / "assets"
@@ -105,10 +105,19 @@ def build_demo(loader=None, presets=None, gpu=None) -> gr.Blocks:
                         _toy_tab(handlers)
         on_method = _keyed(handlers.method_changed)
         method.change(on_method, method, [*widgets, about], **PRIVATE)
+        _wire_thresholds(handlers, widgets)
         loading.then(on_method, method, [*widgets, about], **PRIVATE)  # the new preset's defaults
         demo.load(on_method, method, [*widgets, about], **PRIVATE)
         demo.unload(_keyed(handlers.sessions.drop))
     return demo
+
+
+def _wire_thresholds(handlers: Handlers, widgets: list) -> None:
+    """The threshold sliders follow the divergence's scale whenever it changes (a preset too)."""
+    by_name = {c.name: w for c, w in zip(all_controls(), widgets, strict=True)}
+    sliders = [by_name[name] for name in THRESHOLDS]
+    by_name["divergence"].change(_keyed(handlers.divergence_changed), [by_name["divergence"], *sliders], sliders,
+                                 **PRIVATE)
 
 
 def _family_panel(handlers: Handlers, status):
@@ -194,8 +203,12 @@ def _compare_tab(ui: Shared) -> None:
 
 def _step_tab(ui: Shared) -> None:
     gr.Markdown("Advance one verification round at a time: the drafted candidates, the acceptance test "
-                "of each, and which token was emitted and why. The bars show the top tokens of p "
-                "(target), q (draft) and the residual max(0, p - q) at one candidate position.\n\n"
+                "of each with the numbers the rule used, and which token was emitted and why (PyramidSD: "
+                "the qualifier's checks, then the target's). The bars show, at one check, the top tokens "
+                "of each distribution the round recorded: p (target), q (draft) or r (qualifier) after "
+                "the sampling settings, which the SD ratio and the draws use (one-hot when greedy), the "
+                "raw temperature-1 ones, which divergences and the CSD gate compare, and the residual "
+                "norm(max(0, p - q)) where the SD rule ran.\n\n"
                 "**What a round costs.** K draft steps (each c of a target step) plus one target pass "
                 "over the K+1 new tokens. On a GPU that pass costs about one target step; on a CPU it "
                 "costs more (the stats show it as *verification pass / target step*), so the predicted "
@@ -204,7 +217,7 @@ def _step_tab(ui: Shared) -> None:
     with gr.Row():
         step = gr.Button("Step one round", variant="primary", elem_id="step")
         reset = gr.Button("Restart", elem_id="step-reset")
-        position = gr.Slider(0, 15, step=1, value=0, label="candidate position (0 = first)",
+        position = gr.Slider(0, 63, step=1, value=0, label="check (0 = first)",
                              elem_id="step-position")
     text = gr.HTML(elem_id="step-output")
     explanation = gr.HTML(elem_id="step-explanation")

@@ -8,10 +8,20 @@ import math
 from dataclasses import MISSING, dataclass, fields
 
 from ..config import GenerationConfig
+from ..divergence import SCALES
 from ..methods import METHODS
 
 # Shown for every method: the sampling settings and the run's length and seed.
 COMMON = ("temperature", "top_k", "top_p", "max_new_tokens", "seed")
+
+# The divergence thresholds: (verifier, proposer, comparison) of the rule each one sets. Their
+# sliders follow the chosen divergence's scale (see `threshold_scale`).
+THRESHOLDS = {"tau": ("target", "draft", "<"), "tau_q": ("qualifier", "draft", "<="),
+              "tau_t": ("target", "qualifier", "<=")}
+DEFAULT_DIVERGENCE = GenerationConfig().divergence
+# Shorter than the CLI's help where the sidebar has no room for it.
+UI_HELP = {"divergence": "compared on the raw (temperature-1) distributions, natural log; each threshold "
+                         "slider states what it compares and the bound of the chosen divergence"}
 
 # Slider ranges (minimum, maximum, step) for the numeric options that have a natural range.
 # A numeric field not listed here gets a number box, so new fields still work.
@@ -23,9 +33,7 @@ RANGES = {
     "candidates": (1, 16, 1),
     "draft_vocab": (0, 32768, 1024),
     "draft_confidence": (0.0, 1.0, 0.05),
-    "tau": (0.0, 1.0, 0.01),
-    "tau_q": (0.0, 1.0, 0.01),
-    "tau_t": (0.0, 1.0, 0.01),
+    **{name: (0.0, SCALES[DEFAULT_DIVERGENCE].slider_max, 0.01) for name in THRESHOLDS},
     "draft_length": (1, 16, 1),
     "qualifier_length": (1, 32, 1),
     "gate_tau": (0.0, 1.0, 0.005),
@@ -62,8 +70,21 @@ def _kind(f, default) -> str:
 
 def _control(f) -> Control:
     default = f.default if f.default is not MISSING else f.default_factory()
-    return Control(f.name, _kind(f, default), default, f.metadata.get("help", ""),
-                   tuple(f.metadata.get("choices", ())), RANGES.get(f.name, ()))
+    help_text = UI_HELP.get(f.name) or f.metadata.get("help", "")
+    if f.name in THRESHOLDS:
+        help_text = threshold_scale(f.name, DEFAULT_DIVERGENCE)[1]
+    return Control(f.name, _kind(f, default), default, help_text, tuple(f.metadata.get("choices", ())),
+                   RANGES.get(f.name, ()))
+
+
+def threshold_scale(name: str, divergence: str) -> tuple[float, str]:
+    """A threshold slider's maximum under `divergence`, and its info line: the test it sets, with
+    the divergence written out for its verifier and proposer, its bound and log base."""
+    verifier, proposer, comparison = THRESHOLDS[name]
+    scale = SCALES[divergence]
+    stop = "" if math.isfinite(scale.bound) else f"; the slider stops at {scale.slider_max:g}"
+    return scale.slider_max, (f"accept when {scale.label(verifier, proposer)} {comparison} {name.rstrip('_')} "
+                              f"({divergence}: {scale.range_text}{stop})")
 
 
 def method_option_names() -> list[str]:

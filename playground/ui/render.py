@@ -10,13 +10,15 @@ from html import escape
 
 from ..serving import describe
 from ..step import ORIGINS, TokenRecord
+from .stepper import STAGES, symbols
 
 ORIGIN_LABELS = {"draft": "draft (accepted)", "qualifier": "qualifier", "target": "target",
                  "rescued": "rescued (CSD)"}
 
 # Diagnostics in the order a reader wants them, with their labels; others follow as they are.
 DIAGNOSTIC_LABELS = {"p_target": "p target", "p_draft": "q draft", "p_qualifier": "r qualifier",
-                     "divergence": "divergence", "tau": "tau", "accept_prob": "acceptance prob",
+                     "divergence": "divergence", "comparison": "accepted if divergence", "tau": "tau",
+                     "accept_prob": "acceptance prob",
                      "position_in_block": "position in block", "bonus": "bonus token"}
 
 
@@ -107,26 +109,81 @@ def _table(header, rows, css: str) -> str:
     return f'<table class="{css}"><tr>{_cells(header, "th")}</tr>{body}</table>'
 
 
-def _verdict_test(d: dict) -> str:
-    if "accept_prob" in d:
-        return f"accept with min(1, p/q) = {d['accept_prob']:.3f}"
-    if "tau" in d and "divergence" in d:
-        return f"divergence {d['divergence']:.3f} {'<' if d['divergence'] < d['tau'] else '≥'} tau {d['tau']:g}"
+NEGATION = {"<": "≥", "<=": ">"}
+SYMBOL_TEXT = {"<=": "≤", "<": "<"}
+
+
+def _fuzzy_test(e, divergence: str, verifier: str, proposer: str) -> str:
+    """Div against tau with the rule's own comparison (fsd strict, PyramidSD inclusive)."""
+    value, tau, comparison = e.checks["divergence"], e.checks["tau"], e.checks.get("comparison", "<")
+    holds = value <= tau if comparison == "<=" else value < tau
+    shown = SYMBOL_TEXT[comparison] if holds else NEGATION[comparison]
+    return f"{divergence}({verifier} raw, {proposer} raw) = {_number(value)} {shown} tau {tau:g}"
+
+
+def _rescue_test(c: dict) -> str:
+    """CSD after a rejection: the correction memory's count and the gate ratio, each with its bar."""
+    freq, safe = "≥" if c["is_freq"] else "<", "≥" if c["is_safe"] else "<"
+    return (f"then memory count {c['memory_count']} {freq} lambda {c['lambda']:g}; gate p(x~)/p(t*) = "
+            f"{_number(c['p_candidate_raw'])} / {_number(c['p_correction_raw'])} = {_number(c['gate_ratio'])} "
+            f"{safe} tau {c['gate_tau']:g} (raw T=1)")
+
+
+def check_test(e, divergence: str, decode: Callable[[int], str]) -> str:
+    """The acceptance test of one check, written with the numbers the rule used."""
+    c, (verifier, proposer) = e.checks, symbols(e)
+    if "random_accept" in c:
+        return f"random control: keep with probability {c['random_accept']:g}"
+    if "verifier_draw" in c:
+        drew = c["verifier_draw"]
+        return f"{verifier} drew {decode(drew)!r}: keep the candidate only if it is that token"
+    if "psi" in c:
+        if c["accept_prob"] is None:
+            return "rejected without a ratio: psi(t) skipped (u * P(path) >= p(t)), capped, or 0"
+        return (f"keep with min(1, p(t) / psi(t)) = min(1, {_number(e.at_candidate['p'])} / {_number(c['psi'])}) "
+                f"= {_number(c['accept_prob'])}")
+    if "accept_prob" in c:
+        ratio = (f"keep with min(1, {verifier}(x) / {proposer}(x)) = min(1, {_number(e.at_candidate[verifier])} / "
+                 f"{_number(e.at_candidate[proposer])}) = {_number(c['accept_prob'])}")
+        return f"{ratio}; {_rescue_test(c)}" if "memory_count" in c else ratio
+    if "tau" in c:
+        return _fuzzy_test(e, divergence, verifier, proposer)
     return "—"
 
 
+def _check_row(e, divergence: str, decode: Callable[[int], str]) -> tuple:
+    verifier, proposer = symbols(e)
+    kept = repr(decode(e.emitted)) + (f" (drawn from {e.drawn_from})" if e.drawn_from else "")
+    numbers = [_number(e.at_candidate[name]) if name in e.at_candidate else "—"
+               for name in (verifier, proposer, f"{verifier}_raw", f"{proposer}_raw")]
+    return (e.position + 1, repr(decode(e.candidate)), *numbers, check_test(e, divergence, decode), e.verdict, kept)
+
+
+def _checks_table(checks: list, divergence: str, decode: Callable[[int], str]) -> str:
+    verifier, proposer = symbols(checks[0])
+    header = ("#", "candidate x", f"{verifier}(x)", f"{proposer}(x) as drawn", f"{verifier} raw(x)",
+              f"{proposer} raw(x)", "test", "verdict", "kept")
+    return _table(header, [_check_row(e, divergence, decode) for e in checks], "explain-table")
+
+
 def explanation_html(explanation, decode: Callable[[int], str]) -> str:
-    """Step mode: the drafted candidates and their acceptance test, then the emitted tokens and why."""
-    candidates = [(c.position + 1, repr(decode(c.token)), _number(c.p) if c.p is not None else "—",
-                   _number(c.q) if c.q is not None else "—", _verdict_test(c.diagnostics),
-                   "accepted" if c.accepted else "rejected") for c in explanation.candidates]
-    unchecked = explanation.drafted - len(explanation.candidates)
+    """Step mode: each check with the numbers its rule used (PyramidSD: both stages), then the
+    emitted tokens and why. `x(y)` columns: sampling settings; `raw`: temperature 1."""
+    stage_one = [e for e in explanation.checks if e.stage == "qualifier"]
+    stage_two = [e for e in explanation.checks if e.stage == "target"]
+    unchecked = explanation.drafted - len(stage_two)
     note = (f"<p>{explanation.drafted} candidates drafted; {unchecked} after the first rejection were "
             "discarded unchecked.</p>" if unchecked > 0 else f"<p>{explanation.drafted} candidates drafted.</p>")
+    parts = []
+    if stage_one:
+        parts += [f"<h4>{STAGES['qualifier']}</h4>", _checks_table(stage_one, explanation.divergence, decode),
+                  "<h4>Stage 2: the target checks the collected tokens</h4>"]
+    else:
+        parts.append(f"<h4>{STAGES['target']}</h4>")
+    parts += [note, _checks_table(stage_two, explanation.divergence, decode) if stage_two else ""]
     emitted = [(repr(decode(token)), origin, why) for token, origin, why in explanation.emitted]
-    return ('<div class="explain"><h4>Acceptance test per candidate</h4>' + note
-            + _table(("#", "candidate", "p(x)", "q(x) or r(x)", "test", "verdict"), candidates, "explain-table")
-            + "<h4>Emitted this round</h4>" + _table(("token", "origin", "why"), emitted, "explain-table") + "</div>")
+    return ('<div class="explain">' + "".join(parts) + "<h4>Emitted this round</h4>"
+            + _table(("token", "origin", "why"), emitted, "explain-table") + "</div>")
 
 
 def toy_html(toy) -> str:

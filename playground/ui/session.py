@@ -14,13 +14,10 @@ from .stepper import Toy
 
 @dataclass
 class Stepping:
-    """A step-mode run in progress: the engine's generator and what explaining a step needs."""
+    """A step-mode run in progress: the engine's generator, and the last round explained."""
 
     steps: object  # the generator from engine.stream
-    models: dict
-    tokenizer: object
     decode: object
-    prompt_ids: list[int] = field(default_factory=list)  # filled after the first step
     run: object = None
     explanation: object = None
 

@@ -1,53 +1,57 @@
-"""Step mode: one verification round at a time, explained.
+"""Step mode: one verification round at a time, explained from the step's own evidence.
 
-The step stream carries each candidate's p(x), q(x) and verdict but not whole distributions, so
-`explain_step` recomputes p and q at the checked positions with one plain forward of the target
-and one of the draft over context + candidates, processed with the run's sampling settings.
+Every number shown is one the run used: each step carries, per verified position, the top tokens
+of the distributions its rule looked at and the rule's own figures (`playground.step.Evidence`);
+nothing is recomputed here. Raw (temperature-1) distributions, which divergences and the CSD gate
+compare, are labelled apart from the processed ones the SD ratio and the draws use.
 `Toy` is the seed-001 worked example (p = [0.6, 0.3, 0.1], q = [0.4, 0.4, 0.2] over A, B, C).
 """
 
 import random
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import torch
 
-from ..sampling import Sampler, residual
-from .family import relation
+from ..sampling import residual
+from ..step import Evidence
 
-TOP = 8  # tokens shown per distribution
-
-
-@dataclass
-class Candidate:
-    position: int
-    token: int
-    accepted: bool
-    diagnostics: dict
-    p: float | None = None  # p(x) and q(x) under the run's sampling settings, when recomputed
-    q: float | None = None
+ROLES = {"p": "target", "q": "draft", "r": "qualifier"}
+VERIFIER_SYMBOL = {"target": "p", "qualifier": "r"}
+STAGES = {"qualifier": "Stage 1: the qualifier checks the draft's tokens",
+          "target": "Acceptance test per candidate"}
 
 
 @dataclass
 class Explanation:
-    """What one round did, ready to show: candidates with verdicts, emitted tokens with reasons,
-    and per checked position the top tokens of p, q and the residual (None without a draft)."""
+    """What one round did, ready to show: each check with its evidence (PyramidSD's stage-1 checks
+    first), the emitted tokens with reasons, and the divergence the run compared with."""
 
     drafted: int
-    candidates: list[Candidate]
+    checks: list[Evidence]
     emitted: list[tuple[int, str, str]]  # (token id, origin, why)
-    distributions: list[dict] = field(default_factory=list)  # per position: name -> {token: prob}
+    divergence: str
 
 
-def checked_candidates(step) -> list[Candidate]:
-    out = []
-    for token in step.tokens:
-        d = token.diagnostics
-        if "position_in_block" not in d or d.get("bonus"):
-            continue
-        rejected = d.get("rejected_candidate")
-        out.append(Candidate(d["position_in_block"], token.id if rejected is None else rejected,
-                             rejected is None, d))
-    return out
+def symbols(e: Evidence) -> tuple[str, str]:
+    """(verifier, proposer) symbols of a check: p/q, r/q (PyramidSD stage 1) or p/r (stage 2)."""
+    verifier = VERIFIER_SYMBOL[e.stage]
+    proposer = next((name for name in e.top if name in ROLES and name != verifier), "q")
+    return verifier, proposer
+
+
+def distribution_label(name: str, e: Evidence) -> str:
+    """What a distribution is and what the rule used it for."""
+    verifier, proposer = symbols(e)
+    if name == "residual":
+        return f"residual norm(max(0, {verifier} - {proposer})): a rejection draws from it"
+    symbol, raw = name.removesuffix("_raw"), name.endswith("_raw")
+    role = f"{symbol} {ROLES[symbol]}"
+    if raw:
+        return f"{role}, raw T=1: what divergences and gates compare"
+    ratio = "accept_prob" in e.checks and "random_accept" not in e.checks
+    if symbol == verifier:
+        return f"{role}, sampling settings: " + ("the SD ratio's numerator, the draws" if ratio else "the draws")
+    return f"{role}, as drawn (one-hot if greedy)" + (": the SD ratio's denominator" if ratio else "")
 
 
 def reason(token) -> str:
@@ -63,48 +67,15 @@ def reason(token) -> str:
     return f"sampled by the {token.origin} model alone"
 
 
-@torch.no_grad()
-def _probs(model, ids: list[int], positions: int, sampler: Sampler) -> torch.Tensor:
-    logits = model(torch.tensor([ids], device=model.device)).logits[0, -positions:]
-    return sampler.probs(logits)
-
-
-def _top(probs: torch.Tensor, decode) -> dict[str, float]:
-    values, ids = probs.topk(min(TOP, probs.shape[-1]))
-    return {f"{decode(int(i))!r} ({int(i)})": float(v) for v, i in zip(values, ids) if v > 0}
-
-
-def distributions(models: dict, context: list[int], candidates: list[Candidate], config, decode) -> list[dict]:
-    """Top tokens of p (target) and of what the target verified against (the qualifier's r in
-    PyramidSD, else the draft's q) at each checked position, and of the residual
-    norm(max(0, p - q)) where the SD rule was used; fills in each candidate's p(x) and q(x).
-    Empty when the two models do not share a vocabulary (their distributions do not compare)."""
-    proposer = "qualifier" if "qualifier" in models else "draft"
-    if not candidates or "target" not in models or proposer not in models:
-        return []
-    if relation({"target": models["target"], proposer: models[proposer]}) != "same":
-        return []
-    sequence, n = context + [c.token for c in candidates], len(candidates)
-    sampler = Sampler(config.temperature, config.top_k, config.top_p)
-    p = _probs(models["target"].model, sequence, n + 1, sampler)[:n]
-    q = _probs(models[proposer].model, sequence, n + 1, sampler)[:n]
-    vocab = min(p.shape[-1], q.shape[-1])
-    label = "r (qualifier)" if proposer == "qualifier" else "q (draft)"
-    shown = []
-    for i, candidate in enumerate(candidates):
-        candidate.p, candidate.q = float(p[i, candidate.token]), float(q[i, candidate.token])
-        bars = {"p (target)": _top(p[i], decode), label: _top(q[i], decode)}
-        if "accept_prob" in candidate.diagnostics:
-            bars["residual max(0, p - q)"] = _top(residual(p[i, :vocab], q[i, :vocab]), decode)
-        shown.append(bars)
-    return shown
-
-
-def explain_step(step, run, models: dict, context: list[int], decode) -> Explanation:
-    candidates = checked_candidates(step)
+def explain_step(step, config) -> Explanation:
     emitted = [(t.id, t.origin, reason(t)) for t in step.tokens]
-    return Explanation(step.drafted, candidates, emitted,
-                       distributions(models, context, candidates, run.config, decode))
+    return Explanation(step.drafted, list(step.evidence), emitted, config.divergence)
+
+
+def bars(e: Evidence, decode) -> dict[str, dict[str, float]]:
+    """Each distribution of a check as {token label: probability}, keyed by its label."""
+    return {distribution_label(name, e): {f"{decode(i)!r} ({i})": prob for i, prob in top}
+            for name, top in e.top.items()}
 
 
 # The seed-001 worked example.

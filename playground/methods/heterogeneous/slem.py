@@ -13,7 +13,8 @@ from dataclasses import dataclass
 from ...step import Step, TokenRecord
 from ...vocabulary import Continuation, tokenize_continuation
 from ..base import Decoding, Method
-from ..speculative import bonus_record
+from ..evidence import evidence
+from ..speculative import Verified, bonus_record
 from .common import draft_probs, pair_figures
 from .context import DraftContext
 
@@ -61,20 +62,25 @@ def draft_text(ctx: Decoding, context: DraftContext, budget: int) -> DraftText:
     return DraftText(ids, pieces, kept)
 
 
-def exact_match(ctx: Decoding, drafted: DraftText, p) -> tuple[list[TokenRecord], list[bool]]:
+def exact_match(ctx: Decoding, drafted: DraftText, p) -> Verified:
     """Algorithm 2, lines 9-11: keep candidates while they equal the target's own samples."""
-    records, flags = [], []
+    verified = Verified([], [], [])
     for i, candidate in enumerate(drafted.candidates.tokens):
         sample = ctx.sampler.draw(p[i])
         diagnostics = {"p_target": float(p[i, sample]), "position_in_block": i}
-        flags.append(sample == candidate)
-        if sample == candidate:
-            records.append(TokenRecord(sample, "draft", diagnostics={**diagnostics, **drafted.provenance(i)}))
+        matched = sample == candidate
+        verified.flags.append(matched)
+        verified.evidence.append(evidence("target", i, candidate, "accepted" if matched else "rejected", sample,
+                                          {"verifier_draw": sample}, {"p": p[i]}, None if matched else "p"))
+        if matched:
+            verified.records.append(TokenRecord(sample, "draft", diagnostics={**diagnostics, **drafted.provenance(i)}))
             continue
-        records.append(TokenRecord(sample, "target", diagnostics={**diagnostics, "rejected_candidate": candidate}))
-        return records, flags
+        verified.records.append(TokenRecord(sample, "target",
+                                            diagnostics={**diagnostics, "rejected_candidate": candidate}))
+        return verified
     n = len(drafted.candidates.tokens)
-    return records + [bonus_record(ctx, p[n], n)], flags
+    verified.records.append(bonus_record(ctx, p[n], n))
+    return verified
 
 
 def slem_steps(ctx: Decoding):
@@ -87,9 +93,10 @@ def slem_steps(ctx: Decoding):
         drafted_at = time.perf_counter()
         n = len(drafted.candidates.tokens)
         p = ctx.sampler.probs(ctx.target.next_logits(ctx.ids + drafted.candidates.tokens, positions=n + 1))
-        records, flags = exact_match(ctx, drafted, p)
-        accepted = sum(flags)
-        yield Step(records, drafted=n, accepted=accepted, accepted_flags=flags,
+        verified = exact_match(ctx, drafted, p)
+        accepted = sum(verified.flags)
+        yield Step(verified.records, drafted=n, accepted=accepted, accepted_flags=verified.flags,
+                   evidence=verified.evidence,
                    draft_seconds=drafted_at - start, verify_seconds=time.perf_counter() - drafted_at,
                    forwards={ctx.draft.name: len(drafted.ids), ctx.target.name: 1},
                    extra={**extra, "draft_tokens": len(drafted.ids), "draft_chars": len(drafted.text),

@@ -5,7 +5,10 @@ lookahead rule below); that first token t is the proposal. Its exact probability
 by enumerating the draft-token sequences whose text can start with t (one draft forward per tree
 node, pruned to strings compatible with t). Accept t with min(1, p(t) / psi(t)); otherwise draw
 from norm(max(0, p - psi)) by drawing t ~ p and keeping it with probability 1 - psi(t) / p(t),
-which needs psi only for the tokens actually drawn.
+which needs psi only for the tokens actually drawn. When MAX_RESIDUAL_DRAWS draws all fail (the
+residual carries little mass Z; this happens with probability Z (1 - Z)^1000 <= 3.7e-4 per step),
+the residual is computed outright from psi of every token p can emit: slow with a large target
+vocabulary, but exact, so the method stays exactly lossless.
 
 The lookahead rule: stop after a draft token whose text re-tokenizes to two or more target tokens,
 after a draft token without text (end of text, a special token, half a character), or after
@@ -29,9 +32,11 @@ from dataclasses import dataclass, field
 import torch
 
 from ...errors import PlaygroundError
-from ...step import Step, TokenRecord
+from ...sampling import residual
+from ...step import Evidence, Step, TokenRecord
 from ...vocabulary import max_token_chars, token_strings
 from ..base import Decoding, Method
+from ..evidence import evidence
 from .common import draft_probs, pair_figures
 from .context import DraftContext
 
@@ -172,7 +177,10 @@ def string_rejection_sample(p: torch.Tensor, proposer: StringProposer, sampler) 
 
 
 def residual_draw(p: torch.Tensor, proposer: StringProposer, sampler) -> tuple[int, int]:
-    """A draw from norm(max(0, p - psi)): draw t ~ p, keep it with probability 1 - psi(t)/p(t)."""
+    """An exact draw from norm(max(0, p - psi)): draw t ~ p, keep it with probability
+    1 - psi(t)/p(t). Each failed try is independent of the token a later one keeps, so if every
+    try fails, a draw from the enumerated residual is just as exact (residual_draws then exceeds
+    MAX_RESIDUAL_DRAWS in the step record)."""
     support = p.nonzero().flatten()
     if len(support) == 1:
         return int(support[0]), 0
@@ -180,9 +188,16 @@ def residual_draw(p: torch.Tensor, proposer: StringProposer, sampler) -> tuple[i
         token = sampler.draw(p)
         if sampler.uniform() < 1.0 - (proposer.psi(token) or 0.0) / float(p[token]):
             return token, draws
-    # psi nearly covers p, so the residual carries almost no mass and a draw from p is nearly
-    # exact; residual_draws > MAX_RESIDUAL_DRAWS in the step record says it happened
-    return sampler.draw(p), MAX_RESIDUAL_DRAWS + 1
+    return sampler.draw(enumerated_residual(p, proposer, support.tolist())), MAX_RESIDUAL_DRAWS + 1
+
+
+def enumerated_residual(p: torch.Tensor, proposer: StringProposer, support: list[int]) -> torch.Tensor:
+    """norm(max(0, p - psi)) with psi of every token p can emit (a capped psi counts as 0, as in
+    the proposal)."""
+    psi = torch.zeros_like(p)
+    for token in support:
+        psi[token] = proposer.psi(token) or 0.0
+    return residual(p, psi)
 
 
 def lookahead_for(draft_strings, target_strings) -> int:
@@ -214,6 +229,16 @@ def _record(outcome: Outcome, p: torch.Tensor, proposer: StringProposer) -> Toke
     return TokenRecord(outcome.token, "target", diagnostics=diagnostics)
 
 
+def _evidence(outcome: Outcome, p: torch.Tensor) -> list[Evidence]:
+    """The check of the proposal t against p (none when the draft proposed no target token)."""
+    if outcome.proposal is None:
+        return []
+    verdict = "accepted" if outcome.accepted else "rejected"
+    return [evidence("target", 0, outcome.proposal, verdict, outcome.token,
+                     {"psi": outcome.psi, "accept_prob": outcome.accept_prob}, {"p": p},
+                     None if outcome.accepted else "residual")]
+
+
 def _covering(path: tuple[int, ...], draft_strings, token_text: str) -> list[int]:
     """The drafted tokens that wrote the accepted token's text."""
     covering, offset = [], 0
@@ -240,6 +265,7 @@ def slrs_steps(ctx: Decoding):
             draft_strings, split, split.strings, lookahead)
         outcome = string_rejection_sample(p, proposer, ctx.sampler)
         yield Step([_record(outcome, p, proposer)], drafted=1, accepted=int(outcome.accepted),
+                   evidence=_evidence(outcome, p),
                    accepted_flags=[outcome.accepted], draft_seconds=time.perf_counter() - verified_at,
                    verify_seconds=verified_at - start,
                    forwards={ctx.draft.name: ctx.draft.forwards - forwards, ctx.target.name: 1},

@@ -1,0 +1,183 @@
+"""Teaching fidelity: steps carry the evidence their rule decided on, and step mode, tooltips and
+exports show exactly those numbers, never recomputed ones."""
+
+import copy
+import json
+import math
+from dataclasses import replace
+from html import unescape
+
+import pytest
+import torch
+
+import playground
+from playground.correction_memory import CorrectionMemory, share, unshare
+from playground.engine import format_prompt
+from playground.methods import METHODS
+from playground.step import Evidence
+from playground.ui import render
+from playground.ui.family import Preset
+from playground.ui.handlers import Handlers
+from playground.ui.options import all_controls
+from playground.ui.stepper import explain_step
+from tests.tiny import char_tokenizer, loaded, tiny_llama
+
+KEY, PROMPT = "session", "hello there"
+
+
+@pytest.fixture
+def handlers(family):
+    by_spec = {m.spec: m for m in family.values()}
+    return Handlers(loader=by_spec.__getitem__, presets=[Preset("tiny", "tiny-target", "tiny-draft", "tiny-qualifier")])
+
+
+def values(**overrides) -> list:
+    chosen = {c.name: c.default for c in all_controls()} | {"max_new_tokens": 24} | overrides
+    return [chosen[c.name] for c in all_controls()]
+
+
+def stepped(handlers, method: str, **overrides):
+    """One step-mode round: (explanation html, the Explanation, the decode function)."""
+    _, _, html, _ = handlers.step(KEY, PROMPT, method, 0, *values(**overrides))
+    stepping = handlers.sessions.get(KEY).stepping
+    return html, stepping.explanation, stepping.decode
+
+
+def test_step_mode_shows_the_numbers_the_sd_ratio_used_for_a_greedy_draft(handlers):
+    # The draft drafts greedily, so q is one-hot on the candidate and min(1, p/q) = p(x): the
+    # displayed p(x) must be the acceptance probability itself, and q(x) exactly 1.
+    html, explanation, _ = stepped(handlers, "sd", temperature=0.7, draft_sampling="greedy", seed=2)
+    assert explanation.checks
+    for check in explanation.checks:
+        assert check.at_candidate["q"] == 1.0
+        assert check.at_candidate["p"] == pytest.approx(check.checks["accept_prob"], abs=1e-7)
+        assert check.at_candidate["q_raw"] < 1.0  # the soft draft distribution is shown apart, as raw
+        assert check.at_candidate["p"] != check.at_candidate["p_raw"]  # temperature 0.7 vs raw T=1
+        shown = f"min(1, {check.at_candidate['p']:.4g} / 1) = {check.checks['accept_prob']:.4g}"
+        assert shown in html
+
+
+def test_step_mode_runs_no_forward_of_its_own(handlers, family, monkeypatch):
+    calls = []
+    for model in (family["target"].model, family["draft"].model):
+        monkeypatch.setattr(model, "forward", _counting(model.forward, calls))
+    handlers.step(KEY, PROMPT, "sd", 0, *values(temperature=1.0, seed=1))
+    run = handlers.sessions.get(KEY).stepping.run
+    assert len(calls) == sum(run.steps[0].forwards.values())  # the round's own forwards, nothing more
+
+
+def _counting(forward, calls):
+    def counted(*args, **kwargs):
+        calls.append(1)
+        return forward(*args, **kwargs)
+    return counted
+
+
+def test_the_engine_never_changes_a_step_once_yielded(family, monkeypatch):
+    made, fuzzy = [], METHODS["fsd"]
+
+    def recording(ctx):
+        for step in fuzzy.run(ctx):
+            made.append((step, copy.deepcopy(step.to_dict())))
+            yield step
+
+    monkeypatch.setitem(METHODS, "fsd", replace(fuzzy, run=recording))
+    yielded = [(step, copy.deepcopy(step.to_dict()))
+               for step, _ in playground.stream(PROMPT, method="fsd", temperature=1.0, max_new_tokens=30,
+                                                target=family["target"], draft=family["draft"])]
+    assert made and yielded
+    assert all(step.to_dict() == snapshot for step, snapshot in made)  # the method's own objects
+    assert all(step.to_dict() == snapshot for step, snapshot in yielded)  # what consumers got
+    assert all(token.text for step, _ in yielded for token in step.tokens)
+
+
+def test_tooltips_and_exports_carry_the_same_numbers_as_the_evidence(handlers):
+    list(handlers.generate(KEY, PROMPT, "sd", False, *values(temperature=1.0, seed=5)))
+    path, _ = handlers.export_json(KEY)
+    exported = json.loads(open(path, encoding="utf-8").read())
+    run = handlers.sessions.get(KEY).run
+    assert len(exported["evidence"]) == len(run.steps)
+    checks = [check for step in exported["evidence"] for check in step]
+    checked_tokens = [t for t in exported["tokens"] if "accept_prob" in t]
+    assert len(checks) == len(checked_tokens) > 0
+    for check, token in zip(checks, checked_tokens):
+        assert token["accept_prob"] == check["checks"]["accept_prob"]
+        assert token["p_draft"] == check["at_candidate"]["q"]
+        assert len(check["top"]["p"]) <= 8 and check["top"]["p"] == sorted(check["top"]["p"], key=lambda t: -t[1])
+
+
+def test_psd_f_displays_the_inclusive_comparison_of_its_rule():
+    def check(comparison: str) -> Evidence:
+        return Evidence("target", 0, 5, "accepted" if comparison == "<=" else "rejected", 5,
+                        {"divergence": 0.25, "tau": 0.25, "comparison": comparison}, {}, {"p": [], "r": []})
+
+    assert "= 0.25 ≤ tau 0.25" in render.check_test(check("<="), "js", str)  # psd: Div <= tau accepts
+    assert "= 0.25 ≥ tau 0.25" in render.check_test(check("<"), "js", str)  # fsd: Div < tau rejects
+
+
+def test_psd_f_step_mode_shows_both_stages(handlers):
+    html, explanation, _ = stepped(handlers, "psd-f", temperature=1.0, seed=1, tau_q=0.3, tau_t=0.5)
+    stages = [check.stage for check in explanation.checks]
+    assert "qualifier" in stages and "target" in stages
+    assert stages == sorted(stages, key=lambda stage: stage != "qualifier")  # stage 1 first
+    assert "Stage 1: the qualifier checks" in html and "Stage 2: the target checks" in html
+    for check in explanation.checks:
+        expected = "≤" if check.checks["divergence"] <= check.checks["tau"] else ">"
+        assert (expected == "≤") == (check.verdict == "accepted")
+        assert f"{check.checks['divergence']:.4g} {expected} tau {check.checks['tau']:g}" in unescape(html)
+
+
+@pytest.mark.parametrize("rule, shown", [("sample-qualifier", "r drew"), ("residual", "min(1, r(x) / q(x))")])
+def test_psd_a_step_mode_says_which_rule_runs(handlers, rule, shown):
+    html, explanation, _ = stepped(handlers, "psd-a", temperature=1.0, seed=3, assisted_rule=rule)
+    assert any(check.stage == "qualifier" for check in explanation.checks)
+    assert shown in html
+
+
+def test_csd_rescue_shows_the_memory_count_and_the_gate_ratio(family):
+    share(CorrectionMemory("tiny-target", "tiny-draft"))
+    try:
+        steps = [step for step, _ in playground.stream(
+            PROMPT, method="csd", lambda_=1, gate_tau=0.05, max_new_tokens=150, seed=4, temperature=1.0,
+            target=family["target"], draft=family["draft"])]
+    finally:
+        unshare("tiny-target", "tiny-draft")
+    decode = family["target"].tokenizer.decode
+    context = format_prompt(family["target"].tokenizer, PROMPT, True)
+    rescues = 0
+    for step in steps:
+        explanation = explain_step(step, playground.GenerationConfig(method="csd"))
+        html = render.explanation_html(explanation, lambda i: decode([i]))
+        for check in (c for c in step.evidence if c.verdict == "rescued"):
+            rescues += 1
+            c = check.checks
+            # by hand from a full forward of the target: p(x~) / p(t*) on raw logits
+            prefix = context + [t.id for t in step.tokens[:check.position]]
+            with torch.inference_mode():
+                logits = family["target"].model(input_ids=torch.tensor([prefix])).logits[0, -1]
+            ratio = math.exp(float(logits[check.candidate] - logits[c["correction"]]))
+            assert c["gate_ratio"] == pytest.approx(ratio, rel=1e-3) and ratio >= 0.05
+            assert c["memory_count"] >= c["lambda"] == 1
+            assert (f"memory count {c['memory_count']} ≥ lambda 1; gate p(x~)/p(t*) = {c['p_candidate_raw']:.4g} / "
+                    f"{c['p_correction_raw']:.4g} = {c['gate_ratio']:.4g} ≥ tau 0.05") in html
+            assert "<td>rescued</td>" in html
+        context += [t.id for t in step.tokens]
+    assert rescues, "the tiny family should produce some rescues at lambda = 1"
+
+
+def test_slrs_step_mode_shows_its_ratio_against_psi(handlers, family):
+    other = char_tokenizer("zyxwvutsrqponmlkjihgfedcba .,!?<>")
+    models = {**{m.spec: m for m in family.values()},
+              "other-draft": loaded("other-draft", tiny_llama(len(other), layers=1, hidden=32), other)}
+    handlers.loader = models.__getitem__
+    handlers.load(KEY, "tiny-target", "other-draft", "")
+    shown = 0
+    for _ in range(6):
+        html, explanation, _ = stepped(handlers, "slrs", temperature=1.0, seed=2)
+        for check in explanation.checks:
+            c = check.checks
+            if c["accept_prob"] is not None:
+                assert c["accept_prob"] == pytest.approx(min(1.0, check.at_candidate["p"] / c["psi"]))
+                assert f"min(1, {check.at_candidate['p']:.4g} / {c['psi']:.4g})" in html
+                shown += 1
+    assert shown
