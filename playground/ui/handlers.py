@@ -14,15 +14,18 @@ from pathlib import Path
 import gradio as gr
 
 from .. import correction_memory, embedded
+from ..correction_memory import CorrectionMemory, load_memory
 from ..engine import format_prompt, generate, stream
 from ..errors import PlaygroundError
+from ..limits import current_limits
 from ..methods import METHODS
 from ..models import load_model, unload_all
 from ..policy import public_mode
 from ..space import on_space
 from . import charts, render
 from .family import describe_family, load_family, project_presets, relation
-from .options import all_controls, method_choices, options_from_values, visible_options
+from .options import MAX_SWEEP_VALUES, all_controls, method_choices, options_from_values, sweep_values, \
+    visible_options
 from .quality import target_ids, target_log_likelihood, token_agreement
 from .session import Sessions, Stepping
 from .stepper import Toy, explain_step
@@ -88,6 +91,8 @@ class Handlers:
         session = self.sessions.get(key)
         specs = {"target": target, "draft": draft, "qualifier": qualifier}
         try:
+            if not isinstance(target, str) or not target.strip():
+                raise PlaygroundError("no target model: name one (or pick a preset) before loading")
             models = load_family(specs, self.loader, progress)
         except Exception as error:  # noqa: BLE001  (the UI boundary: show it, stay usable)
             return _error(error), gr.skip(), gr.skip()
@@ -134,10 +139,19 @@ class Handlers:
 
     # -- generation -------------------------------------------------------------------------------
     def _stream(self, key: str, prompt: str, method: str, values):
+        options = options_from_values(method, values)
         models = self.models_for(key, method)
-        if "memory" in METHODS[method].options:  # csd: one correction memory per pair, learning across runs
-            correction_memory.shared(models["target"].spec, models["draft"].spec, create=True)
-        return models, stream(prompt, method=method, **models, **options_from_values(method, values))
+        memory = self._memory(key, models) if "memory" in METHODS[method].options else None
+        self.sessions.get(key).admit(1, current_limits().runs_per_minute)
+        return models, stream(prompt, method=method, **models, correction_memory=memory, **options)
+
+    def _memory(self, key: str, models: dict):
+        """csd's correction memory for the session's pair, learning across runs: the visitor's own
+        on a public deployment, else one per pair for the whole process."""
+        target, draft = models["target"].spec, models["draft"].spec
+        if public_mode():
+            return self.sessions.get(key).memories.setdefault((target, draft), CorrectionMemory(target, draft))
+        return correction_memory.shared(target, draft, create=True)
 
     def generate(self, key: str, prompt: str, method: str, show_rejected: bool, *values):
         """Yield (status, tokens html, stats html, *chart figures) as the run streams. `stop()`
@@ -227,6 +241,9 @@ class Handlers:
         """Yield the compare view's HTML as each column finishes: a target-only reference first."""
         try:
             variants = self._variants(method, mode, sweep_option, sweep_values, methods)
+            for name, variant, extra in variants:  # every setting checked before the first run
+                options_from_values(variant, values)
+            self.sessions.get(key).admit(1 + len(variants), current_limits().runs_per_minute)
             reference = self._finished(key, prompt, "ar", values)
             target = self.models_for(key, "ar")["target"]
             reference_ids = target_ids(reference, target)
@@ -239,22 +256,30 @@ class Handlers:
             yield _error(error)
 
     @staticmethod
-    def _variants(method, mode, sweep_option, sweep_values, methods):
+    def _variants(method, mode, sweep_option, sweep_text, methods):
         if mode == "methods":
-            if not methods:
-                raise PlaygroundError("pick at least one method to compare")
-            return [(name, name, {}) for name in methods]
-        try:
-            numbers = [float(v) for v in sweep_values.replace(";", ",").split(",") if v.strip()]
-        except ValueError as error:
-            raise PlaygroundError(f"sweep values must be numbers separated by commas, got {sweep_values!r}") from error
+            chosen = list(dict.fromkeys(methods or []))
+            if not chosen or len(chosen) > MAX_SWEEP_VALUES:
+                raise PlaygroundError(f"pick 1 to {MAX_SWEEP_VALUES} methods to compare, got {len(chosen)}")
+            unknown = [name for name in chosen if name not in METHODS]
+            if unknown:
+                raise PlaygroundError(f"unknown method {unknown[0]!r}: choose from {', '.join(METHODS)}")
+            return [(name, name, {}) for name in chosen]
+        if mode != "sweep":
+            raise PlaygroundError(f"compare mode must be 'sweep' or 'methods', got {mode!r}")
+        if method not in METHODS:
+            raise PlaygroundError(f"unknown method {method!r}: choose one of {', '.join(METHODS)}")
         if sweep_option not in visible_options(method):
             raise PlaygroundError(f"{method} does not read {sweep_option!r}: pick one of its options to sweep")
-        return [(f"{method} {sweep_option}={n:g}", method, {sweep_option: n}) for n in numbers]
+        control = next(c for c in all_controls() if c.name == sweep_option)
+        return [(f"{method} {sweep_option}={value:g}", method, {sweep_option: value})
+                for value in sweep_values(control, sweep_text)]
 
     def _finished(self, key, prompt, method, values, **override):
         options = {**options_from_values(method, values), **override}
-        return generate(prompt, method=method, **self.models_for(key, method), **options)
+        models = self.models_for(key, method)
+        memory = self._memory(key, models) if "memory" in METHODS[method].options else None
+        return generate(prompt, method=method, **models, correction_memory=memory, **options)
 
     def _column(self, label, run, target, reference_ids, prompt) -> dict:
         ids, stats = target_ids(run, target), run.stats.to_dict()
@@ -334,8 +359,25 @@ class Handlers:
             models = self.models_for(key, "sd")
         except PlaygroundError as error:
             return None, _error(error)
-        memory = correction_memory.shared(models["target"].spec, models["draft"].spec)
-        if memory is None or not memory.total:
+        memory = self._memory(key, models)
+        if not memory.total:
             return None, render.status_html("no correction memory yet for this pair: generate with a csd method")
         pairs = memory.top_pairs(20, models["target"].tokenizer)
         return _write(".memory.json", json.dumps(memory.to_dict())), render.memory_html(pairs, memory.total)
+
+    def upload_memory(self, key: str, path: str | None):
+        """Start csd from an uploaded correction memory (from `calibrate` or a download here) for
+        the session's pair: on a public deployment the visitor's own, else the process's."""
+        if not path:
+            return gr.skip()
+        try:
+            models = self.models_for(key, "sd")
+            target, draft = models["target"].spec, models["draft"].spec
+            uploaded = load_memory(path, target, draft, current_limits().max_upload_bytes, "(the uploaded file)")
+        except PlaygroundError as error:
+            return _error(error)
+        if public_mode():
+            self.sessions.get(key).memories[uploaded.pair] = uploaded
+        else:
+            correction_memory.share(uploaded)
+        return render.memory_html(uploaded.top_pairs(20, models["target"].tokenizer), uploaded.total)
