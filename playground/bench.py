@@ -50,7 +50,7 @@ BASELINES = ("hf-assisted", "hf-universal")  # the bench's own names, beside MET
 def load_family(args) -> tuple[dict, dict[str, dict]]:
     """The models each role needs ({role: LoadedModel}), and the preset's per-method settings."""
     from .embedded import EMBEDDED_MODELS  # noqa: PLC0415  (heavy imports only when running)
-    from .models import load_model  # noqa: PLC0415
+    from .models import load_model, refuse_empty  # noqa: PLC0415
     from .presets import load_presets  # noqa: PLC0415
 
     preset = load_presets().get(args.family or "embedded")
@@ -58,7 +58,9 @@ def load_family(args) -> tuple[dict, dict[str, dict]]:
         raise PlaygroundError(f"unknown family {args.family!r}: see `python -m playground models`")
     specs = {"target": preset.target, "draft": preset.draft, "qualifier": preset.qualifier,
              "hetero_draft": HETERO_DRAFT if preset.target in EMBEDDED_MODELS else None}
-    specs.update({role: getattr(args, role) for role in specs if getattr(args, role) is not None})
+    for role in specs:
+        refuse_empty(role, getattr(args, role))
+    specs.update({role: getattr(args, role) for role in specs if getattr(args, role)})
     models = {role: load_model(spec, args.device, args.dtype) for role, spec in specs.items()
               if spec and role in needed_roles(args.methods)}
     return models, {name: preset.settings(name) for name in preset.methods}

@@ -98,9 +98,9 @@ def check_writable(path: Path) -> None:
 
 def _model(role: str, given: str | None) -> str:
     from .engine import DEFAULT_FAMILY  # noqa: PLC0415
+    from .models import refuse_empty  # noqa: PLC0415
 
-    if given is not None and not given.strip():
-        raise PlaygroundError(f"empty --{role}: name a model, or leave --{role} out for the embedded one")
+    refuse_empty(role, given)
     return given or DEFAULT_FAMILY[role]
 
 

@@ -95,11 +95,13 @@ def _commands():
             serving.register]
 
 
-def _quiet_library_progress_bars() -> None:
-    """transformers draws a progress bar per model load on stderr; the CLI's stderr is for errors."""
+def _quiet_library_output() -> None:
+    """transformers draws a progress bar per model load and warns on stderr; the CLI's stderr is
+    for errors (which name their cause) and notes."""
     from transformers.utils import logging  # noqa: PLC0415
 
     logging.disable_progress_bar()
+    logging.set_verbosity_error()
 
 
 class _OneLineErrors(argparse.ArgumentParser):
@@ -115,7 +117,7 @@ def main(argv=None) -> int:
     for register in _commands():
         register(subparsers)
     args = parser.parse_args(argv)
-    _quiet_library_progress_bars()
+    _quiet_library_output()
     if threading.current_thread() is threading.main_thread():  # so that cleanups (temporary files) run
         signal.signal(signal.SIGTERM, _exit_on_terminate)
     try:

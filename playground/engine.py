@@ -15,7 +15,7 @@ from .draft_vocab import pruned_head
 from .errors import PlaygroundError
 from .limits import current_limits
 from .methods import METHODS, Decoding
-from .models import LoadedModel, describe_vocabularies, load_model, vocabulary_relation
+from .models import LoadedModel, describe_vocabularies, load_model, refuse_empty, vocabulary_relation
 from .policy import refuse_server_path
 from .sampling import Sampler
 from .stats import Stats
@@ -205,8 +205,7 @@ def _family_spec(method, role: str, given: dict):
     """The given model for `role`; an omitted one is the embedded family's, but only beside the
     embedded target (another target with the embedded draft or qualifier is a mix-up)."""
     spec = given[role]
-    if isinstance(spec, str) and not spec.strip():
-        raise PlaygroundError(f"empty {role} model: name one, or leave {role} out for the embedded family")
+    refuse_empty(role, spec)
     if spec is not None:
         return spec
     target = getattr(given["target"], "spec", given["target"])

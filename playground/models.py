@@ -74,6 +74,12 @@ def pick_dtype(device: str, override: str | None = None) -> str:
     return "float16" if device == "mps" else "float32"
 
 
+def refuse_empty(role: str, spec) -> None:
+    """An empty model name is a mistake, not a request for the default: omit the role for that."""
+    if isinstance(spec, str) and not spec.strip():
+        raise PlaygroundError(f"empty {role} model: name one, or leave --{role} out for the embedded family")
+
+
 def load_model(spec: str, device: str | None = None, dtype: str | None = None,
                device_map: str | None = None, trust_remote_code: bool = False) -> LoadedModel:
     """Load (or fetch from the process-wide cache) a causal LM and its tokenizer."""

@@ -161,11 +161,13 @@ class Handlers:
         if session.generation != mine:
             yield (render.status_html("stopped before it started"), *[gr.skip()] * (2 + len(charts.CHARTS)))
             return
-        session.run, session.timeline, session.show_rejected = None, charts.Timeline(), show_rejected
+        session.run, session.timeline, session.show_rejected = None, charts.Timeline(), show_rejected is True
         steps = None
         if on_space() and not embedded.all_available():
             yield (render.status_html(PREPARING), *[gr.skip()] * (2 + len(charts.CHARTS)))
         try:
+            if not isinstance(show_rejected, bool):
+                raise PlaygroundError(f"show rejected drafts must be true or false, got {show_rejected!r}")
             models, steps = self._stream(key, prompt, method, values)
             session.decode = _decoder(models[METHODS[method].roles[0]].tokenizer)
             text_pace, chart_pace = Pacer(TEXT_INTERVAL), Pacer(CHART_INTERVAL)
