@@ -24,8 +24,8 @@ from ..policy import public_mode
 from ..space import on_space
 from . import charts, render
 from .family import describe_family, load_family, project_presets, relation
-from .options import MAX_SWEEP_VALUES, all_controls, method_choices, options_from_values, sweep_values, \
-    visible_options
+from .options import MAX_SWEEP_VALUES, all_controls, finite_number, method_choices, options_from_values, \
+    sweep_values, visible_options
 from .quality import target_ids, target_log_likelihood, token_agreement
 from .session import Sessions, Stepping
 from .stepper import Toy, explain_step
@@ -72,6 +72,11 @@ def _write(suffix: str, text: str) -> str:
     return str(path)
 
 
+def _check_method(name) -> None:
+    if not isinstance(name, str) or name not in METHODS:
+        raise PlaygroundError(f"unknown method {name!r}: choose one of {', '.join(METHODS)}")
+
+
 class Handlers:
     def __init__(self, loader=None, presets=None):
         self.loader = loader or load_model
@@ -93,6 +98,9 @@ class Handlers:
         try:
             if not isinstance(target, str) or not target.strip():
                 raise PlaygroundError("no target model: name one (or pick a preset) before loading")
+            for role, spec in specs.items():
+                if spec is not None and not isinstance(spec, str):
+                    raise PlaygroundError(f"the {role} model must be a name or empty, got {spec!r}")
             models = load_family(specs, self.loader, progress)
         except Exception as error:  # noqa: BLE001  (the UI boundary: show it, stay usable)
             return _error(error), gr.skip(), gr.skip()
@@ -115,8 +123,7 @@ class Handlers:
 
     def models_for(self, key: str, method: str) -> dict:
         """The session's family (the first preset until one is loaded), for the method's roles."""
-        if method not in METHODS:
-            raise PlaygroundError(f"unknown method {method!r}: choose one of {', '.join(METHODS)}")
+        _check_method(method)
         specs = self.sessions.get(key).specs or {r: s for r, s in self.presets[0].specs().items() if s}
         needed = METHODS[method].roles
         missing = [role for role in needed if role not in specs]
@@ -130,10 +137,10 @@ class Handlers:
         until a family is loaded); describe it."""
         visible, session = visible_options(method), self.sessions.get(key)
         preset = session.preset or (None if session.specs else self.presets[0])
-        defaults = preset.defaults.get(method, {}) if preset else {}
+        defaults = preset.defaults.get(method, {}) if preset and isinstance(method, str) else {}
         updates = [gr.update(visible=c.name in visible, **({"value": defaults[c.name]} if c.name in defaults else {}))
                    for c in all_controls()]
-        chosen = METHODS.get(method)
+        chosen = METHODS.get(method) if isinstance(method, str) else None
         about = f"**{chosen.name}**: {chosen.summary} ({'lossless' if chosen.lossless else 'lossy'})" if chosen else ""
         return [*updates, about]
 
@@ -260,18 +267,16 @@ class Handlers:
     @staticmethod
     def _variants(method, mode, sweep_option, sweep_text, methods):
         if mode == "methods":
-            chosen = list(dict.fromkeys(methods or []))
+            for name in methods if isinstance(methods, list) else [methods]:
+                _check_method(name)
+            chosen = list(dict.fromkeys(methods))
             if not chosen or len(chosen) > MAX_SWEEP_VALUES:
                 raise PlaygroundError(f"pick 1 to {MAX_SWEEP_VALUES} methods to compare, got {len(chosen)}")
-            unknown = [name for name in chosen if name not in METHODS]
-            if unknown:
-                raise PlaygroundError(f"unknown method {unknown[0]!r}: choose from {', '.join(METHODS)}")
             return [(name, name, {}) for name in chosen]
         if mode != "sweep":
             raise PlaygroundError(f"compare mode must be 'sweep' or 'methods', got {mode!r}")
-        if method not in METHODS:
-            raise PlaygroundError(f"unknown method {method!r}: choose one of {', '.join(METHODS)}")
-        if sweep_option not in visible_options(method):
+        _check_method(method)
+        if not isinstance(sweep_option, str) or sweep_option not in visible_options(method):
             raise PlaygroundError(f"{method} does not read {sweep_option!r}: pick one of its options to sweep")
         control = next(c for c in all_controls() if c.name == sweep_option)
         return [(f"{method} {sweep_option}={value:g}", method, {sweep_option: value})
@@ -332,7 +337,7 @@ class Handlers:
         explanation = stepping.explanation if stepping else None
         if not explanation or not explanation.distributions:
             return charts.bars("No drafted candidates in this round", {})
-        position = min(int(position or 0), len(explanation.distributions) - 1)
+        position = min(max(int(position), 0) if finite_number(position) else 0, len(explanation.distributions) - 1)
         return charts.bars(f"Candidate {position + 1}: top tokens", explanation.distributions[position])
 
     def step_reset(self, key: str):
@@ -345,7 +350,7 @@ class Handlers:
     # -- the seed-001 toy -------------------------------------------------------------------------
     def toy_reset(self, key: str, seed: int):
         session = self.sessions.get(key)
-        session.toy = Toy(int(seed or 0))
+        session.toy = Toy(int(seed) if finite_number(seed) else 0)
         return render.toy_html(session.toy), charts.toy_bars(session.toy)
 
     def toy_step(self, key: str, rounds: int = 1):
@@ -373,6 +378,8 @@ class Handlers:
         if not path:
             return gr.skip()
         try:
+            if not isinstance(path, str):
+                raise PlaygroundError(f"upload a correction memory file, got {path!r}")
             models = self.models_for(key, "sd")
             target, draft = models["target"].spec, models["draft"].spec
             uploaded = load_memory(path, target, draft, current_limits().max_upload_bytes, "(the uploaded file)")

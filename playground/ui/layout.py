@@ -5,7 +5,6 @@ that key. `build_demo(loader=..., presets=...)` lets tests run the whole app on 
 """
 
 import inspect
-import math
 import tomllib
 from dataclasses import dataclass
 from pathlib import Path
@@ -17,7 +16,7 @@ from ..methods import METHODS
 from . import render
 from .charts import CHARTS
 from .handlers import Handlers
-from .options import all_controls, method_choices, visible_options
+from .options import all_controls, finite_number, method_choices, visible_options
 from .stepper import Toy
 
 ASSETS = Path(__file__).resolve().parents[2] / "assets"
@@ -42,10 +41,8 @@ class _NumberInput:
     preprocessing would raise a TypeError that reaches a visitor only as an opaque failure."""
 
     def preprocess(self, payload):
-        if payload is not None or isinstance(self, gr.Slider):
-            finite = isinstance(payload, (int, float)) and not isinstance(payload, bool) and math.isfinite(payload)
-            if not finite:
-                raise gr.Error(f"{self.label} must be a number, got {payload!r}")
+        if (payload is not None or isinstance(self, gr.Slider)) and not finite_number(payload):
+            raise gr.Error(f"{self.label} must be a number, got {payload!r}")
         return super().preprocess(payload)
 
 

@@ -82,7 +82,7 @@ def all_controls() -> list[Control]:
 
 
 def visible_options(method: str) -> set[str]:
-    method = METHODS.get(method)
+    method = METHODS.get(method) if isinstance(method, str) else None
     return set(COMMON) | set(method.options if method else ())
 
 
@@ -105,8 +105,7 @@ def coerce(control: Control, value):
         return _checked(control, value, isinstance(value, bool), "true or false")
     if control.kind == "dropdown":
         return _checked(control, value, value in control.choices, f"one of {', '.join(control.choices)}")
-    number = isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
-    _checked(control, value, number, "a number")
+    _checked(control, value, finite_number(value), "a number")
     if isinstance(control.default, int):
         _checked(control, value, float(value).is_integer(), "a whole number")
         value = int(value)
@@ -114,6 +113,10 @@ def coerce(control: Control, value):
         low, high, _ = control.range
         _checked(control, value, low <= value <= high, f"between {low:g} and {high:g}")
     return value if isinstance(control.default, int) else float(value)
+
+
+def finite_number(value) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
 
 
 def _checked(control: Control, value, ok: bool, wanted: str):
@@ -126,7 +129,7 @@ def sweep_values(control: Control, text: str) -> list:
     """The comma-separated values of a compare sweep, each as the option's type and in its range."""
     if control.kind not in ("slider", "number"):
         raise PlaygroundError(f"{control.label} is not a number: sweep a numeric option")
-    parts = [part.strip() for part in re.split("[,;]", text or "") if part.strip()]
+    parts = [part.strip() for part in re.split("[,;]", text) if part.strip()] if isinstance(text, str) else []
     if not parts or len(parts) > MAX_SWEEP_VALUES:
         raise PlaygroundError(f"give 1 to {MAX_SWEEP_VALUES} sweep values separated by commas, got {len(parts)}")
     try:
