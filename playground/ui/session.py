@@ -6,6 +6,8 @@ SESSION_IDLE_SECONDS without a call (API clients have no tab to close). Models a
 here: sessions hold model specs and ask the process-wide cache.
 """
 
+import ctypes
+import ctypes.util
 import threading
 import time
 from collections import deque
@@ -69,6 +71,16 @@ class Session:
         return mine
 
 
+def _return_free_memory() -> None:
+    """glibc keeps the pages that runs freed in its arenas (one per worker thread) instead of
+    giving them back to the system; malloc_trim gives them back. Elsewhere there is no such call."""
+    if _LIBC is not None and hasattr(_LIBC, "malloc_trim"):
+        _LIBC.malloc_trim(0)
+
+
+_LIBC = ctypes.CDLL(ctypes.util.find_library("c")) if ctypes.util.find_library("c") else None
+
+
 class Sessions:
     def __init__(self, idle_seconds: float = SESSION_IDLE_SECONDS):
         self._sessions: dict[str, Session] = {}
@@ -87,6 +99,8 @@ class Sessions:
             session = self._sessions.pop(key, None)
         if session and session.stepping:
             session.stepping.steps.close()
+        if session:
+            _return_free_memory()
 
     def __len__(self) -> int:
         return len(self._sessions)
