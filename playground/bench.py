@@ -51,7 +51,7 @@ BASELINES = ("hf-assisted", "hf-universal", "hf-generate")  # the bench's own na
 def load_family(args) -> tuple[dict, dict[str, dict]]:
     """The models each role needs ({role: LoadedModel}), and the preset's per-method settings."""
     from .embedded import EMBEDDED_MODELS  # noqa: PLC0415  (heavy imports only when running)
-    from .models import load_model  # noqa: PLC0415
+    from .models import load_model, refuse_empty  # noqa: PLC0415
     from .presets import load_presets  # noqa: PLC0415
 
     preset = load_presets().get(args.family or "embedded")
@@ -59,6 +59,8 @@ def load_family(args) -> tuple[dict, dict[str, dict]]:
         raise PlaygroundError(f"unknown family {args.family!r}: see `python -m playground models`")
     specs = {"target": preset.target, "draft": preset.draft, "qualifier": preset.qualifier,
              "hetero_draft": HETERO_DRAFT if preset.target in EMBEDDED_MODELS else None}
+    for role in specs:
+        refuse_empty(role, getattr(args, role))
     specs.update({role: getattr(args, role) for role in specs if getattr(args, role)})
     models = {role: load_model(spec, args.device, args.dtype) for role, spec in specs.items()
               if spec and role in needed_roles(args.methods)}
@@ -109,6 +111,22 @@ def register(subparsers) -> None:
     parser.set_defaults(run=_run)
 
 
+def check_args(args) -> None:
+    """Refuse bad settings before any model loads (a bench records a failed run and goes on)."""
+    from .engine import make_config  # noqa: PLC0415
+
+    for name in ("threads", "repeats", "limit"):
+        value = getattr(args, name)
+        if value is not None and value < 1:
+            raise PlaygroundError(f"--{name} must be at least 1, got {value}")
+    for candidates in args.candidates:
+        for tau in args.taus:
+            make_config(method="fsd", candidates=candidates, tau=tau, max_new_tokens=args.max_new_tokens,
+                        temperature=args.temperature, seed=args.seed)
+    if Path(args.out).exists() and not Path(args.out).is_dir():
+        raise PlaygroundError(f"--out {args.out} is a file: give a folder for the results")
+
+
 def _run(args) -> int:
     import torch  # noqa: PLC0415
 
@@ -116,6 +134,7 @@ def _run(args) -> int:
     from .bench_runner import Bench, expand_settings, run_bench  # noqa: PLC0415
     from .quality import load_tasks  # noqa: PLC0415
 
+    check_args(args)
     if args.threads:
         torch.set_num_threads(args.threads)
     tasks = load_tasks(args.prompts)[:args.limit]

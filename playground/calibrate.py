@@ -3,6 +3,7 @@ unlabeled corpus and counting every (rejected draft token, correction) pair (see
 4.2, "Phase 1: Prior Calibration"); save it as JSON for `--memory`.
 """
 
+import tempfile
 from pathlib import Path
 
 from .correction_memory import CorrectionMemory, load_memory
@@ -42,10 +43,17 @@ def calibrate(prompts: list[str], memory: CorrectionMemory, *, target=None, draf
 
     from .engine import generate  # noqa: PLC0415  (keeps `--help` fast)
 
+    from .engine import make_config  # noqa: PLC0415
+    from .models import LoadedModel, load_model  # noqa: PLC0415
+
     target, draft = target or memory.target, draft or memory.draft
     if (_spec(target), _spec(draft)) != memory.pair:
         raise PlaygroundError(f"this memory is for target {memory.target!r} and draft {memory.draft!r}, "
                               f"not {_spec(target)!r} and {_spec(draft)!r}: start a new memory for that pair")
+    # Bad settings and models fail here, in one line, before the progress bar is drawn.
+    loading = {k: generate_options.pop(k) for k in ("device", "dtype", "device_map") if k in generate_options}
+    make_config(method="sd", **generate_options)
+    target, draft = (m if isinstance(m, LoadedModel) else load_model(m, **loading) for m in (target, draft))
     counted = 0
     bar = tqdm(prompts, desc="calibrating", unit="prompt", disable=not progress)
     for prompt in bar:
@@ -76,10 +84,29 @@ def register(subparsers) -> None:
     parser.set_defaults(run=_run)
 
 
-def _run(args) -> int:
-    from .engine import DEFAULT_FAMILY  # noqa: PLC0415
+def check_writable(path: Path) -> None:
+    """Before a long run, make sure its result can be saved where asked."""
+    if path.is_dir():
+        raise PlaygroundError(f"--out {path} is a directory: give a file name, e.g. {path / 'memory.json'}")
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with tempfile.TemporaryFile(dir=path.parent):  # unnamed where the OS allows: nothing is left behind
+            pass
+    except OSError as error:
+        raise PlaygroundError(f"cannot write --out {path} ({error.strerror or error}): choose another place") from None
 
-    target, draft = args.target or DEFAULT_FAMILY["target"], args.draft or DEFAULT_FAMILY["draft"]
+
+def _model(role: str, given: str | None) -> str:
+    from .engine import DEFAULT_FAMILY  # noqa: PLC0415
+    from .models import refuse_empty  # noqa: PLC0415
+
+    refuse_empty(role, given)
+    return given or DEFAULT_FAMILY[role]
+
+
+def _run(args) -> int:
+    check_writable(Path(args.out))
+    target, draft = _model("target", args.target), _model("draft", args.draft)
     memory = load_memory(args.memory, target, draft) if args.memory else CorrectionMemory(target, draft)
     prompts = read_corpus(args.corpus)
     if args.limit > 0:

@@ -5,9 +5,11 @@ default takes the parsed args and returns an exit code. Bad input: one line on s
 """
 
 import argparse
-import json
 import math
+import os
+import signal
 import sys
+import threading
 from dataclasses import fields
 
 from .config import GenerationConfig
@@ -60,20 +62,16 @@ def _generate(args) -> int:
                    device=args.device, dtype=args.dtype, device_map=args.device_map,
                    trust_remote_code=args.trust_remote_code, **options)
     if args.json:
-        print(json.dumps(run.to_dict(), ensure_ascii=False, default=_jsonable))
+        print(run.to_json())
     else:
         stats = run.stats.to_dict()
         print(run.text)
         print(f"\n[{run.method}] {stats['tokens']} tokens, {stats['tokens_per_second']:.1f} tok/s, "
               f"acceptance {stats['acceptance_rate']}", file=sys.stderr)
-    note = same_vocabulary_note(run)
-    if note:
-        print(note, file=sys.stderr)
+    for note in [*(f"note: {note}" for note in run.notes), same_vocabulary_note(run)]:
+        if note:
+            print(note, file=sys.stderr)
     return 0
-
-
-def _jsonable(value):
-    return None if isinstance(value, float) and not math.isfinite(value) else str(value)
 
 
 def register_methods(subparsers) -> None:
@@ -97,11 +95,13 @@ def _commands():
             serving.register]
 
 
-def _quiet_library_progress_bars() -> None:
-    """transformers draws a progress bar per model load on stderr; the CLI's stderr is for errors."""
+def _quiet_library_output() -> None:
+    """transformers draws a progress bar per model load and warns on stderr; the CLI's stderr is
+    for errors (which name their cause) and notes."""
     from transformers.utils import logging  # noqa: PLC0415
 
     logging.disable_progress_bar()
+    logging.set_verbosity_error()
 
 
 class _OneLineErrors(argparse.ArgumentParser):
@@ -117,7 +117,9 @@ def main(argv=None) -> int:
     for register in _commands():
         register(subparsers)
     args = parser.parse_args(argv)
-    _quiet_library_progress_bars()
+    _quiet_library_output()
+    if threading.current_thread() is threading.main_thread():  # so that cleanups (temporary files) run
+        signal.signal(signal.SIGTERM, _exit_on_terminate)
     try:
         return args.run(args)
     except PlaygroundError as error:
@@ -126,3 +128,13 @@ def main(argv=None) -> int:
     except MemoryError:
         print("error: out of memory: choose smaller models or fewer tokens", file=sys.stderr)
         return 2
+    except KeyboardInterrupt:
+        print("error: interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:  # the reader went away (`--json | head`): nothing more to say to it
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # so the exit flush cannot fail
+        return 1
+
+
+def _exit_on_terminate(signum, frame):
+    raise SystemExit(128 + signum)

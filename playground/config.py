@@ -16,6 +16,9 @@ DIVERGENCE_HELP = (
     "(fsd, psd stage 2) or the qualifier (psd-f stage 1), the proposer the draft (fsd, stage 1) or the "
     "qualifier (stage 2): " + "; ".join(f"{name} = {scale.describe('verifier', 'proposer')}"
                                        for name, scale in SCALES.items()))
+SEED_RANGE = (0, 2**64 - 1)  # what torch.Generator.manual_seed takes
+# Read by every method: the sampling settings, the run's length and seed, the prompt's format.
+READ_BY_EVERY_METHOD = ("method", "max_new_tokens", "temperature", "top_k", "top_p", "seed", "chat_template")
 
 
 def _opt(default, help_text, **extra):
@@ -56,7 +59,7 @@ class GenerationConfig:
                               choices=("sample-qualifier", "residual"))
     # Calibrated SD (seed 003)
     lambda_: float = _opt(6.0, "csd: rescue a rejected pair seen at least this often (inf: never)",
-                          flag="--lambda")
+                          flag="--lambda", infinite_allowed=True)
     gate_tau: float = _opt(0.01, "csd: rescue only if p(draft token) / p(correction) >= gate_tau, both from the "
                           "target's raw (temperature-1) distribution")
     memory: str = _opt("", "csd: correction memory JSON to start from (from `calibrate`)")
@@ -70,9 +73,37 @@ def _require(condition: bool, message: str) -> None:
         raise PlaygroundError(message)
 
 
-def _finite(name: str, value: float) -> None:
-    _require(isinstance(value, (int, float)) and not math.isnan(value),
-             f"{name} must be a number, got {value!r}")
+KINDS = {bool: "true or false", int: "a whole number", float: "a number", str: "text"}
+
+
+def _has_type(kind: type, value) -> bool:
+    if kind is float:
+        return isinstance(value, (int, float)) and not isinstance(value, bool)
+    if kind is int:
+        return isinstance(value, int) and not isinstance(value, bool)
+    return isinstance(value, kind)
+
+
+def _is_finite(value) -> bool:
+    try:
+        return math.isfinite(value)
+    except OverflowError:  # an int too large for a float
+        return False
+
+
+def _check_value_type(f, value) -> None:
+    """Each field holds its declared type (no bool for a number, no 3.7 tokens, no "no" for a
+    switch); numbers are finite, except where infinity has a meaning (lambda)."""
+    name = f.name.rstrip("_")
+    _require(_has_type(f.type, value), f"{name} must be {KINDS[f.type]}, got {value!r}")
+    if f.type is float:
+        meaningful_inf = f.metadata.get("infinite_allowed") and value == math.inf
+        _require(_is_finite(value) or meaningful_inf, f"{name} must be a finite number, got {value!r}")
+
+
+def unread_options(method, given) -> list[str]:
+    """The given option names that `method` (a Method) does not read."""
+    return [name for name in given if name not in READ_BY_EVERY_METHOD and name not in method.options]
 
 
 def validate(config: GenerationConfig, limits=None) -> GenerationConfig:
@@ -81,14 +112,15 @@ def validate(config: GenerationConfig, limits=None) -> GenerationConfig:
 
     limits = limits or current_limits()
     for f in fields(config):
-        if f.type in (float, "float"):
-            _finite(f.name, getattr(config, f.name))
+        _check_value_type(f, getattr(config, f.name))
+    _require(SEED_RANGE[0] <= config.seed <= SEED_RANGE[1],
+             f"seed must be between {SEED_RANGE[0]} and 2**64 - 1, got {config.seed}")
     _require(1 <= config.max_new_tokens <= limits.max_new_tokens,
              f"max_new_tokens must be between 1 and {limits.max_new_tokens}, got {config.max_new_tokens}")
     _require(1 <= config.candidates <= limits.max_candidates,
              f"candidates (K) must be between 1 and {limits.max_candidates}, got {config.candidates}: "
              "use at least one drafted token per step")
-    _require(isinstance(config.draft_vocab, int) and config.draft_vocab >= 0,
+    _require(config.draft_vocab >= 0,
              f"draft_vocab must be a whole number >= 0 (0 = full vocabulary), got {config.draft_vocab!r}")
     _require(config.temperature >= 0, f"temperature must be >= 0 (0 = greedy), got {config.temperature}")
     _require(config.top_k >= 0, f"top_k must be >= 0 (0 = off), got {config.top_k}")

@@ -69,38 +69,60 @@ class CorrectionMemory:
                 "rejections": sum(count for *_, count in pairs), "pairs": pairs}
 
     def save(self, path: str | os.PathLike) -> Path:
-        """Write atomically (a temporary file renamed over the target)."""
+        """Write atomically (a temporary file renamed over the target). An interrupted save leaves
+        no temporary file behind; the file keeps its mode, or gets the one open() would give it."""
         path = Path(path)
         path.parent.mkdir(parents=True, exist_ok=True)
-        with tempfile.NamedTemporaryFile("w", dir=path.parent, suffix=".tmp", delete=False,
-                                         encoding="utf-8") as handle:
-            json.dump(self.to_dict(), handle)
-        os.replace(handle.name, path)
+        mode = path.stat().st_mode & 0o777 if path.is_file() else _new_file_mode()
+        handle = tempfile.NamedTemporaryFile("w", dir=path.parent, suffix=".tmp", delete=False, encoding="utf-8")
+        temporary = Path(handle.name)
+        try:
+            with handle:
+                json.dump(self.to_dict(), handle)
+            temporary.chmod(mode)  # temporary files are created 0o600
+            os.replace(temporary, path)
+        except BaseException:
+            temporary.unlink(missing_ok=True)
+            raise
         return path
 
 
-def load_memory(path: str | os.PathLike, target: str | None = None, draft: str | None = None) -> CorrectionMemory:
-    """Read a memory file; with `target`/`draft` given, refuse one built for another pair."""
-    memory = memory_from_dict(_read_json(Path(path)), str(path))
+def _new_file_mode() -> int:
+    umask = os.umask(0)  # reading the umask means setting it: put it straight back
+    os.umask(umask)
+    return 0o666 & ~umask
+
+
+def load_memory(path: str | os.PathLike, target: str | None = None, draft: str | None = None,
+                max_bytes: int = MAX_FILE_BYTES, name: str | None = None) -> CorrectionMemory:
+    """Read a memory file; with `target`/`draft` given, refuse one built for another pair.
+    `name` is what messages call the file (an upload's temporary path means nothing to its sender)."""
+    name = name or str(path)
+    memory = memory_from_dict(_read_json(Path(path), max_bytes, name), name)
     wanted = (target if target is not None else memory.target, draft if draft is not None else memory.draft)
     if memory.pair != wanted:
         raise PlaygroundError(
-            f"correction memory {path} was calibrated for target {memory.target!r} and draft {memory.draft!r}, "
+            f"correction memory {name} was calibrated for target {memory.target!r} and draft {memory.draft!r}, "
             f"not target {wanted[0]!r} and draft {wanted[1]!r}: run `python -m playground calibrate "
             f"--target {wanted[0]} --draft {wanted[1]} --out FILE` for this pair")
     return memory
 
 
-def _read_json(path: Path):
+def _read_json(path: Path, max_bytes: int, name: str):
+    if path.is_dir():
+        raise PlaygroundError(f"correction memory {name} is a directory: give the JSON file written by "
+                              "`python -m playground calibrate`")
     if not path.is_file():
-        raise PlaygroundError(f"correction memory {path} not found: create one with `python -m playground calibrate`")
+        raise PlaygroundError(f"correction memory {name} not found: create one with `python -m playground calibrate`")
     size = path.stat().st_size
-    if size > MAX_FILE_BYTES:
-        raise PlaygroundError(f"correction memory {path} is {size} bytes, over the limit of {MAX_FILE_BYTES}")
+    if size > max_bytes:
+        raise PlaygroundError(f"correction memory {name} is {size} bytes, over the limit of {max_bytes}")
     try:
         return json.loads(path.read_text(encoding="utf-8"))
+    except PermissionError:
+        raise PlaygroundError(f"correction memory {name} cannot be read (permission denied)") from None
     except (UnicodeDecodeError, json.JSONDecodeError) as error:
-        raise PlaygroundError(f"correction memory {path} is not valid JSON ({error}): recreate it with "
+        raise PlaygroundError(f"correction memory {name} is not valid JSON ({error}): recreate it with "
                               "`python -m playground calibrate`") from None
 
 

@@ -15,6 +15,7 @@ first. The end-of-text tokens are always kept: a draft must be able to propose t
 import hashlib
 import json
 import pathlib
+import threading
 import weakref
 
 import torch
@@ -75,21 +76,28 @@ def _prepacked_or(linear: nn.Linear) -> nn.Module:
 
 
 _heads: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+_heads_lock = threading.Lock()
+HEADS_KEPT = 2  # per model: each size is a copy of part of the output layer (about 19 MB for 8192 rows)
 
 
 def pruned_head(model, tokenizer, size: int) -> PrunedHead | None:
     """The draft's output layer pruned to its `size` most frequent tokens and its end-of-text
-    tokens (built once per model and size); None when `size` covers the whole vocabulary."""
+    tokens (kept for the HEADS_KEPT sizes used last, so that a sweep over sizes cannot fill the
+    memory); None when `size` covers the whole vocabulary."""
     vocab_size = model.config.get_text_config().vocab_size
     if size >= vocab_size:
         return None
     _check_supported(model)
-    heads = _heads.setdefault(model, {})
-    if size not in heads:
-        kept = set(ranked_token_ids(tokenizer, vocab_size)[:size])
-        kept |= {i for i in _eos_ids(model, tokenizer) if i < vocab_size}
-        heads[size] = PrunedHead(model.get_output_embeddings().weight, sorted(kept), vocab_size)
-    return heads[size]
+    with _heads_lock:  # concurrent runs share the models
+        heads = _heads.setdefault(model, {})
+        if size not in heads:
+            kept = set(ranked_token_ids(tokenizer, vocab_size)[:size])
+            kept |= {i for i in _eos_ids(model, tokenizer) if i < vocab_size}
+            heads[size] = PrunedHead(model.get_output_embeddings().weight, sorted(kept), vocab_size)
+        heads[size] = heads.pop(size)  # the most recently used last
+        while len(heads) > HEADS_KEPT:
+            heads.pop(next(iter(heads)))
+        return heads[size]
 
 
 def _eos_ids(model, tokenizer) -> list[int]:

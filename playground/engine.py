@@ -1,6 +1,8 @@
 """Runs a method to completion: loads the family, formats the prompt, enforces the stop rules,
 fills in token text, keeps the statistics, and yields each step as it is produced."""
 
+import json
+import math
 import unicodedata
 from dataclasses import asdict, dataclass, field, fields, replace
 
@@ -8,12 +10,13 @@ import torch
 
 from . import forward_costs
 from .cache import KVRunner
-from .config import GenerationConfig, validate
+from .config import GenerationConfig, unread_options, validate
 from .draft_vocab import pruned_head
 from .errors import PlaygroundError
 from .limits import current_limits
 from .methods import METHODS, Decoding
-from .models import LoadedModel, describe_vocabularies, load_model, vocabulary_relation
+from .models import LoadedModel, describe_vocabularies, load_model, refuse_empty, vocabulary_relation
+from .policy import refuse_server_path
 from .sampling import Sampler
 from .stats import Stats
 from .step import Step, TokenRecord
@@ -36,16 +39,32 @@ class Run:
     text: str = ""
     finished: bool = False
     stop_reason: str = ""
+    notes: list[str] = field(default_factory=list)  # what the user should know, e.g. ignored options
 
     def to_dict(self, evidence: bool = False) -> dict:
         """CONTRACT: the CLI's JSON object; `evidence` adds each step's checks (step.Evidence), as
         the UI's export does."""
         out = {"method": self.method, "config": {**self.config.to_dict(), "models": self.models},
                "text": self.text, "tokens": [t.to_dict() for t in self.tokens],
-               "stats": {**self.stats.to_dict(), "stop_reason": self.stop_reason}}
+               "stats": {**self.stats.to_dict(), "stop_reason": self.stop_reason, "notes": self.notes}}
         if evidence:
             out["evidence"] = [[asdict(check) for check in step.evidence] for step in self.steps]
         return out
+
+    def to_json(self, evidence: bool = False, **dumps_options) -> str:
+        """The JSON object as text; JSON has no inf or nan, so those numbers are written as null."""
+        return json.dumps(_finite_numbers(self.to_dict(evidence)), allow_nan=False, ensure_ascii=False,
+                          default=str, **dumps_options)
+
+
+def _finite_numbers(value):
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, dict):
+        return {key: _finite_numbers(item) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_finite_numbers(item) for item in value]
+    return value
 
 
 def make_config(config: GenerationConfig | None = None, **options) -> GenerationConfig:
@@ -61,15 +80,19 @@ def make_config(config: GenerationConfig | None = None, **options) -> Generation
 
 def stream(prompt: str, config: GenerationConfig | None = None, *, target=None, draft=None,
            qualifier=None, device: str | None = None, dtype: str | None = None,
-           device_map: str | None = None, trust_remote_code: bool = False, **options):
+           device_map: str | None = None, trust_remote_code: bool = False, correction_memory=None, **options):
     """Yield (step, run) after every verification round; `run` accumulates text and stats.
 
     Models are LoadedModels or specs (embedded name, local dir, .gguf, hub id; None: the embedded
-    family); `device_map="auto"` spreads a large model over the available devices (accelerate)."""
+    family, which only completes the embedded target); `device_map="auto"` spreads a large model
+    over the available devices (accelerate). `correction_memory` is the CorrectionMemory that csd
+    reads and updates when no `memory` file is named."""
     config = make_config(config, **options)
     method = METHODS.get(config.method)
     if method is None:
         raise PlaygroundError(f"unknown method {config.method!r}: choose one of {', '.join(METHODS)}")
+    if config.memory:
+        refuse_server_path("a correction memory")
     load_options = {"device": device, "dtype": dtype, "device_map": device_map,
                     "trust_remote_code": trust_remote_code}
     models = _load_family(method, {"target": target, "draft": draft, "qualifier": qualifier}, load_options)
@@ -77,10 +100,18 @@ def stream(prompt: str, config: GenerationConfig | None = None, *, target=None, 
     primary = models[method.roles[0]]
     prompt_ids = format_prompt(primary.tokenizer, prompt, config.chat_template)
     ctx = _decoding(config, models, prompt_ids, method)
+    if correction_memory is not None:
+        ctx.state["given_memory"] = correction_memory
     single_step = forward_costs.single_step_seconds(primary.model) if len(method.roles) > 1 else None
     run = Run(config.method, config, prompt, models={role: m.spec for role, m in models.items()},
-              stats=Stats(target_role=method.roles[0], single_step_seconds=single_step))
+              stats=Stats(target_role=method.roles[0], single_step_seconds=single_step),
+              notes=_ignored_note(method, options))
     yield from _drive(method.run(ctx), ctx, run, primary)
+
+
+def _ignored_note(method, options: dict) -> list[str]:
+    unread = unread_options(method, ["lambda_" if name == "lambda" else name for name in options])
+    return [f"{method.name} does not read {', '.join(unread)}: ignored"] if unread else []
 
 
 def generate(prompt: str, config: GenerationConfig | None = None, **kwargs) -> Run:
@@ -169,11 +200,23 @@ def _check_characters(prompt: str) -> None:
 def _load_family(method, given: dict, load_options: dict) -> dict[str, LoadedModel]:
     models = {}
     for role in ("target", "draft", "qualifier"):
-        if role not in method.roles:
-            continue
-        spec = given[role] or DEFAULT_FAMILY[role]
-        models[role] = spec if isinstance(spec, LoadedModel) else load_model(spec, **load_options)
+        if role in method.roles:
+            spec = _family_spec(method, role, given)
+            models[role] = spec if isinstance(spec, LoadedModel) else load_model(spec, **load_options)
     return models
+
+
+def _family_spec(method, role: str, given: dict):
+    """The given model for `role`; an omitted one is the embedded family's, but only beside the
+    embedded target (another target with the embedded draft or qualifier is a mix-up)."""
+    spec = given[role]
+    refuse_empty(role, spec)
+    if spec is not None:
+        return spec
+    target = getattr(given["target"], "spec", given["target"])
+    if role != "target" and target not in (None, DEFAULT_FAMILY["target"]):
+        raise PlaygroundError(f"{method.name} needs a {role} model: pass one for target {target!r} (--{role})")
+    return DEFAULT_FAMILY[role]
 
 
 def _check_vocabularies(method, models: dict[str, LoadedModel]) -> None:

@@ -1,7 +1,12 @@
-"""Upper bounds on request sizes, set from the environment, enforced by the API itself."""
+"""Upper bounds on request sizes and rates, set from the environment, enforced by the API itself
+(runs per minute and uploads: by the app)."""
 
 import os
 from dataclasses import dataclass
+
+from .policy import public_mode
+
+PUBLIC_RUNS_PER_MINUTE = 20
 
 
 @dataclass(frozen=True)
@@ -9,6 +14,8 @@ class Limits:
     max_new_tokens: int
     max_candidates: int
     max_prompt_chars: int
+    runs_per_minute: int  # per app session; 0: no limit
+    max_upload_bytes: int
 
 
 def _env_int(name: str, default: int) -> int:
@@ -21,4 +28,6 @@ def current_limits() -> Limits:
         max_new_tokens=_env_int("PLAYGROUND_MAX_NEW_TOKENS", 2048),
         max_candidates=_env_int("PLAYGROUND_MAX_CANDIDATES", 64),
         max_prompt_chars=_env_int("PLAYGROUND_MAX_PROMPT_CHARS", 20000),
+        runs_per_minute=_env_int("PLAYGROUND_RUNS_PER_MINUTE", PUBLIC_RUNS_PER_MINUTE if public_mode() else 0),
+        max_upload_bytes=_env_int("PLAYGROUND_MAX_UPLOAD_BYTES", 8 * 2**20),
     )

@@ -40,8 +40,23 @@ _lock = threading.Lock()
 
 
 def pick_device(override: str | None = None) -> str:
-    if override and override != "auto":
-        return override
+    if override is None or override == "auto":
+        return _best_device()
+    kind, _, index = str(override).partition(":")
+    if kind not in ("cpu", "cuda", "mps") or (index and (kind != "cuda" or not index.isdigit())):
+        raise PlaygroundError(f"unknown device {override!r}: choose cpu, cuda, cuda:N, mps or auto")
+    if kind == "cuda" and not torch.cuda.is_available():
+        raise PlaygroundError(f"device {override!r} is not available: this machine has no CUDA GPU that torch "
+                              "can use; choose cpu (or auto)")
+    if kind == "cuda" and index and int(index) >= torch.cuda.device_count():
+        raise PlaygroundError(f"device {override!r} does not exist: this machine has "
+                              f"{torch.cuda.device_count()} CUDA device(s), cuda:0 first")
+    if kind == "mps" and not torch.backends.mps.is_available():
+        raise PlaygroundError("device 'mps' is not available on this machine: choose cpu (or auto)")
+    return override
+
+
+def _best_device() -> str:
     if torch.cuda.is_available():
         return "cuda"
     if torch.backends.mps.is_available():
@@ -57,6 +72,12 @@ def pick_dtype(device: str, override: str | None = None) -> str:
     if device.startswith("cuda"):
         return "bfloat16" if torch.cuda.is_bf16_supported() else "float16"
     return "float16" if device == "mps" else "float32"
+
+
+def refuse_empty(role: str, spec) -> None:
+    """An empty model name is a mistake, not a request for the default: omit the role for that."""
+    if isinstance(spec, str) and not spec.strip():
+        raise PlaygroundError(f"empty {role} model: name one, or leave --{role} out for the embedded family")
 
 
 def load_model(spec: str, device: str | None = None, dtype: str | None = None,
@@ -87,17 +108,22 @@ def loaded_specs() -> list[str]:
 
 def _load_uncached(spec, device, dtype, device_map, trust_remote_code) -> LoadedModel:
     folder, extra = resolve_spec(spec)
-    if not device_map:
-        check_fits(spec, estimate_memory_bytes(spec, dtype), device)
     kwargs = dict(extra, dtype=DTYPES[dtype], trust_remote_code=trust_remote_code)
     try:
+        if not device_map:
+            check_fits(spec, estimate_memory_bytes(spec, dtype), device)
         tokenizer = AutoTokenizer.from_pretrained(folder, **extra, trust_remote_code=trust_remote_code)
         if device_map:
             model = AutoModelForCausalLM.from_pretrained(folder, device_map=device_map, **kwargs)
         else:
             model = AutoModelForCausalLM.from_pretrained(folder, **kwargs).to(device)
-    except (OSError, ValueError) as error:
-        raise PlaygroundError(_not_loadable_message(spec, error)) from error
+    except PlaygroundError:
+        raise
+    except torch.OutOfMemoryError as error:
+        raise PlaygroundError(f"out of memory while loading {spec!r} on {device}: choose a smaller model or "
+                              "free memory") from error
+    except Exception as error:  # noqa: BLE001  (tokenizers, safetensors, gguf, accelerate: each fails its own way)
+        raise PlaygroundError(_not_loadable_message(spec, folder, error)) from error
     model.eval()
     if not device_map:
         prepack_linears(model)
@@ -117,18 +143,30 @@ def resolve_spec(spec: str) -> tuple[str, dict]:
             raise PlaygroundError(f"GGUF file not found: {spec}")
         return str(path.parent), {"gguf_file": path.name}
     if path.is_dir():
+        if not (path / "config.json").is_file():
+            raise PlaygroundError(f"{spec} has no config.json: give a folder saved by transformers' "
+                                  "save_pretrained (config, tokenizer and weights)")
         return str(path), {}
     if spec.startswith((".", "/", "~")) or spec.count("/") > 1:
         raise PlaygroundError(f"local model path not found: {spec}")
     return spec, {}
 
 
-def _not_loadable_message(spec: str, error: Exception) -> str:
+def _not_loadable_message(spec: str, folder: str, error: Exception) -> str:
+    """What went wrong, named: 'offline' only for a hub id that is not cached."""
+    if Path(folder).exists():
+        what = "not a readable GGUF file" if spec.endswith(".gguf") else "the folder does not load"
+        return f"cannot load model {spec!r}: {what} ({_first_line(error)}): check or re-save its files"
     offline = os.environ.get("HF_HUB_OFFLINE") == "1"
-    where = "offline, and it is not in the local Hugging Face cache" if offline else str(error).splitlines()[0]
+    where = "offline, and it is not in the local Hugging Face cache" if offline else _first_line(error)
     return (f"cannot load model {spec!r} ({where}): pass an embedded name (see `python -m playground "
             "models`) or a local directory, or download it first (gated models need an accepted "
             "license and `hf auth login`)")
+
+
+def _first_line(error: Exception, limit: int = 160) -> str:
+    line = next((text.strip() for text in str(error).splitlines() if text.strip()), type(error).__name__)
+    return line if len(line) <= limit else line[:limit - 1] + "…"
 
 
 def model_config(spec: str):

@@ -2,7 +2,8 @@
 
 Public mode (on by default on a Hugging Face Space, `PLAYGROUND_PUBLIC=0/1` to override): only
 embedded models, preset models and ids in `PLAYGROUND_ALLOWED_MODELS` (comma-separated) load; no
-local paths; `trust_remote_code` is never honoured. Locally, any path or id may be loaded.
+server path is read (models, correction memories); `trust_remote_code` is never honoured.
+Locally, any path or id may be loaded.
 """
 
 import os
@@ -42,11 +43,18 @@ def check_allowed(spec: str, trust_remote_code: bool) -> None:
     if trust_remote_code:
         raise PlaygroundError("trust_remote_code is disabled on this public deployment: "
                               "choose a model that runs with transformers' own code")
-    if spec not in allowed_specs():
-        kind = "local paths are" if Path(spec).expanduser().exists() or spec.startswith(("/", ".", "~")) \
-            else f"model {spec!r} is"
-        raise PlaygroundError(f"{kind} not allowed on this public deployment: choose a preset "
-                              "family, or run the playground locally to load any model")
+    if spec not in allowed_specs():  # the answer depends on the text alone: no file is looked at
+        raise PlaygroundError(f"model {spec!r} is not allowed on this public deployment (local paths and "
+                              "unlisted ids are not): choose a preset family, or run the playground locally "
+                              "to load any model")
+
+
+def refuse_server_path(what: str) -> None:
+    """In public mode no file of the server is read on a visitor's say-so. The refusal never
+    names or looks at the path, so it tells nothing about which files exist."""
+    if public_mode():
+        raise PlaygroundError(f"{what} cannot be read from a path on this public deployment: upload the "
+                              "file instead, or run the playground locally")
 
 
 def free_memory_bytes(device: str) -> int | None:

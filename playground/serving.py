@@ -15,6 +15,7 @@ from .config import GenerationConfig
 from .engine import DEFAULT_FAMILY
 from .errors import PlaygroundError
 from .methods import METHODS
+from .models import refuse_empty
 
 SERVABLE = ("sd",)
 
@@ -36,6 +37,8 @@ def serving_commands(method: str, target: str, draft: str, candidates: int) -> d
         raise PlaygroundError(f"unknown method {method!r}: choose one of {', '.join(METHODS)}")
     if candidates < 1:
         raise PlaygroundError(f"candidates (K) must be at least 1, got {candidates}")
+    refuse_empty("target", target)
+    refuse_empty("draft", draft)
     if method not in SERVABLE:
         return {}
     target, draft = engine_model_id(target), engine_model_id(draft)

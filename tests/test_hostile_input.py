@@ -1,6 +1,8 @@
 """Hostile and malformed input: every call returns a run or one clear line, never a traceback."""
 
+import json
 import math
+from dataclasses import fields
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -8,22 +10,27 @@ from hypothesis import strategies as st
 
 import playground
 from playground.cli import main
+from playground.config import GenerationConfig
 from playground.errors import PlaygroundError
 from playground.models import load_model
 from playground.policy import check_allowed
 
 weird_floats = st.one_of(st.floats(allow_nan=True, allow_infinity=True), st.sampled_from([-1.0, 0.0, 1e9]))
-options = st.fixed_dictionaries({}, optional={
+wrong_types = st.one_of(st.none(), st.booleans(), st.text(max_size=4), st.lists(st.integers(), max_size=1),
+                        st.sampled_from([-2**70, -1, 2**70]), weird_floats)
+by_type = {int: st.one_of(st.integers(-3, 10), st.just(2**64)), float: weird_floats, bool: st.booleans(),
+           str: st.text(max_size=8)}
+special = {
     "method": st.one_of(st.sampled_from(sorted(playground.METHODS)), st.text(max_size=8)),
-    "candidates": st.one_of(st.integers(-3, 8), st.just(10_000)),
-    "max_new_tokens": st.one_of(st.integers(-3, 6), st.just(10**6)),
-    "temperature": weird_floats, "top_p": weird_floats, "top_k": st.integers(-5, 100),
-    "tau": weird_floats, "tau_q": weird_floats, "tau_t": weird_floats, "gate_tau": weird_floats,
-    "lambda_": weird_floats, "random_accept": weird_floats, "seed": st.integers(0, 2**31),
     "divergence": st.sampled_from(["js", "tv", "kl", "kl-draft", "hellinger", ""]),
-    "draft_length": st.integers(-2, 5), "qualifier_length": st.integers(-2, 9),
-})
-prompts = st.one_of(st.text(max_size=40), st.sampled_from(["\x00", "a\udcffb", "ok\x07", "x" * 30_000]))
+    "draft_sampling": st.sampled_from(["sample", "greedy", "best"]),
+    "max_new_tokens": st.one_of(st.integers(-3, 6), st.just(10**6)),
+    "memory": st.just(""),  # a path: see the file tests
+}
+# Every option, with values of its own type (good and bad) and of every wrong type.
+options = st.fixed_dictionaries({}, optional={
+    f.name: st.one_of(special.get(f.name, by_type[f.type]), wrong_types) for f in fields(GenerationConfig)})
+prompts = st.one_of(st.text(max_size=40), st.sampled_from(["\x00", "a\udcffb", "ok\x07", "x" * 30_000]), wrong_types)
 
 
 def assert_one_line(error: Exception) -> None:
@@ -31,7 +38,7 @@ def assert_one_line(error: Exception) -> None:
     assert message and "\n" not in message and "Traceback" not in message
 
 
-@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(prompt=prompts, chosen=options)
 def test_api_returns_a_run_or_one_clear_line(family, prompt, chosen):
     try:
@@ -42,6 +49,7 @@ def test_api_returns_a_run_or_one_clear_line(family, prompt, chosen):
         return
     assert len(run.tokens) <= run.config.max_new_tokens
     assert not math.isnan(run.config.tau)
+    json.loads(run.to_json(), parse_constant=lambda name: pytest.fail(f"{name} in the JSON"))
 
 
 @pytest.mark.parametrize("args", [
@@ -62,6 +70,69 @@ def test_cli_bad_parameters_give_one_line(args, capsys):
     err = capsys.readouterr().err.strip()
     assert code != 0
     assert len(err.splitlines()) == 1 and err.startswith("error:"), err
+
+
+@pytest.fixture(scope="module")
+def cli_paths(tmp_path_factory, tokenizer):
+    from tests.tiny import tiny_llama  # noqa: PLC0415
+
+    root = tmp_path_factory.mktemp("cli")
+    for name, layers in (("target", 2), ("draft", 1)):
+        tiny_llama(len(tokenizer), layers=layers).save_pretrained(root / name)
+        tokenizer.save_pretrained(root / name)
+    (root / "no-model").mkdir()
+    (root / "file.txt").write_text("not a folder")
+    return {"target": str(root / "target"), "draft": str(root / "draft"), "root": str(root),
+            "no_model": str(root / "no-model"), "file": str(root / "file.txt")}
+
+
+def cli_bad_inputs(paths: dict) -> dict[str, tuple[list, list]]:
+    """Per subcommand: arguments that would run quickly, and (flag, value) pairs that are each bad
+    (refused by argparse, by validation, or when the model loads)."""
+    tiny = ["--target", paths["target"], "--draft", paths["draft"]]
+    config_flags = []
+    for f in fields(GenerationConfig):
+        flag = f.metadata.get("flag", "--" + f.name.replace("_", "-"))
+        if f.type is int:
+            config_flags += [(flag, value) for value in ("x", "1.5", "")]
+        elif f.type is float:
+            config_flags += [(flag, value) for value in ("nan", "-inf", "x")]
+        elif "choices" in f.metadata:
+            config_flags.append((flag, "bogus"))
+    models = [("--target", ""), ("--target", paths["no_model"]), ("--device", "tpu"), ("--dtype", "int8")]
+    limits = [("--seed", str(2**64)), ("--candidates", "0"), ("--max-new-tokens", "0"), ("--temperature", "inf"),
+              ("--temperature", "-1")]
+    return {
+        "generate": (["generate", "--prompt", "hi", *tiny, "--max-new-tokens", "2"],
+                     [*config_flags, *models, *limits, ("--prompt", "\x00"), ("--prompt", " "),
+                      ("--top-p", "0"), ("--device-map", "bogus")]),
+        "calibrate": (["calibrate", "--out", paths["root"] + "/m.json", *tiny, "--limit", "1", "--max-new-tokens", "2"],
+                      [*models, *limits, ("--out", paths["root"]), ("--corpus", paths["no_model"]),
+                       ("--memory", paths["file"]), ("--limit", "x")]),
+        "bench": (["bench", "--out", paths["root"] + "/bench", *tiny, "--limit", "1", "--methods", "sd",
+                   "--max-new-tokens", "2", "--no-random-control"],
+                  [*models, *limits, ("--threads", "-1"), ("--repeats", "0"), ("--limit", "0"), ("--taus", "x"),
+                   ("--taus", "nan"), ("--methods", "nope"), ("--family", "nope"), ("--out", paths["file"])]),
+        "serving": (["serving"], [("--candidates", "0"), ("--candidates", "x"), ("--method", "nope"),
+                                  ("--target", "")]),
+        "models": (["models"], [("--bogus", "1")]),
+        "methods": (["methods"], [("--bogus", "1")]),
+    }
+
+
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(data=st.data())
+def test_cli_fuzz_every_subcommand_exits_2_with_one_line(cli_paths, capfd, data):
+    cases = cli_bad_inputs(cli_paths)
+    base, bad = cases[data.draw(st.sampled_from(sorted(cases)), label="subcommand")]
+    chosen = data.draw(st.lists(st.sampled_from(bad), min_size=1, max_size=2), label="bad flags")
+    try:
+        code = main([*base, *[part for pair in chosen for part in pair]])
+    except SystemExit as exit_info:  # argparse's refusals
+        code = exit_info.code
+    err = capfd.readouterr().err.strip().splitlines()
+    assert code == 2, err
+    assert len(err) == 1 and err[0].startswith("error:"), err
 
 
 def test_public_mode_refuses_local_paths_and_unlisted_ids(monkeypatch, tmp_path):

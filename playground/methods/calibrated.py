@@ -26,15 +26,16 @@ RESCUE_RULES = {
 
 def run_memory(ctx: Decoding) -> CorrectionMemory:
     """The memory this run reads and updates, kept in ctx.state: the file named by
-    `config.memory` (refused if built for another model pair), else the memory shared for this
-    pair (correction_memory.share), else a fresh one."""
+    `config.memory` (refused if built for another model pair), else the one the caller gave
+    (`stream(correction_memory=...)`), else the memory shared for this pair
+    (correction_memory.share), else a fresh one."""
     if "correction_memory" not in ctx.state:
         specs = ctx.state.get("model_specs", {})
         target, draft = specs.get("target", ""), specs.get("draft", "")
         if ctx.config.memory:
             memory = load_memory(ctx.config.memory, target, draft)
         else:
-            memory = shared(target, draft) or CorrectionMemory(target, draft)
+            memory = ctx.state.get("given_memory") or shared(target, draft) or CorrectionMemory(target, draft)
         ctx.state["correction_memory"] = memory
     return ctx.state["correction_memory"]
 

@@ -14,15 +14,18 @@ from pathlib import Path
 import gradio as gr
 
 from .. import correction_memory, embedded
-from ..engine import generate, stream
+from ..correction_memory import CorrectionMemory, load_memory
+from ..engine import format_prompt, generate, stream
 from ..errors import PlaygroundError
+from ..limits import current_limits
 from ..methods import METHODS
 from ..models import load_model, unload_all
 from ..policy import public_mode
 from ..space import on_space
 from . import charts, render
 from .family import describe_family, load_family, project_presets, relation
-from .options import THRESHOLDS, all_controls, method_choices, options_from_values, threshold_scale, visible_options
+from .options import MAX_SWEEP_VALUES, THRESHOLDS, all_controls, finite_number, method_choices, options_from_values, \
+    sweep_values, threshold_scale, visible_options
 from .quality import target_ids, target_log_likelihood, token_agreement
 from .session import Sessions, Stepping
 from .stepper import Toy, bars, explain_step
@@ -69,6 +72,11 @@ def _write(suffix: str, text: str) -> str:
     return str(path)
 
 
+def _check_method(name) -> None:
+    if not isinstance(name, str) or name not in METHODS:
+        raise PlaygroundError(f"unknown method {name!r}: choose one of {', '.join(METHODS)}")
+
+
 class Handlers:
     def __init__(self, loader=None, presets=None):
         self.loader = loader or load_model
@@ -88,6 +96,11 @@ class Handlers:
         session = self.sessions.get(key)
         specs = {"target": target, "draft": draft, "qualifier": qualifier}
         try:
+            if not isinstance(target, str) or not target.strip():
+                raise PlaygroundError("no target model: name one (or pick a preset) before loading")
+            for role, spec in specs.items():
+                if spec is not None and not isinstance(spec, str):
+                    raise PlaygroundError(f"the {role} model must be a name or empty, got {spec!r}")
             models = load_family(specs, self.loader, progress)
         except Exception as error:  # noqa: BLE001  (the UI boundary: show it, stay usable)
             return _error(error), gr.skip(), gr.skip()
@@ -110,8 +123,7 @@ class Handlers:
 
     def models_for(self, key: str, method: str) -> dict:
         """The session's family (the first preset until one is loaded), for the method's roles."""
-        if method not in METHODS:
-            raise PlaygroundError(f"unknown method {method!r}: choose one of {', '.join(METHODS)}")
+        _check_method(method)
         specs = self.sessions.get(key).specs or {r: s for r, s in self.presets[0].specs().items() if s}
         needed = METHODS[method].roles
         missing = [role for role in needed if role not in specs]
@@ -125,11 +137,11 @@ class Handlers:
         until a family is loaded); describe it."""
         visible, session = visible_options(method), self.sessions.get(key)
         preset = session.preset or (None if session.specs else self.presets[0])
-        defaults = preset.defaults.get(method, {}) if preset else {}
+        defaults = preset.defaults.get(method, {}) if preset and isinstance(method, str) else {}
         updates = [gr.update(visible=c.name in visible, **({"value": defaults[c.name]} if c.name in defaults else {}),
                              **self._scale_of(c.name, defaults.get("divergence")))
                    for c in all_controls()]
-        chosen = METHODS.get(method)
+        chosen = METHODS.get(method) if isinstance(method, str) else None
         about = f"**{chosen.name}**: {chosen.summary} ({'lossless' if chosen.lossless else 'lossy'})" if chosen else ""
         if preset and method in preset.sources:
             about += f"\n\nPreset `{preset.name}`: {preset.sources[method]}."
@@ -156,10 +168,19 @@ class Handlers:
 
     # -- generation -------------------------------------------------------------------------------
     def _stream(self, key: str, prompt: str, method: str, values):
+        options = options_from_values(method, values)
         models = self.models_for(key, method)
-        if "memory" in METHODS[method].options:  # csd: one correction memory per pair, learning across runs
-            correction_memory.shared(models["target"].spec, models["draft"].spec, create=True)
-        return models, stream(prompt, method=method, **models, **options_from_values(method, values))
+        memory = self._memory(key, models) if "memory" in METHODS[method].options else None
+        self.sessions.get(key).admit(1, current_limits().runs_per_minute)
+        return models, stream(prompt, method=method, **models, correction_memory=memory, **options)
+
+    def _memory(self, key: str, models: dict):
+        """csd's correction memory for the session's pair, learning across runs: the visitor's own
+        on a public deployment, else one per pair for the whole process."""
+        target, draft = models["target"].spec, models["draft"].spec
+        if public_mode():
+            return self.sessions.get(key).memories.setdefault((target, draft), CorrectionMemory(target, draft))
+        return correction_memory.shared(target, draft, create=True)
 
     def generate(self, key: str, prompt: str, method: str, show_rejected: bool, *values):
         """Yield (status, tokens html, stats html, *chart figures) as the run streams. `stop()`
@@ -169,11 +190,13 @@ class Handlers:
         if session.generation != mine:
             yield (render.status_html("stopped before it started"), *[gr.skip()] * (2 + len(charts.CHARTS)))
             return
-        session.run, session.timeline, session.show_rejected = None, charts.Timeline(), show_rejected
+        session.run, session.timeline, session.show_rejected = None, charts.Timeline(), show_rejected is True
         steps = None
         if on_space() and not embedded.all_available():
             yield (render.status_html(PREPARING), *[gr.skip()] * (2 + len(charts.CHARTS)))
         try:
+            if not isinstance(show_rejected, bool):
+                raise PlaygroundError(f"show rejected drafts must be true or false, got {show_rejected!r}")
             models, steps = self._stream(key, prompt, method, values)
             session.decode = _decoder(models[METHODS[method].roles[0]].tokenizer)
             text_pace, chart_pace = Pacer(TEXT_INTERVAL), Pacer(CHART_INTERVAL)
@@ -235,7 +258,7 @@ class Handlers:
         run = self.sessions.get(key).run
         if run is None:
             return None, render.status_html("nothing to export yet: generate first", "error")
-        return _write(".json", json.dumps(run.to_dict(evidence=True), ensure_ascii=False, indent=1, default=str)), \
+        return _write(".json", run.to_json(evidence=True, indent=1)), \
             gr.skip()
 
     def export_charts(self, key: str):
@@ -250,6 +273,9 @@ class Handlers:
         """Yield the compare view's HTML as each column finishes: a target-only reference first."""
         try:
             variants = self._variants(method, mode, sweep_option, sweep_values, methods)
+            for name, variant, extra in variants:  # every setting checked before the first run
+                options_from_values(variant, values)
+            self.sessions.get(key).admit(1 + len(variants), current_limits().runs_per_minute)
             reference = self._finished(key, prompt, "ar", values)
             target = self.models_for(key, "ar")["target"]
             reference_ids = target_ids(reference, target)
@@ -262,22 +288,28 @@ class Handlers:
             yield _error(error)
 
     @staticmethod
-    def _variants(method, mode, sweep_option, sweep_values, methods):
+    def _variants(method, mode, sweep_option, sweep_text, methods):
         if mode == "methods":
-            if not methods:
-                raise PlaygroundError("pick at least one method to compare")
-            return [(name, name, {}) for name in methods]
-        try:
-            numbers = [float(v) for v in sweep_values.replace(";", ",").split(",") if v.strip()]
-        except ValueError as error:
-            raise PlaygroundError(f"sweep values must be numbers separated by commas, got {sweep_values!r}") from error
-        if sweep_option not in visible_options(method):
+            for name in methods if isinstance(methods, list) else [methods]:
+                _check_method(name)
+            chosen = list(dict.fromkeys(methods))
+            if not chosen or len(chosen) > MAX_SWEEP_VALUES:
+                raise PlaygroundError(f"pick 1 to {MAX_SWEEP_VALUES} methods to compare, got {len(chosen)}")
+            return [(name, name, {}) for name in chosen]
+        if mode != "sweep":
+            raise PlaygroundError(f"compare mode must be 'sweep' or 'methods', got {mode!r}")
+        _check_method(method)
+        if not isinstance(sweep_option, str) or sweep_option not in visible_options(method):
             raise PlaygroundError(f"{method} does not read {sweep_option!r}: pick one of its options to sweep")
-        return [(f"{method} {sweep_option}={n:g}", method, {sweep_option: n}) for n in numbers]
+        control = next(c for c in all_controls() if c.name == sweep_option)
+        return [(f"{method} {sweep_option}={value:g}", method, {sweep_option: value})
+                for value in sweep_values(control, sweep_text)]
 
     def _finished(self, key, prompt, method, values, **override):
         options = {**options_from_values(method, values), **override}
-        return generate(prompt, method=method, **self.models_for(key, method), **options)
+        models = self.models_for(key, method)
+        memory = self._memory(key, models) if "memory" in METHODS[method].options else None
+        return generate(prompt, method=method, **models, correction_memory=memory, **options)
 
     def _column(self, label, run, target, reference_ids, prompt) -> dict:
         ids, stats = target_ids(run, target), run.stats.to_dict()
@@ -323,7 +355,8 @@ class Handlers:
         explanation = stepping.explanation if stepping else None
         if not explanation or not explanation.checks:
             return charts.bars("No drafted candidates in this round", {})
-        check = explanation.checks[min(int(position or 0), len(explanation.checks) - 1)]
+        position = min(max(int(position), 0) if finite_number(position) else 0, len(explanation.checks) - 1)
+        check = explanation.checks[position]
         title = f"{check.stage.capitalize()} checks {stepping.decode(check.candidate)!r}: top tokens"
         return charts.bars(title, bars(check, stepping.decode))
 
@@ -337,7 +370,7 @@ class Handlers:
     # -- the seed-001 toy -------------------------------------------------------------------------
     def toy_reset(self, key: str, seed: int):
         session = self.sessions.get(key)
-        session.toy = Toy(int(seed or 0))
+        session.toy = Toy(int(seed) if finite_number(seed) else 0)
         return render.toy_html(session.toy), charts.toy_bars(session.toy)
 
     def toy_step(self, key: str, rounds: int = 1):
@@ -353,8 +386,27 @@ class Handlers:
             models = self.models_for(key, "sd")
         except PlaygroundError as error:
             return None, _error(error)
-        memory = correction_memory.shared(models["target"].spec, models["draft"].spec)
-        if memory is None or not memory.total:
+        memory = self._memory(key, models)
+        if not memory.total:
             return None, render.status_html("no correction memory yet for this pair: generate with a csd method")
         pairs = memory.top_pairs(20, models["target"].tokenizer)
         return _write(".memory.json", json.dumps(memory.to_dict())), render.memory_html(pairs, memory.total)
+
+    def upload_memory(self, key: str, path: str | None):
+        """Start csd from an uploaded correction memory (from `calibrate` or a download here) for
+        the session's pair: on a public deployment the visitor's own, else the process's."""
+        if not path:
+            return gr.skip()
+        try:
+            if not isinstance(path, str):
+                raise PlaygroundError(f"upload a correction memory file, got {path!r}")
+            models = self.models_for(key, "sd")
+            target, draft = models["target"].spec, models["draft"].spec
+            uploaded = load_memory(path, target, draft, current_limits().max_upload_bytes, "(the uploaded file)")
+        except PlaygroundError as error:
+            return _error(error)
+        if public_mode():
+            self.sessions.get(key).memories[uploaded.pair] = uploaded
+        else:
+            correction_memory.share(uploaded)
+        return render.memory_html(uploaded.top_pairs(20, models["target"].tokenizer), uploaded.total)

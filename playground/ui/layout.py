@@ -11,11 +11,12 @@ from pathlib import Path
 
 import gradio as gr
 
+from ..limits import current_limits
 from ..methods import METHODS
 from . import render
 from .charts import CHARTS
 from .handlers import Handlers
-from .options import THRESHOLDS, all_controls, method_choices, visible_options
+from .options import THRESHOLDS, all_controls, finite_number, method_choices, visible_options
 from .stepper import Toy
 
 ASSETS = Path(__file__).resolve().parents[2] / "assets"
@@ -29,8 +30,28 @@ def load_examples(path: Path = ASSETS / "examples.toml") -> list[dict]:
 
 
 def launch_options() -> dict:
-    """What Gradio 6 takes at launch() rather than Blocks(): the theme and the stylesheet."""
-    return {"css": CSS_PATH.read_text(encoding="utf-8"), "theme": gr.themes.Soft()}
+    """What Gradio 6 takes at launch() rather than Blocks(): the theme, the stylesheet, and the
+    largest upload Gradio accepts at all (the handlers check their own limits too)."""
+    return {"css": CSS_PATH.read_text(encoding="utf-8"), "theme": gr.themes.Soft(),
+            "max_file_size": current_limits().max_upload_bytes}
+
+
+class _NumberInput:
+    """Refuses a value that is not a finite number in one line (gr.Error), where Gradio's own
+    preprocessing would raise a TypeError that reaches a visitor only as an opaque failure."""
+
+    def preprocess(self, payload):
+        if (payload is not None or isinstance(self, gr.Slider)) and not finite_number(payload):
+            raise gr.Error(f"{self.label} must be a number, got {payload!r}")
+        return super().preprocess(payload)
+
+
+class Slider(_NumberInput, gr.Slider):
+    pass
+
+
+class Number(_NumberInput, gr.Number):
+    pass
 
 
 def _keyed(handler, decorate=None):
@@ -69,14 +90,14 @@ def _component(control):
               "visible": control.name in visible_options(DEFAULT_METHOD)}
     if control.kind == "slider":
         low, high, step = control.range
-        return gr.Slider(low, high, step=step, **common)
+        return Slider(low, high, step=step, **common)
     if control.kind == "dropdown":
         return gr.Dropdown(choices=list(control.choices), **common)
     if control.kind == "checkbox":
         return gr.Checkbox(**common)
     if control.kind == "text":
         return gr.Textbox(**common)
-    return gr.Number(precision=0 if isinstance(control.default, int) else None, **common)
+    return Number(precision=0 if isinstance(control.default, int) else None, **common)
 
 
 def build_demo(loader=None, presets=None, gpu=None) -> gr.Blocks:
@@ -163,6 +184,8 @@ def _generate_tab(ui: Shared) -> None:
         export_charts = gr.Button("Export charts (HTML)", elem_id="export-charts", size="sm")
         memory = gr.Button("CSD correction memory", elem_id="csd-memory", size="sm")
     download = gr.File(label="download", elem_id="download", interactive=False, visible=False)
+    upload = gr.File(label="CSD correction memory to start from (JSON from `calibrate` or a download)",
+                     file_types=[".json"], type="filepath", elem_id="csd-memory-upload", height=90)
     memory_view = gr.HTML(elem_id="csd-memory-view")
     gr.Markdown("Charts export as interactive HTML (PNG export needs `kaleido`, which is not installed).")
 
@@ -181,6 +204,7 @@ def _generate_tab(ui: Shared) -> None:
                         api_name="export_charts")
     memory.click(_keyed(_offer(ui.handlers.correction_memory)), None, [download, memory_view],
                  api_name="correction_memory")
+    upload.upload(_keyed(ui.handlers.upload_memory), upload, memory_view, api_name="upload_memory")
 
 
 def _compare_tab(ui: Shared) -> None:
@@ -217,7 +241,7 @@ def _step_tab(ui: Shared) -> None:
     with gr.Row():
         step = gr.Button("Step one round", variant="primary", elem_id="step")
         reset = gr.Button("Restart", elem_id="step-reset")
-        position = gr.Slider(0, 63, step=1, value=0, label="check (0 = first)",
+        position = Slider(0, 63, step=1, value=0, label="check (0 = first)",
                              elem_id="step-position")
     text = gr.HTML(elem_id="step-output")
     explanation = gr.HTML(elem_id="step-explanation")
@@ -234,7 +258,7 @@ def _toy_tab(handlers: Handlers) -> None:
                 "a rejection draws from the residual norm(max(0, p - q)) = [1, 0, 0]. Over many rounds "
                 "the emitted tokens follow p exactly.")
     with gr.Row():
-        seed = gr.Number(0, precision=0, label="seed", elem_id="toy-seed")
+        seed = Number(0, precision=0, label="seed", elem_id="toy-seed")
         one = gr.Button("Step one round", variant="primary", elem_id="toy-step")
         many = gr.Button("Run 100 rounds", elem_id="toy-many")
         reset = gr.Button("Reset", elem_id="toy-reset")

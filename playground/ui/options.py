@@ -5,10 +5,12 @@ help text, so a new method or a new config field shows up in the UI without edit
 """
 
 import math
+import re
 from dataclasses import MISSING, dataclass, fields
 
 from ..config import GenerationConfig
 from ..divergence import SCALES
+from ..errors import PlaygroundError
 from ..methods import METHODS
 
 # Shown for every method: the sampling settings and the run's length and seed.
@@ -38,6 +40,7 @@ RANGES = {
     "qualifier_length": (1, 32, 1),
     "gate_tau": (0.0, 1.0, 0.005),
 }
+MAX_SWEEP_VALUES = 8  # a compare runs one generation per value, plus the target-only reference
 
 
 @dataclass(frozen=True)
@@ -100,7 +103,7 @@ def all_controls() -> list[Control]:
 
 
 def visible_options(method: str) -> set[str]:
-    method = METHODS.get(method)
+    method = METHODS.get(method) if isinstance(method, str) else None
     return set(COMMON) | set(method.options if method else ())
 
 
@@ -114,16 +117,47 @@ def method_choices(vocabulary_relation: str | None = None, roles: set | None = N
 
 
 def coerce(control: Control, value):
-    """A widget value as the config field's type (sliders return floats, boxes may send '')."""
-    if value is None or value == "":
-        return control.default
-    if isinstance(control.default, bool):
-        return bool(value)
+    """A widget value as the config field's type, inside the control's range: what the API
+    accepts is what the controls can send (sliders send floats; an empty text box means its
+    default). Anything else is refused with one line."""
+    if control.kind == "text":
+        return control.default if value is None else _checked(control, value, isinstance(value, str), "text")
+    if control.kind == "checkbox":
+        return _checked(control, value, isinstance(value, bool), "true or false")
+    if control.kind == "dropdown":
+        return _checked(control, value, value in control.choices, f"one of {', '.join(control.choices)}")
+    _checked(control, value, finite_number(value), "a number")
     if isinstance(control.default, int):
-        return int(round(float(value)))
-    if isinstance(control.default, float):
-        return float(value)
+        _checked(control, value, float(value).is_integer(), "a whole number")
+        value = int(value)
+    if control.range:
+        low, high, _ = control.range
+        _checked(control, value, low <= value <= high, f"between {low:g} and {high:g}")
+    return value if isinstance(control.default, int) else float(value)
+
+
+def finite_number(value) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+
+
+def _checked(control: Control, value, ok: bool, wanted: str):
+    if not ok:
+        raise PlaygroundError(f"{control.label} must be {wanted}, got {value!r}")
     return value
+
+
+def sweep_values(control: Control, text: str) -> list:
+    """The comma-separated values of a compare sweep, each as the option's type and in its range."""
+    if control.kind not in ("slider", "number"):
+        raise PlaygroundError(f"{control.label} is not a number: sweep a numeric option")
+    parts = [part.strip() for part in re.split("[,;]", text) if part.strip()] if isinstance(text, str) else []
+    if not parts or len(parts) > MAX_SWEEP_VALUES:
+        raise PlaygroundError(f"give 1 to {MAX_SWEEP_VALUES} sweep values separated by commas, got {len(parts)}")
+    try:
+        numbers = [float(part) for part in parts]
+    except ValueError:
+        raise PlaygroundError(f"sweep values must be numbers separated by commas, got {text!r}") from None
+    return [coerce(control, number) for number in numbers]
 
 
 def options_from_values(method: str, values) -> dict:

@@ -1,15 +1,26 @@
-"""Per-session state that must not go through gr.State: the last run, a live step generator.
+"""Per-session state that must not go through gr.State: the last run, a live step generator,
+on a public deployment the visitor's own CSD correction memory, and recent run times.
 
-Keyed by Gradio's session hash; dropped when the browser tab goes away (`demo.unload`).
-Models are not kept here: sessions hold model specs and ask the process-wide cache.
+Keyed by Gradio's session hash; dropped when the browser tab goes away (`demo.unload`), or after
+SESSION_IDLE_SECONDS without a call (API clients have no tab to close). Models are not kept
+here: sessions hold model specs and ask the process-wide cache.
 """
 
+import ctypes
+import ctypes.util
 import threading
+import time
+from collections import deque
 from dataclasses import dataclass, field
+
+from ..errors import PlaygroundError
 
 from .charts import Timeline
 from .family import Preset
 from .stepper import Toy
+
+SESSION_IDLE_SECONDS = 30 * 60
+RATE_WINDOW_SECONDS = 60
 
 
 @dataclass
@@ -34,6 +45,20 @@ class Session:
     toy: Toy = field(default_factory=Toy)
     generation: int = 0  # bumped to stop the running generation at its next step
     queued: int | None = None  # the generation a triggered, not yet started run belongs to
+    memories: dict = field(default_factory=dict)  # (target, draft) -> CorrectionMemory, public mode
+    started: deque = field(default_factory=deque)  # monotonic start times of recent runs
+    last_seen: float = field(default_factory=time.monotonic)
+
+    def admit(self, runs: int, per_minute: int) -> None:
+        """Count `runs` new generations against the limit of `per_minute` (0: none), or refuse."""
+        now = time.monotonic()
+        while self.started and now - self.started[0] > RATE_WINDOW_SECONDS:
+            self.started.popleft()
+        if per_minute and len(self.started) + runs > per_minute:
+            wait = RATE_WINDOW_SECONDS - (now - self.started[0]) if self.started else RATE_WINDOW_SECONDS
+            raise PlaygroundError(f"this deployment allows {per_minute} runs per minute per visitor (a compare "
+                                  f"counts each column): try again in {max(1, round(wait))} s")
+        self.started.extend([now] * runs)
 
     def claim(self) -> int:
         """The generation a starting run belongs to: the one its trigger queued, else the
@@ -43,17 +68,43 @@ class Session:
         return mine
 
 
+def _return_free_memory() -> None:
+    """glibc keeps the pages that runs freed in its arenas (one per worker thread) instead of
+    giving them back to the system; malloc_trim gives them back. Elsewhere there is no such call."""
+    if _LIBC is not None and hasattr(_LIBC, "malloc_trim"):
+        _LIBC.malloc_trim(0)
+
+
+_LIBC = ctypes.CDLL(ctypes.util.find_library("c")) if ctypes.util.find_library("c") else None
+
+
 class Sessions:
-    def __init__(self):
+    def __init__(self, idle_seconds: float = SESSION_IDLE_SECONDS):
         self._sessions: dict[str, Session] = {}
         self._lock = threading.Lock()
+        self.idle_seconds = idle_seconds
 
     def get(self, key: str) -> Session:
+        self._drop_idle()
         with self._lock:
-            return self._sessions.setdefault(key, Session())
+            session = self._sessions.setdefault(key, Session())
+            session.last_seen = time.monotonic()
+            return session
 
     def drop(self, key: str) -> None:
         with self._lock:
             session = self._sessions.pop(key, None)
         if session and session.stepping:
             session.stepping.steps.close()
+        if session:
+            _return_free_memory()
+
+    def __len__(self) -> int:
+        return len(self._sessions)
+
+    def _drop_idle(self) -> None:
+        now = time.monotonic()
+        with self._lock:
+            idle = [key for key, s in self._sessions.items() if now - s.last_seen > self.idle_seconds]
+        for key in idle:
+            self.drop(key)

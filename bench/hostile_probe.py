@@ -1,0 +1,461 @@
+"""Bad input through the CLI, the Python API and the app, counted: how often the answer is one
+clear line (the project's error), and how often it is something else.
+
+    HF_HUB_OFFLINE=1 GRADIO_ANALYTICS_ENABLED=False python -m bench.hostile_probe [--only cli,api,ui] [--verbose]
+
+CLI: `main(argv)` in this process with file descriptors 1 and 2 captured, so library output
+counts too; a refusal must exit 2 with one `error:` line on stderr, `--json` must print valid
+JSON. API: `playground.generate` on tiny in-code models; a refusal must be a one-line
+PlaygroundError. UI: the app in public mode on tiny models, driven over HTTP by gradio_client;
+a refusal must be a status line without a Python exception name, never Gradio's opaque
+"upstream app raised an exception". Some cases expect a refusal ("bad"), some a result with a
+note ("note"), some a result ("ok"): a bad case that runs counts as accepted silently.
+"""
+
+import argparse
+import contextlib
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import traceback
+from pathlib import Path
+
+import torch
+
+torch.set_num_threads(1)
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")
+
+import playground  # noqa: E402
+from playground.cli import main  # noqa: E402
+from playground.errors import PlaygroundError  # noqa: E402
+from tests.tiny import char_tokenizer, loaded, tiny_llama  # noqa: E402
+
+ALPHABET = "abcdefghijklmnopqrstuvwxyz .,!?<>"
+RAW_EXCEPTION = re.compile(r"\b[A-Z]\w*(Error|Exception)\b|Traceback|struct\.error")
+
+
+# -- fixtures on disk ------------------------------------------------------------------------------
+def make_files(root: Path, tokenizer) -> dict[str, str]:
+    """Tiny model folders (good and broken) and files a careless user might point at."""
+    def model_dir(name, **kwargs):
+        folder = root / name
+        tiny_llama(len(tokenizer), **kwargs).save_pretrained(folder)
+        tokenizer.save_pretrained(folder)
+        return folder
+
+    target, draft = model_dir("target", seed=1), model_dir("draft", layers=1, hidden=32, seed=2)
+    corrupt = model_dir("corrupt")
+    (corrupt / "model.safetensors").write_bytes(b"\x10\x00\x00\x00\x00\x00\x00\x00{not a header}" + b"\0" * 64)
+    broken_config = model_dir("broken-config")
+    (broken_config / "config.json").write_text("{ not json")
+    unknown = model_dir("unknown-arch")
+    config = json.loads((unknown / "config.json").read_text())
+    (unknown / "config.json").write_text(json.dumps({**config, "model_type": "no-such-arch",
+                                                     "architectures": ["NoSuchForCausalLM"]}))
+    no_weights = model_dir("no-weights")
+    (no_weights / "model.safetensors").unlink()
+    (root / "empty").mkdir()
+    (root / "garbage.gguf").write_bytes(b"GGUF\x03\x00\x00\x00" + os.urandom(40))
+    (root / "garbage.json").write_text("{ nope")
+    (root / "binary.txt").write_bytes(b"\xff\xfe\x00\x01" * 8)
+    (root / "unreadable.json").write_text("{}")
+    (root / "unreadable.json").chmod(0)
+    return {"target": str(target), "draft": str(draft), "corrupt": str(corrupt), "broken_config": str(broken_config),
+            "unknown": str(unknown), "no_weights": str(no_weights), "empty": str(root / "empty"),
+            "gguf": str(root / "garbage.gguf"), "garbage_json": str(root / "garbage.json"),
+            "binary": str(root / "binary.txt"), "unreadable": str(root / "unreadable.json"), "root": str(root)}
+
+
+# -- CLI ------------------------------------------------------------------------------------------
+def cli_cases(f: dict) -> list[tuple[str, list[str]]]:
+    """(expectation, argv); every generate case runs on the tiny models unless it names others."""
+    tiny = ["--target", f["target"], "--draft", f["draft"], "--max-new-tokens", "3"]
+    gen = ["generate", "--prompt", "hi", *tiny]
+    bad = [
+        [*gen, "--seed", str(2**70)], [*gen, "--seed", "-1"], [*gen, "--temperature", "inf"],
+        [*gen, "--temperature", "nan"], [*gen, "--tau", "nan"], [*gen, "--top-p", "0"], [*gen, "--top-k", "-1"],
+        [*gen, "--candidates", "0"], [*gen, "--candidates", "10000"], [*gen, "--max-new-tokens", "0"],
+        [*gen, "--max-new-tokens", "99999999"], [*gen, "--draft-vocab", "-1"], [*gen, "--draft-confidence", "2"],
+        [*gen, "--random-accept", "2"], [*gen, "--lambda", "nan"], [*gen, "--divergence", "hellinger"],
+        [*gen, "--draft-sampling", "best"], [*gen, "--method", "nope"], [*gen, "--candidates", "many"],
+        ["generate", "--prompt", "", *tiny], ["generate", "--prompt", "\x00", *tiny],
+        ["generate", "--prompt", "x" * 30_000, *tiny],
+        ["generate", "--prompt", "hi", "--target", "", "--max-new-tokens", "2"],
+        ["generate", "--prompt", "hi", "--draft", "", "--max-new-tokens", "2"],
+        [*gen, "--method", "psd-f"],
+        ["generate", "--prompt", "hi", "--target", f["corrupt"], "--method", "ar"],
+        ["generate", "--prompt", "hi", "--target", f["gguf"], "--method", "ar"],
+        ["generate", "--prompt", "hi", "--target", f["empty"], "--method", "ar"],
+        ["generate", "--prompt", "hi", "--target", f["broken_config"], "--method", "ar"],
+        ["generate", "--prompt", "hi", "--target", f["unknown"], "--method", "ar"],
+        ["generate", "--prompt", "hi", "--target", f["no_weights"], "--method", "ar"],
+        ["generate", "--prompt", "hi", "--target", "/no/such/dir", "--method", "ar"],
+        ["generate", "--prompt", "hi", "--target", "nobody/no-such-model", "--method", "ar"],
+        [*gen, "--device", "tpu"], [*gen, "--device", "cuda"], [*gen, "--device", "cuda:7"], [*gen, "--device", ""],
+        [*gen, "--dtype", "int8"], [*gen, "--device-map", "bogus"],
+        [*gen, "--method", "csd", "--memory", f["root"]], [*gen, "--method", "csd", "--memory", f["garbage_json"]],
+        [*gen, "--method", "csd", "--memory", f["root"] + "/missing.json"],
+        [*gen, "--method", "csd", "--memory", f["unreadable"]],
+        ["generate", *tiny], ["generate", "--prompt"], ["generate", "--prompt", "hi", "--bogus"],
+        ["calibrate", "--out", f["root"], "--target", f["target"], "--draft", f["draft"], "--limit", "1"],
+        ["calibrate", "--out", "/proc/no/such.json", "--target", f["target"], "--draft", f["draft"], "--limit", "1"],
+        ["calibrate", "--out", f["root"] + "/m.json", "--corpus", f["root"] + "/missing.txt"],
+        ["calibrate", "--out", f["root"] + "/m.json", "--corpus", f["root"]],
+        ["calibrate", "--out", f["root"] + "/m.json", "--corpus", f["binary"]],
+        ["calibrate", "--out", f["root"] + "/m.json", "--target", "", "--draft", f["draft"], "--limit", "1"],
+        ["calibrate", "--out", f["root"] + "/m.json", "--memory", f["garbage_json"]],
+        ["calibrate", "--out", f["root"] + "/m.json", "--memory", f["root"]],
+        *[["calibrate", "--out", f["root"] + "/m.json", "--target", f["target"], "--draft", f["draft"], "--limit",
+           "1", flag, value] for flag, value in [("--max-new-tokens", "0"), ("--candidates", "0"),
+                                                 ("--temperature", "inf"), ("--seed", str(2**70)),
+                                                 ("--device", "tpu"), ("--dtype", "int8"), ("--limit", "x")]],
+        ["calibrate"],
+        *[["bench", "--out", f["root"] + "/bench", "--target", f["target"], "--draft", f["draft"], "--limit", "1",
+           "--max-new-tokens", "2", "--methods", "sd", "--no-random-control", flag, value]
+          for flag, value in [("--methods", "nope"), ("--taus", "x"), ("--candidates", "0"), ("--family", "nope"),
+                              ("--prompts", f["root"] + "/missing.jsonl"), ("--repeats", "0"), ("--threads", "-1"),
+                              ("--max-new-tokens", "0"), ("--temperature", "inf"), ("--device", "tpu"),
+                              ("--out", f["gguf"]), ("--target", "")]],
+        ["bench"],
+        ["serving", "--candidates", "0"], ["serving", "--method", "nope"], ["serving", "--target", ""],
+        ["serving", "--candidates", "x"],
+        ["models", "--bogus"], ["methods", "extra"], [], ["nope"],
+    ]
+    notes = [[*gen, "--method", "sd", "--tau", "0.3"], [*gen, "--method", "ar", "--candidates", "3"]]
+    ok = [[*gen, "--json"], [*gen, "--method", "fsd", "--lambda", "inf", "--json"]]
+    return [("bad", a) for a in bad] + [("note", a) for a in notes] + [("ok", a) for a in ok]
+
+
+def wrong_cause(text: str, memory: str | None, message: str) -> bool:
+    """A refusal that blames something else: 'offline' for a local file, the embedded qualifier
+    for one that was never given, 'not found' for a memory path that is a directory."""
+    if "/tmp" in text and "offline" in message:
+        return True
+    if "psd-f" in text and "smollm2-qualifier" in message:
+        return True
+    return bool(memory) and os.path.isdir(memory) and "not found" in message
+
+
+@contextlib.contextmanager
+def captured_fds():
+    """Redirect file descriptors 1 and 2 (Python, C and library output alike) to files."""
+    files = {fd: tempfile.TemporaryFile(mode="w+b") for fd in (1, 2)}
+    saved = {fd: os.dup(fd) for fd in files}
+    sys.stdout.flush(), sys.stderr.flush()
+    for fd, handle in files.items():
+        os.dup2(handle.fileno(), fd)
+    result = {}
+    try:
+        yield result
+    finally:
+        sys.stdout.flush(), sys.stderr.flush()
+        for fd, handle in files.items():
+            os.dup2(saved[fd], fd)
+            os.close(saved[fd])
+            handle.seek(0)
+            result[fd] = handle.read().decode("utf-8", "replace")
+
+
+def run_cli_case(argv: list[str]) -> tuple[int, str, str, bool]:
+    with captured_fds() as out:
+        escaped = False
+        try:
+            code = main(argv)
+        except SystemExit as exit_info:
+            code = exit_info.code if isinstance(exit_info.code, int) else 1
+        except BaseException:  # noqa: BLE001  (what this probe counts)
+            traceback.print_exc()
+            code, escaped = 1, True
+    return code, out[1], out[2], escaped
+
+
+def classify_cli(expect: str, argv: list[str]) -> str:
+    code, stdout, stderr, escaped = run_cli_case(argv)
+    lines = [line for line in stderr.splitlines() if line.strip()]
+    if escaped or "Traceback" in stderr:
+        return "traceback"
+    if "--json" in argv and code == 0:
+        try:
+            json.loads(stdout, parse_constant=lambda name: (_ for _ in ()).throw(ValueError(name)))
+        except ValueError:
+            return "invalid JSON"
+    if expect == "bad":
+        if code == 0:
+            return "accepted silently"
+        if code != 2:
+            return f"exit {code}"
+        if not (len(lines) == 1 and lines[0].startswith("error:")):
+            return "multi-line error"
+        memory = argv[argv.index("--memory") + 1] if "--memory" in argv else None
+        return "wrong cause" if wrong_cause(" ".join(argv), memory, lines[0]) else "clear"
+    if code != 0:
+        return "refused a good input" if expect == "ok" else "refused (expected a note)"
+    if expect == "note" and not any("note" in line.lower() for line in lines):
+        return "ignored silently"
+    return "clear"
+
+
+def broken_pipe_case(f: dict) -> str:
+    """`generate --json | head -c 1`: the reader leaves early; no traceback may follow."""
+    command = [sys.executable, "-m", "playground", "generate", "--prompt", "hi", "--target", f["target"],
+               "--draft", f["draft"], "--max-new-tokens", "40", "--json"]
+    shell = " ".join(f"'{part}'" for part in command) + " | head -c 1"
+    result = subprocess.run(["bash", "-c", shell], capture_output=True, text=True, timeout=300)
+    return "traceback" if "Traceback" in result.stderr or "BrokenPipe" in result.stderr else "clear"
+
+
+# -- API ------------------------------------------------------------------------------------------
+API_BAD_VALUES = {
+    int: [None, "3", True, 3.7, -1, 2**70, float("inf"), float("nan"), [1]],
+    float: [None, "0.5", True, float("inf"), float("-inf"), float("nan"), -1.0, [0.1]],
+    bool: [None, "no", "yes", 1, 0.5],
+    str: [None, 3, "", "   ", "nope"],
+}
+
+
+# Values among API_BAD_VALUES that mean something: lambda inf disables rescue, random_accept -1 is
+# "off", a top_k or draft_vocab beyond the vocabulary keeps every token.
+VALID_EXTREMES = {("lambda_", float("inf")), ("random_accept", -1.0), ("top_k", 2**70), ("draft_vocab", 2**70)}
+
+
+def api_cases(f: dict) -> list[tuple[str, dict]]:
+    from dataclasses import fields  # noqa: PLC0415
+
+    from playground.config import GenerationConfig  # noqa: PLC0415
+
+    cases = []
+    for field in fields(GenerationConfig):
+        kind = {"int": int, "float": float, "bool": bool, "str": str}.get(field.type, field.type)
+        for value in API_BAD_VALUES[kind]:
+            if field.name in ("memory",) and value in ("", "   "):
+                continue  # empty memory means "none": a valid value
+            if any(field.name == name and type(value) is type(v) and value == v for name, v in VALID_EXTREMES):
+                continue
+            method = "csd" if field.name in ("memory", "lambda_", "gate_tau") else \
+                "psd-f" if field.name in ("tau_q", "tau_t", "draft_length", "qualifier_length") else \
+                "fsd" if field.name in ("tau", "divergence", "random_accept") else "sd"
+            options = {"method": method, field.name: value} if field.name != "method" else {field.name: value}
+            cases.append(("bad", {"options": options}))
+    for path in ("root", "garbage_json", "unreadable", "gguf"):
+        cases.append(("bad", {"options": {"method": "csd", "memory": f[path]}}))
+    for spec in ("corrupt", "gguf", "empty", "broken_config", "unknown", "no_weights"):
+        cases.append(("bad", {"options": {"method": "ar"}, "target": f[spec]}))
+    for device in ("tpu", "cuda", "cuda:7", "gpu"):
+        cases.append(("bad", {"options": {"method": "ar"}, "target": f["target"], "device": device}))
+    cases += [("bad", {"options": {"method": "ar"}, "target": f["target"], "dtype": "int8"}),
+              ("bad", {"options": {"method": "ar"}, "target": f["target"], "device_map": "bogus"}),
+              ("bad", {"options": {"method": "ar"}, "target": ""}),
+              ("bad", {"options": {"method": "psd-f"}, "target": f["target"], "draft": f["draft"], "qualifier": None}),
+              ("bad", {"prompt": None}), ("bad", {"prompt": 42}), ("bad", {"options": {"bogus": 1}})]
+    cases += [("note", {"options": {"method": "sd", "tau": 0.3}}), ("note", {"options": {"method": "ar", "candidates": 2}})]
+    return cases
+
+
+def classify_api(expect: str, case: dict, family: dict) -> str:
+    kwargs = {role: case.get(role, family[role]) for role in ("target", "draft", "qualifier")}
+    kwargs.update({k: case[k] for k in ("device", "dtype", "device_map") if k in case})
+    options = {"max_new_tokens": 3, **case.get("options", {})}
+    try:
+        run = playground.generate(case.get("prompt", "hello"), **kwargs, **options)
+    except PlaygroundError as error:
+        if expect != "bad":
+            return "refused a good input"
+        if "\n" in str(error):
+            return "multi-line error"
+        memory = case.get("options", {}).get("memory")
+        return "wrong cause" if wrong_cause(repr(case), memory if isinstance(memory, str) else None,
+                                            str(error)) else "clear"
+    except Exception:  # noqa: BLE001  (what this probe counts)
+        return "raw exception"
+    try:
+        json.dumps(run.to_dict(), allow_nan=False, default=str)
+    except ValueError:
+        return "invalid JSON"
+    if expect == "bad":
+        return "accepted silently"
+    if expect == "note" and not getattr(run, "notes", None):
+        return "ignored silently"
+    return "clear"
+
+
+# -- UI -------------------------------------------------------------------------------------------
+def ui_cases(f: dict) -> list[tuple[str, str, dict]]:
+    """(expectation, endpoint, overrides of the default inputs)."""
+    c = [
+        ("generate", {"candidates": None}), ("generate", {"seed": None}), ("generate", {"seed": 2**70}),
+        ("generate", {"seed": -1}), ("generate", {"max_new_tokens": 600}), ("generate", {"max_new_tokens": "x"}),
+        ("generate", {"temperature": None}), ("generate", {"candidates": 99}), ("generate", {"method": "nope"}),
+        ("generate", {"method": None}), ("generate", {"prompt": None}), ("generate", {"prompt": "x" * 30_000}),
+        ("generate", {"prompt": "a\x00b"}), ("generate", {"top_p": 0}), ("generate", {"show_rejected": "no"}),
+        ("generate", {"method": "csd", "memory": "/etc/shadow"}), ("generate", {"method": "csd", "memory": "/etc"}),
+        ("generate", {"method": "csd", "memory": "/no/such/file"}),
+        ("generate", {"method": "csd", "memory": f["unreadable"]}),
+        ("compare", {"method": "fsd", "sweep_values": ", ".join(["0.5"] * 300)}),
+        ("compare", {"sweep_option": "max_new_tokens", "sweep_values": "2048"}),
+        ("compare", {"sweep_option": "candidates", "sweep_values": "64"}),
+        ("compare", {"sweep_values": "a, b"}), ("compare", {"method": "fsd", "sweep_values": "inf"}),
+        ("compare", {"method": "fsd", "sweep_values": "1e309"}), ("compare", {"sweep_option": "nope"}),
+        ("compare", {"mode": "methods", "methods": []}), 
+        ("compare", {"method": "csd", "memory": "/etc/shadow"}),
+        ("load", {"target": "", "draft": "", "qualifier": ""}), ("load", {"target": "/etc/shadow"}),
+        ("load", {"target": "/etc"}), ("load", {"target": "nobody/model"}), ("load", {"target": None}),
+        ("step", {"position": "x"}), ("step", {"position": -1}), ("step", {"seed": 2**70}),
+        ("step", {"method": "csd", "memory": "/etc/shadow"}),
+    ]
+    ok = [  # sweeps of integer options, and a long list of one method (run once)
+        ("compare", {"sweep_option": "candidates", "sweep_values": "2, 3"}),
+        ("compare", {"sweep_option": "top_k", "sweep_values": "1, 5"}),
+        ("compare", {"sweep_option": "seed", "sweep_values": "1, 2"}),
+        ("compare", {"sweep_option": "max_new_tokens", "sweep_values": "2, 4"}),
+        ("compare", {"method": "psd-f", "sweep_option": "draft_length", "sweep_values": "1, 2"}),
+        ("compare", {"mode": "methods", "methods": ["sd"] * 40}),
+    ]
+    return [("bad", endpoint, overrides) for endpoint, overrides in c] + [("ok", e, o) for e, o in ok]
+
+
+def _ui_inputs(endpoint: str, overrides: dict) -> list:
+    from playground.ui.options import all_controls  # noqa: PLC0415
+
+    values = {c.name: c.default for c in all_controls()} | {"max_new_tokens": 3}
+    values |= {k: v for k, v in overrides.items() if k in values}
+    controls = [values[c.name] for c in all_controls()]
+    o = {"prompt": "hello there", "method": "sd", "show_rejected": False, "mode": "sweep", "sweep_option": "tau",
+         "sweep_values": "0.1", "methods": ["ar"], "position": 0,
+         "target": "tiny-target", "draft": "tiny-draft", "qualifier": "tiny-qualifier"} | overrides
+    return {
+        "generate": [o["prompt"], o["method"], o["show_rejected"], *controls],
+        "compare": [o["prompt"], o["method"], o["mode"], o["sweep_option"], o["sweep_values"], o["methods"], *controls],
+        "step": [o["prompt"], o["method"], o["position"], *controls],
+        "load": [o["target"], o["draft"], o["qualifier"], o["method"]],
+    }[endpoint]
+
+
+def probed_path(overrides: dict) -> str | None:
+    path = overrides.get("memory") or overrides.get("target")
+    return path if isinstance(path, str) and path.startswith("/") else None
+
+
+def classify_ui(client_factory, expect: str, endpoint: str, overrides: dict, answers: dict) -> str:
+    client = client_factory()
+    try:
+        result = client.predict(*_ui_inputs(endpoint, overrides), api_name=f"/{endpoint}")
+    except Exception as error:  # noqa: BLE001  (what this probe counts)
+        text = str(error)
+        answers[endpoint, probed_path(overrides)] = text
+        if "upstream" in text.lower() or not text.strip():
+            return "opaque"
+        return "raw exception text" if RAW_EXCEPTION.search(text) else "clear"
+    status = result if isinstance(result, str) else result[0]
+    answers[endpoint, probed_path(overrides)] = status
+    if endpoint == "compare" and "compare-column" in status:
+        return "clear" if expect == "ok" and status.count("compare-column") <= 8 else "accepted silently"
+    if expect == "ok":
+        return "refused a good input"
+    if RAW_EXCEPTION.search(status):
+        return "raw exception text"
+    if endpoint == "load" and "status-error" not in status:
+        try:
+            after = client.predict(*_ui_inputs("generate", {}), api_name="/generate")[0]
+        except Exception:  # noqa: BLE001
+            return "session broken"
+        return "session broken" if "status-error" in after or "done" not in after else "accepted silently"
+    if "status-error" in status or "error" in status.lower():
+        return "clear"
+    return "accepted silently"
+
+
+def told_apart(answers: dict) -> list[str]:
+    """Per endpoint, the probed server paths whose answers differ (the path itself blanked out)."""
+    differing = []
+    for endpoint in {e for e, path in answers if path}:
+        by_path = {path: text.replace(path, "PATH") for (e, path), text in answers.items() if e == endpoint and path}
+        if len(set(by_path.values())) > 1:
+            differing += [f"{endpoint} {path}" for path in by_path]
+    return differing
+
+
+def probe_ui(family: dict, files: dict, verbose: bool) -> dict:
+    from gradio_client import Client  # noqa: PLC0415
+
+    from playground.models import load_model  # noqa: PLC0415
+    from playground.ui import build_demo, launch_options  # noqa: PLC0415
+    from playground.ui.family import Preset  # noqa: PLC0415
+
+    os.environ["PLAYGROUND_PUBLIC"] = "1"
+    by_spec = {m.spec: m for m in family.values()}
+    preset = Preset("tiny", "tiny-target", "tiny-draft", "tiny-qualifier", "tiny test family", method="sd")
+    demo = build_demo(loader=lambda spec: by_spec.get(spec) or load_model(spec), presets=[preset])
+    _, url, _ = demo.queue().launch(prevent_thread_lock=True, server_name="127.0.0.1", quiet=True,
+                                    **launch_options())
+    tally = {}
+    try:
+        answers = {}
+        with captured_fds() as log:  # the server's log: Gradio prints each unexpected exception there
+            for expect, endpoint, overrides in ui_cases(files):
+                verdict = classify_ui(lambda: Client(url, verbose=False), expect, endpoint, overrides, answers)
+                tally.setdefault(verdict, []).append(f"{endpoint} {_short(overrides)}")
+        tally["file probes told apart"] = told_apart(answers)
+    finally:
+        demo.close()
+        os.environ.pop("PLAYGROUND_PUBLIC", None)
+    if verbose:
+        for verdict, cases in tally.items():
+            print("\n".join(f"ui  {verdict:22} {case}" for case in cases), flush=True)
+    return tally, log[2].count("Traceback (most recent call last)")
+
+
+def _short(value) -> str:
+    text = repr(value)
+    return text if len(text) < 90 else text[:87] + "..."
+
+
+def summarize(name: str, tally: dict) -> str:
+    total = sum(len(v) for k, v in tally.items() if k != "file probes told apart")
+    counts = ", ".join(f"{k} {len(v)}" for k, v in sorted(tally.items(), key=lambda kv: -len(kv[1])))
+    return f"{name}: {total} tried: {counts}"
+
+
+def run(parts: set, verbose: bool) -> list[str]:
+    tokenizer = char_tokenizer(ALPHABET)
+    vocab = len(tokenizer)
+    family = {"target": loaded("tiny-target", tiny_llama(vocab, seed=1), tokenizer),
+              "draft": loaded("tiny-draft", tiny_llama(vocab, layers=1, hidden=32, seed=2), tokenizer),
+              "qualifier": loaded("tiny-qualifier", tiny_llama(vocab, hidden=48, seed=3), tokenizer)}
+    lines = []
+    with tempfile.TemporaryDirectory() as root:
+        files = make_files(Path(root), tokenizer)
+        if "cli" in parts:
+            tally = {}
+            for expect, argv in cli_cases(files):
+                verdict = classify_cli(expect, argv)
+                tally.setdefault(verdict, []).append(" ".join(argv)[-110:])
+                if verbose:
+                    print(f"cli {verdict:22} {_short(argv[:1] + argv[-4:])}", flush=True)
+            tally.setdefault(broken_pipe_case(files), []).append("generate --json | head -c 1")
+            lines.append(summarize("CLI", tally))
+        if "api" in parts:
+            tally = {}
+            for expect, case in api_cases(files):
+                verdict = classify_api(expect, case, family)
+                tally.setdefault(verdict, []).append(_short(case))
+                if verbose:
+                    print(f"api {verdict:22} {_short(case)}", flush=True)
+            lines.append(summarize("API", tally))
+        if "ui" in parts:
+            tally, tracebacks = probe_ui(family, files, verbose)
+            lines.append(summarize("UI", tally) + f"; {tracebacks} tracebacks in the server log")
+        Path(files["unreadable"]).chmod(0o600)
+    return lines
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--only", default="cli,api,ui", help="comma-separated: cli, api, ui")
+    parser.add_argument("--verbose", action="store_true", help="print every case and its verdict")
+    args = parser.parse_args()
+    for line in run(set(args.only.split(",")), args.verbose):
+        print(line)

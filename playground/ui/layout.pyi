@@ -1,0 +1,270 @@
+"""The playground's Blocks, built in one function; events are wired next to their components.
+
+Handlers live in handlers.py and take a session key first; `_keyed` turns Gradio's request into
+that key. `build_demo(loader=..., presets=...)` lets tests run the whole app on tiny models.
+"""
+
+import inspect
+import math
+import tomllib
+from dataclasses import dataclass
+from pathlib import Path
+
+import gradio as gr
+
+from ..limits import current_limits
+from ..methods import METHODS
+from . import render
+from .charts import CHARTS
+from .handlers import Handlers
+from .options import all_controls, method_choices, visible_options
+from .stepper import Toy
+
+ASSETS = Path(__file__).resolve().parents[2] / "assets"
+CSS_PATH = ASSETS / "ui.css"
+DEFAULT_METHOD = "sd" if "sd" in METHODS else next(iter(METHODS))
+PRIVATE = {"api_visibility": "private"}
+
+
+def load_examples(path: Path = ASSETS / "examples.toml") -> list[dict]:
+    return tomllib.loads(path.read_text(encoding="utf-8"))["example"] if path.is_file() else []
+
+
+def launch_options() -> dict:
+    """What Gradio 6 takes at launch() rather than Blocks(): the theme, the stylesheet, and the
+    largest upload Gradio accepts at all (the handlers check their own limits too)."""
+    return {"css": CSS_PATH.read_text(encoding="utf-8"), "theme": gr.themes.Soft(),
+            "max_file_size": current_limits().max_upload_bytes}
+
+
+class _NumberInput:
+    """Refuses a value that is not a finite number in one line (gr.Error), where Gradio's own
+    preprocessing would raise a TypeError that reaches a visitor only as an opaque failure."""
+
+    def preprocess(self, payload):
+        if payload is not None or isinstance(self, gr.Slider):
+            finite = isinstance(payload, (int, float)) and not isinstance(payload, bool) and math.isfinite(payload)
+            if not finite:
+                raise gr.Error(f"{self.label} must be a number, got {payload!r}")
+        return super().preprocess(payload)
+
+from gradio.events import Dependency
+
+class Slider(_NumberInput, gr.Slider):
+    pass
+    from typing import Callable, Literal, Sequence, Any, TYPE_CHECKING
+    from gradio.blocks import Block
+    if TYPE_CHECKING:
+        from gradio.components import Timer
+        from gradio.components.base import Component
+
+
+class Number(_NumberInput, gr.Number):
+    pass
+    from typing import Callable, Literal, Sequence, Any, TYPE_CHECKING
+    from gradio.blocks import Block
+    if TYPE_CHECKING:
+        from gradio.components import Timer
+        from gradio.components.base import Component
+
+
+def _keyed(handler, decorate=None):
+    """A Gradio callback calling `handler(session_key, *inputs)`; generators stay generators."""
+    if inspect.isgeneratorfunction(handler):
+        def callback(request: gr.Request, *inputs):
+            yield from handler(request.session_hash, *inputs)
+    else:
+        def callback(request: gr.Request, *inputs):
+            return handler(request.session_hash, *inputs)
+    return decorate(callback) if decorate else callback
+
+
+def _offer(handler):
+    """Show the download box only when the handler produced a file (path, other) -> (File, other)."""
+    def offer(key):
+        path, other = handler(key)
+        return gr.File(value=path, visible=path is not None), other
+    return offer
+
+
+@dataclass
+class Shared:
+    """Components and helpers every tab uses."""
+
+    handlers: Handlers
+    gpu: object
+    method: gr.Dropdown
+    widgets: list
+    status: gr.HTML
+    prompt: gr.Textbox = None
+
+
+def _component(control):
+    common = {"label": control.label, "info": control.help, "elem_id": control.elem_id, "value": control.default,
+              "visible": control.name in visible_options(DEFAULT_METHOD)}
+    if control.kind == "slider":
+        low, high, step = control.range
+        return Slider(low, high, step=step, **common)
+    if control.kind == "dropdown":
+        return gr.Dropdown(choices=list(control.choices), **common)
+    if control.kind == "checkbox":
+        return gr.Checkbox(**common)
+    if control.kind == "text":
+        return gr.Textbox(**common)
+    return Number(precision=0 if isinstance(control.default, int) else None, **common)
+
+
+def build_demo(loader=None, presets=None, gpu=None) -> gr.Blocks:
+    """The whole app. `loader(spec) -> LoadedModel` and `presets` default to the project's;
+    `gpu` decorates the model-running callbacks (spaces.GPU on ZeroGPU)."""
+    handlers = Handlers(loader, presets)
+    with gr.Blocks(title="Speculative decoding playground") as demo:
+        gr.Markdown("# Speculative decoding playground\nA draft proposes, the target verifies. "
+                    "Every token is colored by who wrote it; hover a token to see why.")
+        with gr.Row():
+            with gr.Column(scale=1, min_width=320, elem_id="sidebar"):
+                status = gr.HTML(elem_id="status")
+                method, loading = _family_panel(handlers, status)
+                about = gr.Markdown(elem_id="method-about")
+                widgets = [_component(c) for c in all_controls()]
+            with gr.Column(scale=3):
+                shared = Shared(handlers, gpu, method, widgets, status)
+                with gr.Tabs(elem_id="tabs"):
+                    with gr.Tab("Generate", id="generate-tab"):
+                        _generate_tab(shared)
+                    with gr.Tab("Compare", id="compare-tab"):
+                        _compare_tab(shared)
+                    with gr.Tab("Step mode", id="step-tab"):
+                        _step_tab(shared)
+                    with gr.Tab("Toy: seed-001 example", id="toy-tab"):
+                        _toy_tab(handlers)
+        on_method = _keyed(handlers.method_changed)
+        method.change(on_method, method, [*widgets, about], **PRIVATE)
+        loading.then(on_method, method, [*widgets, about], **PRIVATE)  # the new preset's defaults
+        demo.load(on_method, method, [*widgets, about], **PRIVATE)
+        demo.unload(_keyed(handlers.sessions.drop))
+    return demo
+
+
+def _family_panel(handlers: Handlers, status):
+    """The model family controls and the method dropdown; returns (method, the load event)."""
+    names, first = [p.name for p in handlers.presets], handlers.presets[0]
+    with gr.Accordion("Model family", open=True):
+        preset = gr.Dropdown(names, value=names[0], label="preset", elem_id="preset")
+        specs = [gr.Textbox(getattr(first, role), label=role, elem_id=f"{role}-spec",
+                            info="embedded name, local directory, .gguf file or hub id")
+                 for role in ("target", "draft", "qualifier")]
+        with gr.Row():
+            load = gr.Button("Load", elem_id="load")
+            unload = gr.Button("Unload", elem_id="unload")
+        family = gr.Markdown(first.description, elem_id="family-info")
+    method = gr.Dropdown(method_choices(), value=DEFAULT_METHOD, label="method", elem_id="method")
+
+    def on_load(target, draft, qualifier, current, request: gr.Request, progress=gr.Progress()):
+        return handlers.load(request.session_hash, target, draft, qualifier, current, progress)
+
+    preset.input(handlers.preset, preset, [*specs, family, method], **PRIVATE)
+    loading = load.click(on_load, [*specs, method], [status, family, method], api_name="load")
+    unload.click(_keyed(handlers.unload), None, [status, family], api_name="unload")
+    return method, loading
+
+
+def _generate_tab(ui: Shared) -> None:
+    examples = load_examples()
+    ui.prompt = gr.Textbox(examples[0]["prompt"] if examples else "", label="prompt", lines=3, elem_id="prompt")
+    if examples:
+        gr.Examples([[e["prompt"]] for e in examples], [ui.prompt], label="Examples (one click loads the prompt)",
+                    example_labels=[e["label"] for e in examples], elem_id="examples")
+    with gr.Row():
+        generate = gr.Button("Generate", variant="primary", elem_id="generate")
+        stop = gr.Button("Stop", variant="stop", elem_id="stop")
+        show_rejected = gr.Checkbox(False, label="show rejected drafts", elem_id="show-rejected")
+    gr.HTML(render.legend_html(), elem_id="legend")
+    output = gr.HTML(elem_id="output")
+    stats = gr.HTML(elem_id="stats")
+    with gr.Row(elem_id="charts"):
+        plots = [gr.Plot(elem_id=elem_id, show_label=False, min_width=340) for elem_id, _ in CHARTS]
+    with gr.Row():
+        export_json = gr.Button("Export run (JSON)", elem_id="export-json", size="sm")
+        export_charts = gr.Button("Export charts (HTML)", elem_id="export-charts", size="sm")
+        memory = gr.Button("CSD correction memory", elem_id="csd-memory", size="sm")
+    download = gr.File(label="download", elem_id="download", interactive=False, visible=False)
+    upload = gr.File(label="CSD correction memory to start from (JSON from `calibrate` or a download)",
+                     file_types=[".json"], type="filepath", elem_id="csd-memory-upload", height=90)
+    memory_view = gr.HTML(elem_id="csd-memory-view")
+    gr.Markdown("Charts export as interactive HTML (PNG export needs `kaleido`, which is not installed).")
+
+    # Every trigger first stops the session's running generation (at its next step, so it ends
+    # with its own final view), then bumps a counter whose change starts the new run. So
+    # releasing a slider re-runs the same prompt and seed at once.
+    tick = gr.State(0)
+    tick.change(_keyed(ui.handlers.generate, ui.gpu), [ui.prompt, ui.method, show_rejected, *ui.widgets],
+                [ui.status, output, stats, *plots], api_name="generate", show_progress="hidden")
+    releases = [w.release for w in ui.widgets if isinstance(w, gr.Slider)]
+    gr.on([generate.click, ui.prompt.submit, *releases], _keyed(ui.handlers.restart), tick, tick, **PRIVATE)
+    stop.click(_keyed(ui.handlers.stop), None, None, **PRIVATE)
+    show_rejected.change(_keyed(ui.handlers.rerender), show_rejected, output, **PRIVATE)
+    export_json.click(_keyed(_offer(ui.handlers.export_json)), None, [download, ui.status], api_name="export_json")
+    export_charts.click(_keyed(_offer(ui.handlers.export_charts)), None, [download, ui.status],
+                        api_name="export_charts")
+    memory.click(_keyed(_offer(ui.handlers.correction_memory)), None, [download, memory_view],
+                 api_name="correction_memory")
+    upload.upload(_keyed(ui.handlers.upload_memory), upload, memory_view, api_name="upload_memory")
+
+
+def _compare_tab(ui: Shared) -> None:
+    gr.Markdown("Run the prompt above with the same seed several times: sweep one option of the chosen "
+                "method (e.g. tau), or put methods side by side. Each column is scored against a "
+                "target-only run: token agreement, and the target's mean log-likelihood of the text.")
+    with gr.Row():
+        mode = gr.Radio([("sweep an option", "sweep"), ("methods side by side", "methods")], value="sweep",
+                        label="compare", elem_id="compare-mode")
+        option = gr.Dropdown([c.name for c in all_controls()], value="tau", label="option to sweep",
+                             elem_id="compare-option")
+        values = gr.Textbox("0.1, 0.3, 0.6", label="values", elem_id="compare-values")
+        methods = gr.CheckboxGroup([name for _, name in method_choices()], value=["ar", DEFAULT_METHOD],
+                                   label="methods", elem_id="compare-methods")
+    start = gr.Button("Compare", variant="primary", elem_id="compare")
+    view = gr.HTML(elem_id="compare-view")
+    start.click(_keyed(ui.handlers.compare, ui.gpu), [ui.prompt, ui.method, mode, option, values, methods,
+                                                      *ui.widgets], view, api_name="compare")
+
+
+def _step_tab(ui: Shared) -> None:
+    gr.Markdown("Advance one verification round at a time: the drafted candidates, the acceptance test "
+                "of each, and which token was emitted and why. The bars show the top tokens of p "
+                "(target), q (draft) and the residual max(0, p - q) at one candidate position.\n\n"
+                "**What a round costs.** K draft steps (each c of a target step) plus one target pass "
+                "over the K+1 new tokens. On a GPU that pass costs about one target step; on a CPU it "
+                "costs more (the stats show it as *verification pass / target step*), so the predicted "
+                "speedup is tokens per round / (K c + that cost): the draft must be cheap and right "
+                "often enough to pay for both.")
+    with gr.Row():
+        step = gr.Button("Step one round", variant="primary", elem_id="step")
+        reset = gr.Button("Restart", elem_id="step-reset")
+        position = Slider(0, 15, step=1, value=0, label="candidate position (0 = first)",
+                             elem_id="step-position")
+    text = gr.HTML(elem_id="step-output")
+    explanation = gr.HTML(elem_id="step-explanation")
+    bars = gr.Plot(elem_id="step-bars", show_label=False)
+    step.click(_keyed(ui.handlers.step, ui.gpu), [ui.prompt, ui.method, position, *ui.widgets],
+               [ui.status, text, explanation, bars], api_name="step")
+    reset.click(_keyed(ui.handlers.step_reset), None, ui.status, **PRIVATE)
+    position.change(_keyed(ui.handlers.step_position), position, bars, **PRIVATE)
+
+
+def _toy_tab(handlers: Handlers) -> None:
+    gr.Markdown("The worked example of seed 001: p = [0.6, 0.3, 0.1] (target) and q = [0.4, 0.4, 0.2] "
+                "(draft) over A, B, C. Each round draws x ~ q, accepts it with min(1, p(x)/q(x)), and on "
+                "a rejection draws from the residual norm(max(0, p - q)) = [1, 0, 0]. Over many rounds "
+                "the emitted tokens follow p exactly.")
+    with gr.Row():
+        seed = Number(0, precision=0, label="seed", elem_id="toy-seed")
+        one = gr.Button("Step one round", variant="primary", elem_id="toy-step")
+        many = gr.Button("Run 100 rounds", elem_id="toy-many")
+        reset = gr.Button("Reset", elem_id="toy-reset")
+    table = gr.HTML(render.toy_html(Toy()), elem_id="toy-table")
+    bars = gr.Plot(elem_id="toy-bars", show_label=False)
+    one.click(_keyed(handlers.toy_step), None, [table, bars], **PRIVATE)
+    many.click(_keyed(lambda key: handlers.toy_step(key, 100)), None, [table, bars], **PRIVATE)
+    reset.click(_keyed(handlers.toy_reset), seed, [table, bars], **PRIVATE)
