@@ -6,6 +6,7 @@ import math
 import pytest
 
 from playground import correction_memory
+from playground.errors import PlaygroundError
 from playground.methods import METHODS
 from playground.ui import charts, render
 from playground.ui.family import Preset, project_presets
@@ -41,9 +42,15 @@ def test_every_registered_method_is_offered():
 
 
 def test_only_the_methods_options_are_passed():
-    options = options_from_values("ar", values(tau=0.9))
+    options = options_from_values("ar", values(tau=0.5))
     assert "tau" not in options and options["max_new_tokens"] == 24
-    assert options_from_values("fsd", values(tau=0.9))["tau"] == 0.9
+    assert options_from_values("fsd", values(tau=0.5))["tau"] == 0.5
+
+
+def test_a_threshold_is_checked_on_the_scale_of_the_divergence_sent_with_it():
+    assert options_from_values("fsd", values(divergence="kl", tau=2.0))["tau"] == 2.0
+    with pytest.raises(PlaygroundError, match=r"tau must be between 0 and 0.693"):
+        options_from_values("fsd", values(divergence="js", tau=0.9))
 
 
 def test_method_change_shows_only_its_options_and_preset_defaults(handlers):
@@ -197,7 +204,7 @@ def test_export_before_any_run_says_so(handlers):
 
 
 def test_tau_sweep_compares_against_target_only(handlers):
-    views = list(handlers.compare(KEY, PROMPT, "fsd", "sweep", "tau", "0, 0.7", [], *values()))
+    views = list(handlers.compare(KEY, PROMPT, "fsd", "sweep", "tau", "0, 0.6", [], *values()))
     assert len(views) == 2 and views[-1].count("compare-column") == 2
     assert "fsd tau=0" in views[-1] and "agreement with target" in views[-1]
     assert "100.0%" in views[-1], "tau = 0 accepts nothing: greedy output equals the target's"

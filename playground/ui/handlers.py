@@ -24,8 +24,8 @@ from ..policy import public_mode
 from ..space import on_space
 from . import charts, render
 from .family import describe_family, load_family, project_presets, relation
-from .options import MAX_SWEEP_VALUES, THRESHOLDS, all_controls, finite_number, method_choices, options_from_values, \
-    sweep_values, threshold_scale, visible_options
+from .options import MAX_SWEEP_VALUES, THRESHOLDS, all_controls, chosen_divergence, finite_number, method_choices, \
+    options_from_values, sweep_values, threshold_scale, visible_options
 from .quality import target_ids, target_log_likelihood, token_agreement
 from .session import Sessions, Stepping
 from .stepper import Toy, bars, explain_step
@@ -272,7 +272,7 @@ class Handlers:
                 methods: list, *values):
         """Yield the compare view's HTML as each column finishes: a target-only reference first."""
         try:
-            variants = self._variants(method, mode, sweep_option, sweep_values, methods)
+            variants = self._variants(method, mode, sweep_option, sweep_values, methods, chosen_divergence(values))
             for name, variant, extra in variants:  # every setting checked before the first run
                 options_from_values(variant, values)
             self.sessions.get(key).admit(1 + len(variants), current_limits().runs_per_minute)
@@ -288,7 +288,7 @@ class Handlers:
             yield _error(error)
 
     @staticmethod
-    def _variants(method, mode, sweep_option, sweep_text, methods):
+    def _variants(method, mode, sweep_option, sweep_text, methods, divergence):
         if mode == "methods":
             for name in methods if isinstance(methods, list) else [methods]:
                 _check_method(name)
@@ -303,7 +303,7 @@ class Handlers:
             raise PlaygroundError(f"{method} does not read {sweep_option!r}: pick one of its options to sweep")
         control = next(c for c in all_controls() if c.name == sweep_option)
         return [(f"{method} {sweep_option}={value:g}", method, {sweep_option: value})
-                for value in sweep_values(control, sweep_text)]
+                for value in sweep_values(control, sweep_text, divergence)]
 
     def _finished(self, key, prompt, method, values, **override):
         options = {**options_from_values(method, values), **override}

@@ -50,6 +50,16 @@ class Slider(_NumberInput, gr.Slider):
     pass
 
 
+class ThresholdSlider(Slider):
+    """A divergence threshold: its maximum follows the divergence sent in the same request, so the
+    handler checks the range (options.coerce) rather than the maximum this page started with."""
+
+    def preprocess(self, payload):
+        if finite_number(payload) and payload > self.maximum:
+            return float(payload)
+        return super().preprocess(payload)
+
+
 class Number(_NumberInput, gr.Number):
     pass
 
@@ -90,7 +100,7 @@ def _component(control):
               "visible": control.name in visible_options(DEFAULT_METHOD)}
     if control.kind == "slider":
         low, high, step = control.range
-        return Slider(low, high, step=step, **common)
+        return (ThresholdSlider if control.name in THRESHOLDS else Slider)(low, high, step=step, **common)
     if control.kind == "dropdown":
         return gr.Dropdown(choices=list(control.choices), **common)
     if control.kind == "checkbox":

@@ -268,3 +268,18 @@ def _toy_tab(handlers: Handlers) -> None:
     one.click(_keyed(handlers.toy_step), None, [table, bars], **PRIVATE)
     many.click(_keyed(lambda key: handlers.toy_step(key, 100)), None, [table, bars], **PRIVATE)
     reset.click(_keyed(handlers.toy_reset), seed, [table, bars], **PRIVATE)
+class ThresholdSlider(Slider):
+    """A divergence threshold: its maximum follows the divergence sent in the same request, so the
+    handler checks the range (options.coerce) rather than the maximum this page started with."""
+
+    def preprocess(self, payload):
+        if finite_number(payload) and payload > self.maximum:
+            return float(payload)
+        return super().preprocess(payload)
+    from typing import Callable, Literal, Sequence, Any, TYPE_CHECKING
+    from gradio.blocks import Block
+    if TYPE_CHECKING:
+        from gradio.components import Timer
+        from gradio.components.base import Component
+
+    

@@ -116,10 +116,10 @@ def method_choices(vocabulary_relation: str | None = None, roles: set | None = N
     return [(f"{m.name}: {m.summary}", m.name) for m in usable]
 
 
-def coerce(control: Control, value):
-    """A widget value as the config field's type, inside the control's range: what the API
-    accepts is what the controls can send (sliders send floats; an empty text box means its
-    default). Anything else is refused with one line."""
+def coerce(control: Control, value, divergence: str = DEFAULT_DIVERGENCE):
+    """A widget value as the config field's type, inside the control's range (a threshold's: the
+    scale of `divergence`): what the API accepts is what the controls can send (sliders send
+    floats; an empty text box means its default). Anything else is refused with one line."""
     if control.kind == "text":
         return control.default if value is None else _checked(control, value, isinstance(value, str), "text")
     if control.kind == "checkbox":
@@ -132,6 +132,8 @@ def coerce(control: Control, value):
         value = int(value)
     if control.range:
         low, high, _ = control.range
+        if control.name in THRESHOLDS:
+            high = SCALES[divergence].slider_max
         _checked(control, value, low <= value <= high, f"between {low:g} and {high:g}")
     return value if isinstance(control.default, int) else float(value)
 
@@ -146,7 +148,7 @@ def _checked(control: Control, value, ok: bool, wanted: str):
     return value
 
 
-def sweep_values(control: Control, text: str) -> list:
+def sweep_values(control: Control, text: str, divergence: str = DEFAULT_DIVERGENCE) -> list:
     """The comma-separated values of a compare sweep, each as the option's type and in its range."""
     if control.kind not in ("slider", "number"):
         raise PlaygroundError(f"{control.label} is not a number: sweep a numeric option")
@@ -157,10 +159,17 @@ def sweep_values(control: Control, text: str) -> list:
         numbers = [float(part) for part in parts]
     except ValueError:
         raise PlaygroundError(f"sweep values must be numbers separated by commas, got {text!r}") from None
-    return [coerce(control, number) for number in numbers]
+    return [coerce(control, number, divergence) for number in numbers]
 
 
 def options_from_values(method: str, values) -> dict:
     """The keyword options for `stream()` from the controls' values (in all_controls order)."""
     wanted = visible_options(method)
-    return {c.name: coerce(c, v) for c, v in zip(all_controls(), values, strict=True) if c.name in wanted}
+    divergence = chosen_divergence(values)
+    return {c.name: coerce(c, v, divergence) for c, v in zip(all_controls(), values, strict=True) if c.name in wanted}
+
+
+def chosen_divergence(values) -> str:
+    """The divergence among the controls' values (a bad one is refused when its control is coerced)."""
+    divergence = dict(zip((c.name for c in all_controls()), values)).get("divergence")
+    return divergence if isinstance(divergence, str) and divergence in SCALES else DEFAULT_DIVERGENCE
