@@ -5,11 +5,14 @@ Models are not kept here: sessions hold model specs and ask the process-wide cac
 """
 
 import threading
+import time
 from dataclasses import dataclass, field
 
 from .charts import Timeline
 from .family import Preset
 from .stepper import Toy
+
+DRAW_WAIT = 3.0  # seconds to wait for the page to draw live charts before sending more
 
 
 @dataclass
@@ -37,6 +40,16 @@ class Session:
     toy: Toy = field(default_factory=Toy)
     generation: int = 0  # bumped to stop the running generation at its next step
     queued: int | None = None  # the generation a triggered, not yet started run belongs to
+    changes: int = 0  # control changes so far: a re-run waits until no later one arrives
+    charts_shown: bool = True  # the charts panel is open
+    charts_sent: float = 0.0  # time.monotonic() when live charts were last sent...
+    charts_drawn: float = 0.0  # ...and when the page last said it had drawn them
+
+    def charts_wanted(self) -> bool:
+        """Live charts are worth sending: their panel is open and the page has drawn the last
+        ones, or has not said so for DRAW_WAIT seconds (no page, or one in the background)."""
+        waited = time.monotonic() - self.charts_sent
+        return self.charts_shown and (self.charts_drawn >= self.charts_sent or waited > DRAW_WAIT)
 
     def claim(self) -> int:
         """The generation a starting run belongs to: the one its trigger queued, else the
