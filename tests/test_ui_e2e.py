@@ -83,6 +83,14 @@ def test_browser_generate_shows_colored_tokens_and_charts(page):
     page.screenshot(path=str(ARTIFACTS / "ui-generate.png"), full_page=True)
 
 
+def test_browser_each_chart_downloads_as_png(page):
+    page.locator("#chart-speed .js-plotly-plot").hover()
+    with page.expect_download() as download:
+        page.locator('#chart-speed .modebar-btn[data-title="Download plot as a PNG"]').click()
+    assert download.value.suggested_filename.endswith(".png")
+    assert download.value.path().read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
 def test_browser_releasing_a_slider_reruns(page):
     before = page.locator("#output").inner_html()
     slider = page.locator("#opt-temperature input[type=range]")
