@@ -4,7 +4,7 @@ The app (`app.py`, the embedded family) and a headless Chromium share the machin
 desktop. For each method and prompt, runs alternate CLI, browser, gradio_client, so load changes
 hit all three alike. Reported per method: the medians of tokens/s and of the draft/target cost
 ratio c, as the CLI measures them and as the page displays them, their ratios, and the bytes per
-second the page received while it streamed (Chromium's own count of the response bytes).
+second the page received from the queue's event stream while it streamed (Chromium's own count).
 
     python bench/browser_speed.py --methods sd,fsd --repeats 3 --out bench/results/browser_speed
     python bench/browser_speed.py --smoke        # one short run of each path: proves it works
@@ -81,15 +81,23 @@ class Page:
         self.browser = playwright.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox", "--disable-gpu"])
         self.page = self.browser.new_page(viewport={"width": 1500, "height": 1300})
         self.page.set_default_timeout(600_000)
-        self.received = 0
+        self.received, self.streams = 0, set()
         devtools = self.page.context.new_cdp_session(self.page)
+        devtools.on("Network.requestWillBeSent", self._note_stream)
         devtools.on("Network.dataReceived", self._count)
         devtools.send("Network.enable")
         self.page.goto(url, wait_until="domcontentloaded")
         self.page.locator("#generate").wait_for()
 
+    def _note_stream(self, event: dict) -> None:
+        if "/queue/data" in event["request"]["url"]:  # the queue's event stream: the runs' updates
+            self.streams.add(event["requestId"])
+
     def _count(self, event: dict) -> None:
-        self.received += event["dataLength"]
+        """Bytes of the queue's stream only: not the page's own scripts (plotly.js loads lazily,
+        4.6 MB, when the first chart is drawn)."""
+        if event["requestId"] in self.streams:
+            self.received += event["dataLength"]
 
     def settle(self) -> None:
         """Wait until no run is going (a changed control starts one once the changes settle)."""
