@@ -100,8 +100,9 @@ class Page:
             self.received += event["dataLength"]
 
     def settle(self) -> None:
-        """Wait until no run is going (a changed control starts one once the changes settle)."""
-        self.page.wait_for_timeout(1500)
+        """Wait for the run the changed controls started (filling a box always is a change) to
+        end, so that it neither counts nor competes; the first one also loads the models."""
+        self.page.locator("#status", has_text="generating").wait_for()
         self.page.wait_for_function("!document.querySelector('#status').innerText.includes('generating')")
 
     def configure(self, method: str, prompt: str, tokens: int) -> None:
