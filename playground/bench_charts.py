@@ -7,13 +7,16 @@
 - speedup vs candidate length K, one line per method (and threshold).
 """
 
+import os
 from pathlib import Path
 
 import plotly.graph_objects as go
+from plotly.offline import get_plotlyjs
 
 from .bench_runner import RANDOM_CONTROL
 
 QUALITY = {"accuracy": "task accuracy", "exact_match": "agreement with target-only output (exact match)"}
+PLOTLY_JS = "plotly.min.js"
 CHART_NAMES = {"accuracy": "accuracy_vs_speed.html", "exact_match": "agreement_vs_speed.html"}
 
 
@@ -22,9 +25,22 @@ def write_charts(summary: list[dict], out: Path) -> list[Path]:
               if any(s[key] is not None for s in summary)}
     charts["random_control.html"] = random_control(summary)
     charts["speedup_vs_candidates.html"] = speedup_vs_candidates(summary)
+    script = plotly_js(out)
     for name, figure in charts.items():
-        figure.write_html(out / name, include_plotlyjs="cdn")
+        figure.write_html(out / name, include_plotlyjs=script)
     return [out / name for name in charts]
+
+
+def plotly_js(out: Path) -> str:
+    """plotly.js for the charts in `out`, as a relative path, so that they open offline: the
+    nearest plotly.min.js in `out` or a folder above it (bench/results keeps one for all its
+    runs), else a new copy in `out`."""
+    out = out.resolve()
+    for folder in (out, *out.parents):
+        if (folder / PLOTLY_JS).is_file():
+            return Path(os.path.relpath(folder / PLOTLY_JS, out)).as_posix()
+    (out / PLOTLY_JS).write_text(get_plotlyjs(), encoding="utf-8")
+    return PLOTLY_JS
 
 
 def _by(summary: list[dict], key) -> dict[str, list[dict]]:

@@ -68,6 +68,16 @@ def test_bench_runs_end_to_end_and_writes_documented_columns(bench_rows, tmp_pat
         assert (tmp_path / chart).stat().st_size > 0
 
 
+def test_bench_charts_open_offline_sharing_one_plotly_js(bench_rows, tmp_path):
+    write_report(bench_rows, tmp_path, {"machine": "test"})
+    nested = tmp_path / "again"
+    nested.mkdir()
+    write_report(bench_rows, nested, {"machine": "test"})
+    assert (tmp_path / "plotly.min.js").stat().st_size > 1_000_000 and not (nested / "plotly.min.js").exists()
+    page = (nested / "random_control.html").read_text()
+    assert 'src="../plotly.min.js"' in page and "https://" not in page
+
+
 def test_bench_lossless_methods_agree_with_target_greedy(bench_rows):
     for row in bench_rows:
         if row["method"] in ("ar", "sd", "hf-assisted", "hf-generate") or row["setting"] == "fsd K=3 tau=0":

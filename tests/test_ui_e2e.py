@@ -6,7 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from playground.ui.options import all_controls
+from playground.methods import METHODS
+from playground.ui.options import all_controls, default_sweep, method_choices, suggested_sweep
 from tests.tiny import launch_tiny_app
 
 CHROMIUM = "/usr/bin/chromium"
@@ -82,6 +83,14 @@ def test_browser_generate_shows_colored_tokens_and_charts(page):
     page.screenshot(path=str(ARTIFACTS / "ui-generate.png"), full_page=True)
 
 
+def test_browser_each_chart_downloads_as_png(page):
+    page.locator("#chart-speed .js-plotly-plot").hover()
+    with page.expect_download() as download:
+        page.locator('#chart-speed .modebar-btn[data-title="Download plot as a PNG"]').click()
+    assert download.value.suggested_filename.endswith(".png")
+    assert download.value.path().read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
 def test_browser_releasing_a_slider_reruns(page):
     before = page.locator("#output").inner_html()
     slider = page.locator("#opt-temperature input[type=range]")
@@ -90,6 +99,30 @@ def test_browser_releasing_a_slider_reruns(page):
     page.mouse.click(track["x"] + track["width"] * 0.25, track["y"] + track["height"] / 2)
     page.wait_for_function("b => document.querySelector('#output').innerHTML !== b", arg=before)
     page.locator("#status", has_text="done").wait_for()
+
+
+def rerun_after(page, change) -> None:
+    """Do `change` to a control and wait for the re-run it starts (text differs, then done)."""
+    before = page.locator("#output .token-text").inner_html()
+    change()
+    page.wait_for_function("b => document.querySelector('#output .token-text').innerHTML !== b", arg=before)
+    page.locator("#status", has_text="done").wait_for()
+
+
+def test_browser_every_control_reruns(page):
+    # Typing into a slider's number box, without leaving it: each keystroke is a change, the
+    # run starts once they settle.
+    temperature = page.locator("#opt-temperature input[type=number]")
+    temperature.select_text()
+    rerun_after(page, lambda: temperature.press_sequentially("0.7"))
+    rerun_after(page, lambda: page.locator("#opt-seed input").fill("5"))
+    choose_sampling = page.locator("#opt-draft-sampling input")
+    rerun_after(page, lambda: (choose_sampling.fill("greedy"), page.keyboard.press("ArrowDown"),
+                               page.keyboard.press("Enter")))
+    text = page.locator("#output .token-text").inner_html()
+    rerun_after(page, lambda: page.locator("#opt-seed input").fill("11"))
+    rerun_after(page, lambda: page.locator("#opt-seed input").fill("5"))
+    assert page.locator("#output .token-text").inner_html() == text, "the same prompt, seed and options give the same text"
 
 
 def test_browser_stop_cancels_cleanly(page):
@@ -123,11 +156,52 @@ def test_browser_threshold_slider_follows_the_divergence(page):
     assert "ln 2 = 0.693" in page.locator("#opt-tau").inner_text()
 
 
-def test_browser_compare_view(page):
-    page.get_by_role("tab", name="Compare").click()
+def choose_method(page, method: str) -> None:
+    label = next(label for label, name in method_choices() if name == method)
+    page.locator("#method input").fill(label)
+    page.keyboard.press("ArrowDown")
+    page.keyboard.press("Enter")
+
+
+def compare_and_wait(page, last_column: str) -> None:
+    """Click Compare and wait for the column labelled `last_column` or for an error."""
     page.locator("#compare").click()
-    page.locator("#compare-view .compare-column").nth(2).wait_for()
+    column = page.locator("#compare-view h4").get_by_text(last_column, exact=True)
+    column.or_(page.locator("#compare-view .status-error")).first.wait_for()
+    assert page.locator("#compare-view .status-error").count() == 0, page.locator("#compare-view").inner_text()
+
+
+@pytest.fixture(scope="module")
+def compare_page(page, app_url):
+    """A second tab on the app, in its own session, for the Compare tab's defaults."""
+    fresh = page.context.browser.new_page(viewport={"width": 1500, "height": 1300})
+    fresh.set_default_timeout(60_000)
+    fresh.goto(app_url, wait_until="domcontentloaded")
+    fresh.locator("#opt-max-new-tokens input[type=number]").fill("30")  # short runs; the Compare defaults stay
+    fresh.get_by_role("tab", name="Compare").click()
+    yield fresh
+    fresh.close()
+
+
+def test_browser_compare_with_the_defaults(compare_page):
+    page = compare_page
+    option = default_sweep("sd")
+    compare_and_wait(page, f"sd {option}={suggested_sweep(option).split(', ')[-1]}")
+    assert page.locator("#compare-view .compare-column").count() == 3
     page.screenshot(path=str(ARTIFACTS / "ui-compare.png"), full_page=True)
+    page.get_by_label("methods side by side").check()
+    compare_and_wait(page, "sd")
+    assert page.locator("#compare-view h4").all_inner_texts() == ["ar", "sd"]
+
+
+@pytest.mark.parametrize("method", list(METHODS))
+def test_browser_compare_each_methods_default_sweep(compare_page, method):
+    page = compare_page
+    page.get_by_label("sweep an option").check()
+    choose_method(page, method)
+    option = default_sweep(method)
+    page.wait_for_function("o => document.querySelector('#compare-option input').value === o", arg=option)
+    compare_and_wait(page, f"{method} {option}={suggested_sweep(option).split(', ')[-1]}")
 
 
 def test_browser_step_mode(page):

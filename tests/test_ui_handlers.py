@@ -2,16 +2,22 @@
 
 import json
 import math
+import threading
+import time
 
+import gradio as gr
 import pytest
 
 from playground import correction_memory
 from playground.errors import PlaygroundError
 from playground.methods import METHODS
 from playground.ui import charts, render
+from playground.ui import handlers as handlers_module
+from playground.ui import session as session_module
 from playground.ui.family import Preset, project_presets
-from playground.ui.handlers import Handlers
-from playground.ui.options import all_controls, method_choices, options_from_values
+from playground.ui.handlers import SETTLE, Handlers
+from playground.ui.options import (all_controls, default_sweep, method_choices, options_from_values, sweep_options,
+                                  suggested_sweep, visible_options)
 from playground.ui.stepper import Toy
 from tests.tiny import char_tokenizer, loaded, tiny_llama
 
@@ -176,6 +182,64 @@ def test_a_stop_before_a_queued_run_starts_still_stops_it(handlers):
     assert "done" in run_generate(handlers, "ar")[-1][0], "a direct call after a stop runs"
 
 
+def test_control_changes_settle_and_only_the_last_one_reruns(handlers):
+    results = {}
+    first = threading.Thread(target=lambda: results.update(first=handlers.changed(KEY, 7)))
+    first.start()
+    time.sleep(SETTLE / 3)
+    generation = handlers.sessions.get(KEY).generation
+    results["last"] = handlers.changed(KEY, 7)
+    first.join()
+    assert results["first"] == gr.skip() and results["last"] == 8
+    assert handlers.sessions.get(KEY).generation == generation + 1, "the last change stops the running run once"
+
+
+@pytest.fixture
+def every_refresh(monkeypatch):
+    """No pacing: a refresh after every step, so a short run on tiny models streams many views;
+    a page that does not say it drew the charts gets no more during the run."""
+    monkeypatch.setattr(handlers_module.Pacer, "spent", lambda pacer, seconds: None)
+    monkeypatch.setattr(session_module, "DRAW_WAIT", 600.0)
+
+
+def chart_views(updates) -> list[bool]:
+    return [not isinstance(figures[0], dict) for _, _, _, *figures in updates]
+
+
+def test_streamed_text_only_grows_so_only_new_tokens_are_sent(handlers, every_refresh):
+    texts = [text for _, text, *_ in run_generate(handlers, max_new_tokens=40)]
+    assert len(texts) > 5
+    assert all(later.startswith(earlier) for earlier, later in zip(texts, texts[1:]))
+    assert texts[-1].count('class="tok tok-') == 40
+
+
+def test_live_charts_wait_for_the_page_to_draw_the_last_ones(handlers, every_refresh):
+    drawn = chart_views(run_generate(handlers, max_new_tokens=40))
+    assert drawn[-1] and sum(drawn[:-1]) == 1, "no page says it drew them: one live frame, then the final view"
+    frames = 0
+    for _, _, _, *figures in handlers.generate(KEY, PROMPT, "sd", False, *values(max_new_tokens=40)):
+        if not isinstance(figures[0], dict):
+            frames += 1
+            handlers.charts_drawn(KEY)
+    assert frames > 3, "a page that draws each frame gets the next"
+
+
+def test_closed_charts_wait_for_the_end_and_the_final_view_is_complete(handlers, every_refresh):
+    handlers.show_charts(KEY, False)
+    updates = run_generate(handlers, max_new_tokens=40)
+    assert chart_views(updates) == [False] * (len(updates) - 1) + [True]
+    steps = len(handlers.sessions.get(KEY).run.steps)
+    assert len(updates[-1][3 + 1].data[0].x) == steps, "the final speed chart has a point per step"
+
+
+def test_thinned_charts_keep_the_first_and_last_points():
+    run = type("Run", (), {})()
+    timeline = charts.Timeline([(0.1 * i, i) for i in range(1, 1001)])
+    figure = charts.thinned(charts.speed_over_time(run, timeline), 120)
+    xs = figure.data[0].x
+    assert len(xs) <= 121 and xs[0] == 0.1 and xs[-1] == 100.0
+
+
 def test_closing_the_stream_keeps_the_partial_run(handlers):
     stream = handlers.generate(KEY, PROMPT, "ar", False, *values(max_new_tokens=200))
     next(stream)
@@ -208,6 +272,20 @@ def test_tau_sweep_compares_against_target_only(handlers):
     assert len(views) == 2 and views[-1].count("compare-column") == 2
     assert "fsd tau=0" in views[-1] and "agreement with target" in views[-1]
     assert "100.0%" in views[-1], "tau = 0 accepts nothing: greedy output equals the target's"
+
+
+@pytest.mark.parametrize("method", list(METHODS))
+def test_every_methods_default_sweep_runs(handlers, method):
+    option = default_sweep(method)
+    assert option in visible_options(method)
+    views = list(handlers.compare(KEY, PROMPT, method, "sweep", option, suggested_sweep(option), [], *values()))
+    assert "status-error" not in views[-1] and views[-1].count("compare-column") == 3
+
+
+def test_sweep_choices_are_the_methods_numeric_options():
+    assert sweep_options("fsd")[:3] == ["candidates", "tau", "random_accept"]
+    assert "tau" not in sweep_options("sd") and "divergence" not in sweep_options("fsd")
+    assert sweep_options("ar") == ["temperature", "top_k", "top_p", "max_new_tokens", "seed"]
 
 
 def test_methods_side_by_side(handlers):

@@ -7,7 +7,6 @@ order. Every chart function takes (run, timeline) and returns a figure; none kee
 from dataclasses import dataclass, field
 
 import plotly.graph_objects as go
-import plotly.io as pio
 
 from ..stats import expected_tokens_per_step
 from ..step import ORIGINS
@@ -15,8 +14,11 @@ from .stepper import TOY_P, TOY_Q, TOY_TOKENS
 
 COLORS = {"draft": "#4c9f70", "qualifier": "#d9a441", "target": "#5b7fc7", "rescued": "#c75b9b",
           "rejected": "#c0504d", "predicted": "#9a9a9a"}
-# A plain dict: figures are built unvalidated (see _figure), so a template name would stay unresolved.
-TEMPLATE = pio.templates["plotly_white"].to_plotly_json()
+# The few settings of plotly's "plotly_white" look that these charts use, as plain layout, and an
+# empty template: a whole template is 7 KB, which every streamed figure would carry to the page.
+GRID = {"gridcolor": "#EBF0F8", "zerolinecolor": "#EBF0F8", "linecolor": "#EBF0F8", "automargin": True}
+HOUSE = {"template": {}, "paper_bgcolor": "white", "plot_bgcolor": "white", "font": {"color": "#2a3f5f"},
+         "hovermode": "closest", "colorway": ["#636efa", "#EF553B", "#00cc96", "#ab63fa", "#FFA15A", "#19d3f3"]}
 
 
 @dataclass
@@ -32,10 +34,10 @@ class Timeline:
 def _figure(title: str, traces, x_title: str = "", y_title: str = "", y_range=None, **layout) -> go.Figure:
     """A small figure in the house style. Built unvalidated: validation (and expanding the
     template into plotly objects) costs far more than the figure; the inputs are ours."""
-    base = {"title": {"text": title, "font": {"size": 14}}, "height": 260, "template": TEMPLATE,
+    base = {**HOUSE, "title": {"text": title, "font": {"size": 14}}, "height": 260,
             "margin": {"l": 50, "r": 15, "t": 40, "b": 40}, "showlegend": len(traces) > 1,
-            "legend": {"orientation": "h", "y": -0.25}, "xaxis": {"title": {"text": x_title}},
-            "yaxis": {"title": {"text": y_title}, **({"range": y_range} if y_range else {})}}
+            "legend": {"orientation": "h", "y": -0.25}, "xaxis": {"title": {"text": x_title}, **GRID},
+            "yaxis": {"title": {"text": y_title}, **GRID, **({"range": y_range} if y_range else {})}}
     return go.Figure(traces, layout={**base, **layout}, _validate=False)
 
 
@@ -134,6 +136,18 @@ CHARTS = (("chart-acceptance", acceptance_over_steps), ("chart-speed", speed_ove
 
 def all_figures(run, timeline) -> list[go.Figure]:
     return [make(run, timeline) for _, make in CHARTS]
+
+
+def thinned(figure: go.Figure, points: int) -> go.Figure:
+    """The figure with at most about `points` points per line or marker trace (every k-th point
+    and the last): a live view's refreshes stay small however long the run; the final view is
+    drawn from all of them."""
+    for trace in figure.data:
+        if trace.type == "scatter" and trace.x is not None and len(trace.x) > points:
+            every = -(-len(trace.x) // points)
+            keep = [*range(0, len(trace.x) - 1, every), len(trace.x) - 1]
+            trace.x, trace.y = [trace.x[i] for i in keep], [trace.y[i] for i in keep]
+    return figure
 
 
 def figures_html(figures: list[go.Figure]) -> str:

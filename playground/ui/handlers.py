@@ -8,6 +8,7 @@ message (and a toast), never a broken app.
 import json
 import logging
 import tempfile
+import threading
 import time
 from pathlib import Path
 
@@ -33,6 +34,8 @@ from .stepper import Toy, bars, explain_step
 log = logging.getLogger(__name__)
 TEXT_INTERVAL = 0.1  # at least this many seconds between text refreshes while generating...
 CHART_INTERVAL = 0.5  # ...and between chart refreshes (a gr.Plot resends the whole figure)...
+LIVE_POINTS = 120  # points per line in a streamed chart
+SETTLE = 0.3  # seconds without a further change before a changed control re-runs
 REFRESH_SHARE = 0.04  # ...and longer if each kind of refresh would take over 4% of the run's time
 PREPARING = ("first run on this Space: preparing the embedded models (the target from the Hub, the draft and "
              "qualifier assembled from it; about a minute, once per container)…")
@@ -82,6 +85,7 @@ class Handlers:
         self.loader = loader or load_model
         self.presets = list(presets or project_presets())
         self.sessions = Sessions()
+        self._changes = threading.Lock()
 
     # -- model family ---------------------------------------------------------------------------
     def preset(self, name: str) -> tuple:
@@ -191,6 +195,7 @@ class Handlers:
             yield (render.status_html("stopped before it started"), *[gr.skip()] * (2 + len(charts.CHARTS)))
             return
         session.run, session.timeline, session.show_rejected = None, charts.Timeline(), show_rejected is True
+        session.charts_sent = 0.0  # a new run's first charts go out without waiting for the last run's
         steps = None
         if on_space() and not embedded.all_available():
             yield (render.status_html(PREPARING), *[gr.skip()] * (2 + len(charts.CHARTS)))
@@ -205,13 +210,14 @@ class Handlers:
                 session.timeline.add(run)
                 if session.generation != mine:
                     break
-                with_charts = chart_pace.due()
-                if with_charts or text_pace.due():
+                with_stats = chart_pace.due()
+                if with_stats or text_pace.due():
+                    with_charts = with_stats and session.charts_wanted()
                     started = time.monotonic()
-                    yield self._view(session, f"generating… {run.stats.tokens} tokens", with_charts)
+                    yield self._view(session, f"generating… {run.stats.tokens} tokens", with_stats, with_charts)
                     cost = time.monotonic() - started
-                    (chart_pace if with_charts else text_pace).spent(cost)
-                    if with_charts:
+                    (chart_pace if with_stats else text_pace).spent(cost)
+                    if with_stats:
                         text_pace.spent(0.0)
         except Exception as error:  # noqa: BLE001  (the UI boundary: show it, stay usable)
             yield (_error(error), *[gr.skip()] * (2 + len(charts.CHARTS)))
@@ -222,17 +228,31 @@ class Handlers:
         run = session.run
         ending = f"done: {run.stats.tokens} tokens ({run.stop_reason})" if run.finished else \
             f"stopped after {run.stats.tokens} tokens"
-        yield self._view(session, ending, True)
+        yield self._view(session, ending, True, True, final=True)
 
-    def _view(self, session, status: str, with_charts: bool) -> tuple:
+    def _view(self, session, status: str, with_stats: bool, with_charts: bool, final: bool = False) -> tuple:
+        """(status, token spans, stats or skip, *figures or skips). While streaming, the figures
+        carry at most LIVE_POINTS points per line; the final view carries every point."""
         run = session.run
-        text = render.tokens_html(run.tokens, session.decode, session.show_rejected)
-        if not with_charts:
-            return (render.status_html(status), text, *[gr.skip()] * (1 + len(charts.CHARTS)))
-        stats = render.stats_html({**run.stats.to_dict(), "stop_reason": run.stop_reason or "running"})
-        if run.finished:
-            stats += render.serving_html(run)
-        return (render.status_html(status), text, stats, *charts.all_figures(run, session.timeline))
+        text = render.token_spans(run.tokens, session.decode, session.show_rejected)
+        stats = gr.skip()
+        if with_stats:
+            stats = render.stats_html({**run.stats.to_dict(), "stop_reason": run.stop_reason or "running"})
+            stats += render.serving_html(run) if run.finished else ""
+        figures = [gr.skip()] * len(charts.CHARTS)
+        if with_charts:
+            figures = charts.all_figures(run, session.timeline)
+            figures = figures if final else [charts.thinned(f, LIVE_POINTS) for f in figures]
+            session.charts_sent = time.monotonic()
+        return (render.status_html(status), text, stats, *figures)
+
+    def show_charts(self, key: str, shown: bool) -> None:
+        """The charts panel was opened or closed: closed charts wait for the run's end."""
+        self.sessions.get(key).charts_shown = shown
+
+    def charts_drawn(self, key: str) -> None:
+        """The page has drawn the last charts it received: it can afford the next ones."""
+        self.sessions.get(key).charts_drawn = time.monotonic()
 
     def rerender(self, key: str, show_rejected: bool) -> str:
         """Apply the "show rejected drafts" toggle (a running generation follows it too)."""
@@ -240,7 +260,7 @@ class Handlers:
         session.show_rejected = show_rejected
         if session.run is None:
             return gr.skip()
-        return render.tokens_html(session.run.tokens, session.decode, show_rejected)
+        return render.token_spans(session.run.tokens, session.decode, show_rejected)
 
     def stop(self, key: str) -> None:
         """End the session's running (or queued) generation at its next step."""
@@ -248,10 +268,26 @@ class Handlers:
 
     def restart(self, key: str, tick: int) -> int:
         """Stop the running generation and return tick + 1: the layout starts a run when the
-        tick changes, so every trigger stops the old run before the new one is queued."""
+        tick changes, so every trigger stops the old run before the new one is queued. A run
+        started this way reads the controls as they are now: pending control changes are done."""
+        self._change(key)
         self.stop(key)
         self.sessions.get(key).queued = self.sessions.get(key).generation
         return tick + 1
+
+    def changed(self, key: str, tick: int):
+        """A control that changes the run changed: restart with the same prompt and seed once the
+        changes pause for SETTLE seconds (typing "0.35" or dragging a slider is many changes); the
+        last change (or Generate) wins and the earlier ones do nothing."""
+        mine = self._change(key)
+        time.sleep(SETTLE)
+        return self.restart(key, tick) if self.sessions.get(key).changes == mine else gr.skip()
+
+    def _change(self, key: str) -> int:
+        session = self.sessions.get(key)
+        with self._changes:
+            session.changes += 1
+            return session.changes
 
     # -- export -----------------------------------------------------------------------------------
     def export_json(self, key: str):

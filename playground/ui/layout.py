@@ -16,7 +16,8 @@ from ..methods import METHODS
 from . import render
 from .charts import CHARTS
 from .handlers import Handlers
-from .options import THRESHOLDS, all_controls, finite_number, method_choices, visible_options
+from .options import THRESHOLDS, all_controls, default_sweep, finite_number, method_choices, suggested_sweep, \
+    sweep_options, visible_options
 from .stepper import Toy
 
 ASSETS = Path(__file__).resolve().parents[2] / "assets"
@@ -185,10 +186,13 @@ def _generate_tab(ui: Shared) -> None:
         stop = gr.Button("Stop", variant="stop", elem_id="stop")
         show_rejected = gr.Checkbox(False, label="show rejected drafts", elem_id="show-rejected")
     gr.HTML(render.legend_html(), elem_id="legend")
-    output = gr.HTML(elem_id="output")
+    output = gr.HTML(elem_id="output", elem_classes="token-text")
     stats = gr.HTML(elem_id="stats")
-    with gr.Row(elem_id="charts"):
-        plots = [gr.Plot(elem_id=elem_id, show_label=False, min_width=340) for elem_id, _ in CHARTS]
+    with gr.Accordion("Charts (close to draw them only when the run ends)", open=True,
+                      elem_id="charts-panel") as chart_panel:
+        with gr.Row(elem_id="charts"):
+            plots = [gr.Plot(elem_id=elem_id, show_label=False, min_width=340) for elem_id, _ in CHARTS]
+        gr.Markdown("Each chart's camera button (top right, on hover) downloads it as a PNG.")
     with gr.Row():
         export_json = gr.Button("Export run (JSON)", elem_id="export-json", size="sm")
         export_charts = gr.Button("Export charts (HTML)", elem_id="export-charts", size="sm")
@@ -197,17 +201,23 @@ def _generate_tab(ui: Shared) -> None:
     upload = gr.File(label="CSD correction memory to start from (JSON from `calibrate` or a download)",
                      file_types=[".json"], type="filepath", elem_id="csd-memory-upload", height=90)
     memory_view = gr.HTML(elem_id="csd-memory-view")
-    gr.Markdown("Charts export as interactive HTML (PNG export needs `kaleido`, which is not installed).")
 
     # Every trigger first stops the session's running generation (at its next step, so it ends
-    # with its own final view), then bumps a counter whose change starts the new run. So
-    # releasing a slider re-runs the same prompt and seed at once.
+    # with its own final view), then bumps a counter whose change starts the new run. So a
+    # control's change (dragging or typing into a slider, a dropdown, a checkbox, the method)
+    # re-runs the same prompt and seed once the changes settle; they may overlap, the last wins.
     tick = gr.State(0)
     tick.change(_keyed(ui.handlers.generate, ui.gpu), [ui.prompt, ui.method, show_rejected, *ui.widgets],
                 [ui.status, output, stats, *plots], api_name="generate", show_progress="hidden")
-    releases = [w.release for w in ui.widgets if isinstance(w, gr.Slider)]
-    gr.on([generate.click, ui.prompt.submit, *releases], _keyed(ui.handlers.restart), tick, tick, **PRIVATE)
+    gr.on([generate.click, ui.prompt.submit], _keyed(ui.handlers.restart), tick, tick, **PRIVATE)
+    gr.on([w.input for w in (ui.method, *ui.widgets)], _keyed(ui.handlers.changed), tick, tick,
+          trigger_mode="multiple", concurrency_limit=None, show_progress="hidden", **PRIVATE)
     stop.click(_keyed(ui.handlers.stop), None, None, **PRIVATE)
+    # Live charts are sent only while their panel is open, and only once the page has drawn the
+    # previous ones (a Plot's change fires when the page has its new figure).
+    chart_panel.expand(_keyed(lambda key: ui.handlers.show_charts(key, True)), None, None, **PRIVATE)
+    chart_panel.collapse(_keyed(lambda key: ui.handlers.show_charts(key, False)), None, None, **PRIVATE)
+    plots[-1].change(_keyed(ui.handlers.charts_drawn), None, None, queue=False, show_progress="hidden", **PRIVATE)
     show_rejected.change(_keyed(ui.handlers.rerender), show_rejected, output, **PRIVATE)
     export_json.click(_keyed(_offer(ui.handlers.export_json)), None, [download, ui.status], api_name="export_json")
     export_charts.click(_keyed(_offer(ui.handlers.export_charts)), None, [download, ui.status],
@@ -224,13 +234,26 @@ def _compare_tab(ui: Shared) -> None:
     with gr.Row():
         mode = gr.Radio([("sweep an option", "sweep"), ("methods side by side", "methods")], value="sweep",
                         label="compare", elem_id="compare-mode")
-        option = gr.Dropdown([c.name for c in all_controls()], value="tau", label="option to sweep",
-                             elem_id="compare-option")
-        values = gr.Textbox("0.1, 0.3, 0.6", label="values", elem_id="compare-values")
+        option = gr.Dropdown(sweep_options(DEFAULT_METHOD), value=default_sweep(DEFAULT_METHOD),
+                             label="option to sweep", info="the options of the method chosen on the left",
+                             allow_custom_value=True, elem_id="compare-option")  # API callers: any method's
+        values = gr.Textbox(suggested_sweep(default_sweep(DEFAULT_METHOD)), label="values", elem_id="compare-values")
         methods = gr.CheckboxGroup([name for _, name in method_choices()], value=["ar", DEFAULT_METHOD],
-                                   label="methods", elem_id="compare-methods")
+                                   label="methods", elem_id="compare-methods", visible=False)
     start = gr.Button("Compare", variant="primary", elem_id="compare")
     view = gr.HTML(elem_id="compare-view")
+
+    def sweep_for(method):
+        chosen = default_sweep(method)
+        return gr.Dropdown(choices=sweep_options(method), value=chosen), suggested_sweep(chosen)
+
+    def show_mode(chosen):
+        return (gr.update(visible=chosen == "sweep"), gr.update(visible=chosen == "sweep"),
+                gr.update(visible=chosen == "methods"))
+
+    ui.method.change(sweep_for, ui.method, [option, values], **PRIVATE)
+    option.input(suggested_sweep, option, values, **PRIVATE)
+    mode.change(show_mode, mode, [option, values, methods], **PRIVATE)
     start.click(_keyed(ui.handlers.compare, ui.gpu), [ui.prompt, ui.method, mode, option, values, methods,
                                                       *ui.widgets], view, api_name="compare")
 

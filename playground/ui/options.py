@@ -102,6 +102,10 @@ def all_controls() -> list[Control]:
     return [_control(by_name[name]) for name in (*COMMON, *method_option_names())]
 
 
+def control(name: str) -> Control:
+    return next(c for c in all_controls() if c.name == name)
+
+
 def visible_options(method: str) -> set[str]:
     method = METHODS.get(method) if isinstance(method, str) else None
     return set(COMMON) | set(method.options if method else ())
@@ -114,6 +118,36 @@ def method_choices(vocabulary_relation: str | None = None, roles: set | None = N
               if (vocabulary_relation in (None, "same") or m.vocabulary == "any")
               and (roles is None or set(m.roles) <= roles)]
     return [(f"{m.name}: {m.summary}", m.name) for m in usable]
+
+
+# What a Compare sweep starts from: the first of these the method reads (the knob its rule turns on).
+SWEEP_FIRST = ("tau", "tau_q", "tau_t", "gate_tau", "lambda_", "candidates", "draft_length", "temperature")
+# Values that show an option's effect; other sliders get three points across their range.
+SWEEP_VALUES = {"tau": (0.1, 0.3, 0.6), "tau_q": (0.1, 0.3, 0.6), "tau_t": (0.1, 0.3, 0.6),
+                "gate_tau": (0.005, 0.01, 0.05), "lambda_": (2, 6, 12), "candidates": (2, 4, 8),
+                "draft_length": (1, 2, 4), "temperature": (0, 0.7, 1), "seed": (0, 1, 2),
+                "random_accept": (0.1, 0.3, 0.6)}
+
+
+def sweep_options(method: str) -> list[str]:
+    """The numeric options `method` reads, its own before the common ones: what Compare can sweep."""
+    by_name = {c.name: c for c in all_controls()}
+    own = METHODS[method].options if method in METHODS else ()
+    return [name for name in (*own, *COMMON) if by_name[name].kind in ("slider", "number")]
+
+
+def suggested_sweep(option: str) -> str:
+    """Three values of `option` worth comparing, as the Compare tab's values box shows them."""
+    values = SWEEP_VALUES.get(option)
+    if values is None:
+        low, high, step = control(option).range
+        values = [low + round((high - low) * share / step) * step for share in (0.1, 0.3, 0.6)]
+    return ", ".join(f"{v:g}" for v in values)
+
+
+def default_sweep(method: str) -> str:
+    options = sweep_options(method)
+    return next(name for name in SWEEP_FIRST if name in options)
 
 
 def coerce(control: Control, value, divergence: str = DEFAULT_DIVERGENCE):

@@ -53,11 +53,16 @@ def token_span(token: TokenRecord, decode: Callable[[int], str], show_rejected: 
     return span
 
 
+def token_spans(tokens: list[TokenRecord], decode: Callable[[int], str], show_rejected: bool = False) -> str:
+    """The spans alone, for a component that is itself the `token-text` block: while a run
+    streams, this string only grows, so Gradio sends only the new tokens' spans."""
+    return "".join(token_span(t, decode, show_rejected) for t in tokens)
+
+
 def tokens_html(tokens: list[TokenRecord], decode: Callable[[int], str], show_rejected: bool = False,
                 prompt: str = "") -> str:
     head = f'<span class="prompt">{escape(prompt)}</span>' if prompt else ""
-    body = "".join(token_span(t, decode, show_rejected) for t in tokens)
-    return f'<div class="token-text">{head}{body}</div>'
+    return f'<div class="token-text">{head}{token_spans(tokens, decode, show_rejected)}</div>'
 
 
 def legend_html() -> str:

@@ -21,6 +21,7 @@ from .stepper import Toy
 
 SESSION_IDLE_SECONDS = 30 * 60
 RATE_WINDOW_SECONDS = 60
+DRAW_WAIT = 3.0  # seconds to wait for the page to draw live charts before sending more
 
 
 @dataclass
@@ -59,6 +60,16 @@ class Session:
             raise PlaygroundError(f"this deployment allows {per_minute} runs per minute per visitor (a compare "
                                   f"counts each column): try again in {max(1, round(wait))} s")
         self.started.extend([now] * runs)
+    changes: int = 0  # control changes so far: a re-run waits until no later one arrives
+    charts_shown: bool = True  # the charts panel is open
+    charts_sent: float = 0.0  # time.monotonic() when live charts were last sent...
+    charts_drawn: float = 0.0  # ...and when the page last said it had drawn them
+
+    def charts_wanted(self) -> bool:
+        """Live charts are worth sending: their panel is open and the page has drawn the last
+        ones, or has not said so for DRAW_WAIT seconds (no page, or one in the background)."""
+        waited = time.monotonic() - self.charts_sent
+        return self.charts_shown and (self.charts_drawn >= self.charts_sent or waited > DRAW_WAIT)
 
     def claim(self) -> int:
         """The generation a starting run belongs to: the one its trigger queued, else the
