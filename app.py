@@ -2,11 +2,13 @@
 
 Listens where `server_address()` says: GRADIO_SERVER_NAME and GRADIO_SERVER_PORT (or PORT), else
 127.0.0.1:7860 on a desktop and 0.0.0.0:7860 on a Space. On a Space the embedded models are
-prepared in the background from the start. On ZeroGPU (the `spaces` package present), the
-handlers that run models are wrapped in `spaces.GPU`; elsewhere that decorator is not used.
+prepared in the background from the start.
+
+ZeroGPU is not used: `spaces.GPU` runs each decorated call in a forked process, and the handlers
+keep each visitor's run, stop signal and correction memory in this process, which a fork's
+changes never reach. Without the decorator, a ZeroGPU Space runs the app on its CPU.
 """
 
-import os
 import threading
 
 from playground import embedded
@@ -15,15 +17,7 @@ from playground.ui import build_demo, launch_options
 from playground.ui.serving import queue_settings, server_address
 
 
-def gpu_decorator():
-    try:
-        import spaces  # noqa: PLC0415  (only on Hugging Face Spaces)
-    except ImportError:
-        return None
-    return spaces.GPU(duration=120) if os.environ.get("SPACES_ZERO_GPU") else None
-
-
-demo = build_demo(gpu=gpu_decorator())
+demo = build_demo()
 
 if on_space():  # start preparing the embedded models now, so the first visitor waits less
     threading.Thread(target=embedded.ensure_prepared, name="prepare-embedded", daemon=True).start()

@@ -57,11 +57,18 @@ def status_of(result) -> str:
 ])
 def test_sweep_values_are_parsed_to_the_options_type(handlers, option, text, expected):
     method = "fsd"
-    variants = handlers._variants(method, "sweep", option, text, [])
+    variants = handlers._variants(method, "sweep", option, text, [], "js")
     swept = [extra[option] for _, _, extra in variants]
     assert swept == expected and all(type(v) is type(e) for v, e in zip(swept, expected))
     view = last(handlers.compare("k", PROMPT, method, "sweep", option, text, [], *values()))
     assert view.count("compare-column") == len(expected), view
+
+
+def test_a_threshold_sweep_is_bounded_by_the_chosen_divergence(handlers):
+    view = last(handlers.compare("k", PROMPT, "fsd", "sweep", "tau", "1, 3", [], *values(divergence="kl")))
+    assert view.count("compare-column") == 2, view
+    refused = last(handlers.compare("k", PROMPT, "fsd", "sweep", "tau", "1", [], *values(divergence="js")))
+    assert "tau must be between 0 and 0.693" in refused
 
 
 def test_psd_draft_length_sweeps_as_whole_numbers(handlers):

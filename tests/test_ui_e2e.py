@@ -39,6 +39,19 @@ def test_gradio_client_drives_generate(app_url):
     assert "acceptance rate" in stats and len(charts) == 7
 
 
+def test_gradio_client_threshold_follows_the_divergence_it_sends(app_url):
+    """The tau slider starts at JS's scale (ln 2); a KL run may still ask for tau 2 in one call."""
+    from gradio_client import Client  # noqa: PLC0415
+
+    client = Client(app_url, verbose=False)
+    status, *_ = client.predict("hello there", "fsd", False, *control_values(divergence="kl", tau=2.0),
+                                api_name="/generate")
+    assert "done: 30 tokens" in status
+    status, *_ = client.predict("hello there", "fsd", False, *control_values(divergence="js", tau=2.0),
+                                api_name="/generate")
+    assert "status-error" in status and "tau must be between 0 and 0.693" in status
+
+
 def test_gradio_client_reports_errors_as_status(app_url):
     from gradio_client import Client  # noqa: PLC0415
 

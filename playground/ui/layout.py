@@ -65,7 +65,7 @@ class Number(_NumberInput, gr.Number):
     pass
 
 
-def _keyed(handler, decorate=None):
+def _keyed(handler):
     """A Gradio callback calling `handler(session_key, *inputs)`; generators stay generators."""
     if inspect.isgeneratorfunction(handler):
         def callback(request: gr.Request, *inputs):
@@ -73,7 +73,7 @@ def _keyed(handler, decorate=None):
     else:
         def callback(request: gr.Request, *inputs):
             return handler(request.session_hash, *inputs)
-    return decorate(callback) if decorate else callback
+    return callback
 
 
 def _offer(handler):
@@ -89,7 +89,6 @@ class Shared:
     """Components and helpers every tab uses."""
 
     handlers: Handlers
-    gpu: object
     method: gr.Dropdown
     widgets: list
     status: gr.HTML
@@ -111,9 +110,8 @@ def _component(control):
     return Number(precision=0 if isinstance(control.default, int) else None, **common)
 
 
-def build_demo(loader=None, presets=None, gpu=None) -> gr.Blocks:
-    """The whole app. `loader(spec) -> LoadedModel` and `presets` default to the project's;
-    `gpu` decorates the model-running callbacks (spaces.GPU on ZeroGPU)."""
+def build_demo(loader=None, presets=None) -> gr.Blocks:
+    """The whole app. `loader(spec) -> LoadedModel` and `presets` default to the project's."""
     handlers = Handlers(loader, presets)
     with gr.Blocks(title="Speculative decoding playground") as demo:
         gr.Markdown("# Speculative decoding playground\nA draft proposes, the target verifies. "
@@ -125,7 +123,7 @@ def build_demo(loader=None, presets=None, gpu=None) -> gr.Blocks:
                 about = gr.Markdown(elem_id="method-about")
                 widgets = [_component(c) for c in all_controls()]
             with gr.Column(scale=3):
-                shared = Shared(handlers, gpu, method, widgets, status)
+                shared = Shared(handlers, method, widgets, status)
                 with gr.Tabs(elem_id="tabs"):
                     with gr.Tab("Generate", id="generate-tab"):
                         _generate_tab(shared)
@@ -207,7 +205,7 @@ def _generate_tab(ui: Shared) -> None:
     # control's change (dragging or typing into a slider, a dropdown, a checkbox, the method)
     # re-runs the same prompt and seed once the changes settle; they may overlap, the last wins.
     tick = gr.State(0)
-    tick.change(_keyed(ui.handlers.generate, ui.gpu), [ui.prompt, ui.method, show_rejected, *ui.widgets],
+    tick.change(_keyed(ui.handlers.generate), [ui.prompt, ui.method, show_rejected, *ui.widgets],
                 [ui.status, output, stats, *plots], api_name="generate", show_progress="hidden")
     gr.on([generate.click, ui.prompt.submit], _keyed(ui.handlers.restart), tick, tick, **PRIVATE)
     gr.on([w.input for w in (ui.method, *ui.widgets)], _keyed(ui.handlers.changed), tick, tick,
@@ -254,7 +252,7 @@ def _compare_tab(ui: Shared) -> None:
     ui.method.change(sweep_for, ui.method, [option, values], **PRIVATE)
     option.input(suggested_sweep, option, values, **PRIVATE)
     mode.change(show_mode, mode, [option, values, methods], **PRIVATE)
-    start.click(_keyed(ui.handlers.compare, ui.gpu), [ui.prompt, ui.method, mode, option, values, methods,
+    start.click(_keyed(ui.handlers.compare), [ui.prompt, ui.method, mode, option, values, methods,
                                                       *ui.widgets], view, api_name="compare")
 
 
@@ -279,7 +277,7 @@ def _step_tab(ui: Shared) -> None:
     text = gr.HTML(elem_id="step-output")
     explanation = gr.HTML(elem_id="step-explanation")
     bars = gr.Plot(elem_id="step-bars", show_label=False)
-    step.click(_keyed(ui.handlers.step, ui.gpu), [ui.prompt, ui.method, position, *ui.widgets],
+    step.click(_keyed(ui.handlers.step), [ui.prompt, ui.method, position, *ui.widgets],
                [ui.status, text, explanation, bars], api_name="step")
     reset.click(_keyed(ui.handlers.step_reset), None, ui.status, **PRIVATE)
     position.change(_keyed(ui.handlers.step_position), position, bars, **PRIVATE)
