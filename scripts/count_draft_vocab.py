@@ -1,15 +1,16 @@
 """Rank the embedded target's tokens by how often its own answers use them: the pruned draft head
 (`--draft-vocab N`, FR-Spec) keeps the N most frequent.
 
-    HF_HUB_OFFLINE=1 python scripts/count_draft_vocab.py
+    HF_HUB_OFFLINE=1 python scripts/count_draft_vocab.py [--prompts 640]
 
 Writes `assets/embedded/smollm2-token-ranking.json`: token ids, most frequent first (tokens never
-seen follow in id order), counted over the target's answers to the 640 training prompts of
-`build_embedded.py` (the first half greedy, the rest sampled; the held-out prompts excluded), and
-the share of the held-out answers that the first N ids cover, for this ranking and for plain id
-order.
+seen follow in id order), counted over the target's answers to the first --prompts training
+prompts of `build_embedded.py` (the first half greedy, the rest sampled; the held-out prompts
+excluded), and the share of the held-out answers that the first N ids cover, for this ranking
+and for plain id order. The shipped file counts the first 192 prompts (about 20 minutes here).
 """
 
+import argparse
 import collections
 import json
 
@@ -32,11 +33,14 @@ def coverage(ranked: list[int], answers: list[list[int]], length: int) -> float:
 
 
 def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--prompts", type=int, default=PROMPTS, help="training prompts to answer (at most %(default)s)")
+    count = min(parser.parse_args().prompts, PROMPTS)
     seed_everything(SEED)
     embedded.prepare([embedded.DEFAULT_TARGET])
     target, tokenizer = load_prepared(embedded.DEFAULT_TARGET)
     prepack_linears(target)
-    prompts = training_prompts(PROMPTS, SEED)
+    prompts = training_prompts(PROMPTS, SEED)[:count]
     half = len(prompts) // 2
     answers = (generate_answers(target, tokenizer, prompts[:half], MAX_ANSWER_TOKENS)
                + generate_answers(target, tokenizer, prompts[half:], MAX_ANSWER_TOKENS, sample=True))
@@ -46,7 +50,7 @@ def main() -> None:
     ranked += [t for t in range(vocab_size) if t not in counts]
     held_out = [answer for _, answer in generate_answers(target, tokenizer, HELD_OUT, MAX_ANSWER_TOKENS)]
     record = {
-        "source": f"the target's answers to the {PROMPTS} training prompts of scripts/build_embedded.py "
+        "source": f"the target's answers to the first {count} training prompts of scripts/build_embedded.py "
                   f"(seed {SEED}, <= {MAX_ANSWER_TOKENS} tokens, first half greedy, rest sampled)",
         "vocab_size": vocab_size,
         "vocabulary": vocabulary_digest(tokenizer),

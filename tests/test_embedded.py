@@ -129,3 +129,20 @@ def test_unknown_name_lists_the_embedded_models():
 def test_committed_weights_stay_under_40_mb():
     size = sum(path.stat().st_size for path in embedded.ASSETS_DIR.rglob("*") if path.is_file())
     assert size < 40e6
+
+
+def test_shipped_token_ranking_covers_fresh_answers_better_than_id_order(target, quick_answers):
+    from playground.draft_vocab import ranked_token_ids  # noqa: PLC0415
+
+    tokenizer = target[1]
+    vocab_size = target[0].config.vocab_size
+    ranked = ranked_token_ids(tokenizer, vocab_size)
+    assert sorted(ranked) == list(range(vocab_size))
+    assert ranked_token_ids(tokenizer, vocab_size + 1) == list(range(vocab_size + 1))  # another vocabulary
+    tokens = [t for _, answer in quick_answers[1] for t in answer]
+
+    def coverage(ids):
+        kept = set(ids[:2048])
+        return sum(t in kept for t in tokens) / len(tokens)
+
+    assert coverage(ranked) > coverage(list(range(vocab_size)))

@@ -194,6 +194,13 @@ def test_control_changes_settle_and_only_the_last_one_reruns(handlers):
     assert handlers.sessions.get(KEY).generation == generation + 1, "the last change stops the running run once"
 
 
+def test_control_changes_rerun_only_while_the_generate_tab_shows(handlers):
+    handlers.show_generate(KEY, False)
+    assert handlers.changed(KEY, 7) == gr.skip()
+    handlers.show_generate(KEY, True)
+    assert handlers.changed(KEY, 7) == 8
+
+
 @pytest.fixture
 def every_refresh(monkeypatch):
     """No pacing: a refresh after every step, so a short run on tiny models streams many views;

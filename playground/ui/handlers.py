@@ -147,7 +147,7 @@ class Handlers:
                    for c in all_controls()]
         chosen = METHODS.get(method) if isinstance(method, str) else None
         about = f"**{chosen.name}**: {chosen.summary} ({'lossless' if chosen.lossless else 'lossy'})" if chosen else ""
-        if preset and method in preset.sources:
+        if chosen and preset and chosen.name in preset.sources:
             about += f"\n\nPreset `{preset.name}`: {preset.sources[method]}."
         return [*updates, about]
 
@@ -276,12 +276,18 @@ class Handlers:
         return tick + 1
 
     def changed(self, key: str, tick: int):
-        """A control that changes the run changed: restart with the same prompt and seed once the
-        changes pause for SETTLE seconds (typing "0.35" or dragging a slider is many changes); the
+        """A control that changes the run changed: on the Generate tab, restart with the same prompt
+        and seed once the changes pause for SETTLE seconds (typing "0.35" or dragging a slider is many changes); the
         last change (or Generate) wins and the earlier ones do nothing."""
         mine = self._change(key)
         time.sleep(SETTLE)
-        return self.restart(key, tick) if self.sessions.get(key).changes == mine else gr.skip()
+        session = self.sessions.get(key)
+        return self.restart(key, tick) if session.changes == mine and session.generate_shown else gr.skip()
+
+    def show_generate(self, key: str, shown: bool) -> None:
+        """A tab was chosen: controls re-run Generate only while its tab shows (elsewhere the
+        re-run would compete with Compare or Step mode for the same cores)."""
+        self.sessions.get(key).generate_shown = shown
 
     def _change(self, key: str) -> int:
         session = self.sessions.get(key)

@@ -60,6 +60,9 @@ class ThresholdSlider(Slider):
             return float(payload)
         return super().preprocess(payload)
 
+    def get_block_name(self) -> str:
+        return "slider"  # the page draws a component by its class name: Gradio's own slider
+
 
 class Number(_NumberInput, gr.Number):
     pass
@@ -125,14 +128,17 @@ def build_demo(loader=None, presets=None) -> gr.Blocks:
             with gr.Column(scale=3):
                 shared = Shared(handlers, method, widgets, status)
                 with gr.Tabs(elem_id="tabs"):
-                    with gr.Tab("Generate", id="generate-tab"):
+                    with gr.Tab("Generate", id="generate-tab") as generate_tab:
                         _generate_tab(shared)
-                    with gr.Tab("Compare", id="compare-tab"):
+                    with gr.Tab("Compare", id="compare-tab") as compare_tab:
                         _compare_tab(shared)
-                    with gr.Tab("Step mode", id="step-tab"):
+                    with gr.Tab("Step mode", id="step-tab") as step_tab:
                         _step_tab(shared)
-                    with gr.Tab("Toy: seed-001 example", id="toy-tab"):
+                    with gr.Tab("Toy: seed-001 example", id="toy-tab") as toy_tab:
                         _toy_tab(handlers)
+        for tab in (generate_tab, compare_tab, step_tab, toy_tab):
+            shown = tab is generate_tab
+            tab.select(_keyed(lambda key, shown=shown: handlers.show_generate(key, shown)), None, None, **PRIVATE)
         on_method = _keyed(handlers.method_changed)
         method.change(on_method, method, [*widgets, about], **PRIVATE)
         _wire_thresholds(handlers, widgets)

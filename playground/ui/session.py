@@ -62,6 +62,7 @@ class Session:
         self.started.extend([now] * runs)
     changes: int = 0  # control changes so far: a re-run waits until no later one arrives
     charts_shown: bool = True  # the charts panel is open
+    generate_shown: bool = True  # the Generate tab is the one showing
     charts_sent: float = 0.0  # time.monotonic() when live charts were last sent...
     charts_drawn: float = 0.0  # ...and when the page last said it had drawn them
 
