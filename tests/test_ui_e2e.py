@@ -86,7 +86,12 @@ def test_browser_load_describes_the_family(page):
 def test_browser_generate_shows_colored_tokens_and_charts(page):
     page.locator("#opt-temperature input[type=number]").fill("1")
     page.locator("#generate").click()
-    page.locator("#status", has_text="done").wait_for()
+    # Done, and the output holds that many tokens: the view of one finished run, not the last
+    # status of a run the control change started beside a new run's first tokens.
+    page.wait_for_function("""() => {
+        const done = document.querySelector('#status').innerText.match(/done: (\\d+) tokens/);
+        return done && document.querySelectorAll('#output span.tok').length === Number(done[1]);
+    }""")
     assert page.locator("#output span.tok").count() > 0
     assert "tok-draft" in page.locator("#output").inner_html()
     page.locator("#chart-acceptance .js-plotly-plot").wait_for()
