@@ -62,10 +62,6 @@ class KVRunner:
             self.cache.crop(-excess)  # transformers 5.x: a negative count of tokens to remove
             self.ids = self.ids[:length]
 
-    def reset(self) -> None:
-        self.cache = DynamicCache(config=self.model.config)
-        self.ids = []
-
 
 def _common_prefix(a: list[int], b: list[int]) -> int:
     n = min(len(a), len(b))

@@ -15,7 +15,7 @@ from .draft_vocab import pruned_head
 from .errors import PlaygroundError
 from .limits import current_limits
 from .methods import METHODS, Decoding
-from .models import LoadedModel, describe_vocabularies, load_model, refuse_empty, vocabulary_relation
+from .models import LoadedModel, load_model, refuse_empty, vocabulary_relation
 from .policy import refuse_server_path
 from .sampling import Sampler
 from .stats import Stats

@@ -102,10 +102,6 @@ def unload_all() -> None:
         torch.cuda.empty_cache()
 
 
-def loaded_specs() -> list[str]:
-    return [key[0] for key in _loaded]
-
-
 def _load_uncached(spec, device, dtype, device_map, trust_remote_code) -> LoadedModel:
     folder, extra = resolve_spec(spec)
     kwargs = dict(extra, dtype=DTYPES[dtype], trust_remote_code=trust_remote_code)
@@ -195,14 +191,6 @@ def _vocabulary(tokenizer) -> dict:
     if tokenizer not in _vocabularies:
         _vocabularies[tokenizer] = tokenizer.get_vocab()
     return _vocabularies[tokenizer]
-
-
-def describe_vocabularies(relation: str) -> str:
-    if relation == "same":
-        return ("The models share one vocabulary: every method works (sd, fsd, psd, csd, and the "
-                "heterogeneous slem/tli/slrs too).")
-    return ("The models use different vocabularies: token-level methods (sd, fsd, psd, csd) cannot "
-            "compare their distributions; use slem, tli or slrs.")
 
 
 def estimate_memory_bytes(spec: str, dtype: str = "bfloat16") -> int | None:
