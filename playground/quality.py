@@ -62,12 +62,12 @@ def agreement(ids: list[int], reference: list[int]) -> tuple[bool, int | None]:
 
 
 def mean_log_likelihood(model, prompt_ids: list[int], generated: list[int]) -> float | None:
-    """The model's mean log-probability per generated token, from one forward over prompt+text."""
+    """The model's mean log-probability per generated token: minus its own loss, from one forward
+    over prompt+text with the prompt masked out of the labels."""
     if not generated:
         return None
     ids = torch.tensor([prompt_ids + generated], device=model.device)
+    labels = ids.clone()
+    labels[0, :len(prompt_ids)] = -100  # the loss's ignore index
     with torch.inference_mode():
-        logits = model(input_ids=ids).logits[0, len(prompt_ids) - 1:-1].float()
-    logprobs = torch.log_softmax(logits, dim=-1)
-    targets = torch.tensor(generated, device=logits.device)
-    return float(logprobs.gather(-1, targets[:, None]).mean())
+        return -float(model(input_ids=ids, labels=labels).loss)
