@@ -13,15 +13,21 @@ and for plain id order. The shipped file counts the first 192 prompts (about 20 
 import argparse
 import collections
 import json
+import pathlib
+import sys
 
 import torch
+from transformers import set_seed
 
-from build_embedded import MAX_ANSWER_TOKENS, PROMPTS, SEED, load_prepared, seed_everything
-from distill_prompts import HELD_OUT, training_prompts
-from playground import embedded
-from playground.agreement import generate_answers
-from playground.draft_vocab import RANKING_FILE, vocabulary_digest
-from playground.prepacked import prepack_linears
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent.parent))
+
+from distill_prompts import HELD_OUT, training_prompts  # noqa: E402
+from embedded_recipe.measure import load_prepared  # noqa: E402
+from embedded_recipe.settings import MAX_ANSWER_TOKENS, PROMPTS, SEED  # noqa: E402
+from playground import embedded  # noqa: E402
+from playground.agreement import generate_answers  # noqa: E402
+from playground.draft_vocab import RANKING_FILE, vocabulary_digest  # noqa: E402
+from playground.prepacked import prepack_linears  # noqa: E402
 
 LENGTHS = (2048, 4096, 8192, 16384)
 
@@ -36,7 +42,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--prompts", type=int, default=PROMPTS, help="training prompts to answer (at most %(default)s)")
     count = min(parser.parse_args().prompts, PROMPTS)
-    seed_everything(SEED)
+    set_seed(SEED)
     embedded.prepare([embedded.DEFAULT_TARGET])
     target, tokenizer = load_prepared(embedded.DEFAULT_TARGET)
     prepack_linears(target)

@@ -1,0 +1,1 @@
+"""The embedded family's recipe, one module per step (scripts/build_embedded.py runs them)."""

@@ -1,0 +1,69 @@
+"""Step 1-2: the target's answers to the training prompts, and its top-k log-probabilities on them
+(each cached in the work directory, so a re-run retrains without regenerating)."""
+
+import pathlib
+
+import torch
+from tqdm import tqdm
+from transformers import set_seed
+
+from distill_prompts import extra_prompts, self_prompts, training_prompts
+from playground.agreement import generate_answers
+
+from .batches import answer_positions, length_batches, padded
+from .settings import EXTRA_PROMPTS, MAX_ANSWER_TOKENS, PROMPTS, SEED, SELF_PROMPTS, TOP_K
+
+
+def progress(batch_starts):
+    return tqdm(batch_starts, desc="target answers", unit="batch")
+
+
+def cached(path: pathlib.Path, build):
+    if path.exists():
+        return torch.load(path)
+    value = build()
+    torch.save(value, path)
+    return value
+
+
+def answered(target, tokenizer, prompts, path):
+    """The target's answers to `prompts` (cached at `path`): the first half greedy, the rest sampled."""
+    def generate():
+        set_seed(SEED)  # the same samples whether or not other caches exist
+        half = len(prompts) // 2
+        return (generate_answers(target, tokenizer, prompts[:half], MAX_ANSWER_TOKENS, progress=progress)
+                + generate_answers(target, tokenizer, prompts[half:], MAX_ANSWER_TOKENS, sample=True, progress=progress))
+    return cached(path, generate)
+
+
+def training_data(target, tokenizer, work_dir: pathlib.Path):
+    """The prompts and the target's answers to them: PROMPTS templated ones, EXTRA_PROMPTS more
+    templated ones, then SELF_PROMPTS the target wrote (all cached in the work directory)."""
+    base = training_prompts(PROMPTS, SEED)
+    extra = extra_prompts(EXTRA_PROMPTS, SEED, exclude=base)
+    own = cached(work_dir / f"prompts-self-{SELF_PROMPTS}.pt",
+                 lambda: self_prompts(target, tokenizer, SELF_PROMPTS, SEED))
+    prompts, examples = [], []
+    for part, name in ((base, f"answers-{PROMPTS}"), (extra, f"answers-extra-{EXTRA_PROMPTS}"),
+                       (own, f"answers-self-{SELF_PROMPTS}")):
+        prompts += part
+        examples += answered(target, tokenizer, part, work_dir / f"{name}.pt")
+    print(f"{len(examples)} conversations, {sum(len(a) for _, a in examples)} answer tokens")
+    return prompts, examples
+
+
+@torch.no_grad()
+def teacher_pass(target, examples, pad_id, frozen):
+    """Per example: the target's top-k log-probs (float16) and ids at its answer positions, and, for
+    a student with `frozen` > 0 layers, its hidden states (bfloat16, whole sequence) after them."""
+    result = [None] * len(examples)
+    for batch in tqdm(length_batches([sum(map(len, e)) for e in examples], 4096), desc="teacher pass"):
+        ids, mask = padded([examples[i][0] + examples[i][1] for i in batch], pad_id)
+        out = target(input_ids=ids, attention_mask=mask, output_hidden_states=True)
+        for row, (i, (_, first, last)) in enumerate(zip(batch, answer_positions(examples, batch))):
+            values, indices = out.logits[row, first:last].float().log_softmax(-1).topk(TOP_K, dim=-1)
+            length = last + 1
+            result[i] = {"top_logprobs": values.half(), "top_ids": indices.int()}
+            if frozen:
+                result[i]["hidden"] = out.hidden_states[frozen][row, :length].to(torch.bfloat16)
+    return result

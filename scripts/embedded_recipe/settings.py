@@ -1,0 +1,20 @@
+"""The recipe's settings: data sizes, the students' shapes and training, what is measured."""
+
+SEED = 20261122
+PROMPTS = 640  # every model trains on the target's answers to these (the byte drafter only on these)
+EXTRA_PROMPTS = 1920  # more, wider templated prompts
+SELF_PROMPTS = 1280  # questions the target writes itself: the most varied data
+MAX_ANSWER_TOKENS = 128
+TOP_K = 16
+WARMUP_STEPS = 20  # of the cosine learning-rate schedule
+# The first `frozen` layers of a student are the target's layers 0..frozen-1, unchanged.
+STUDENTS = {
+    "smollm2-draft": {"layers": [0, 1, 2, 28, 29], "frozen": 0, "rank": 128, "epochs": 3, "lr": 2e-3,
+                      "conversations": PROMPTS + EXTRA_PROMPTS + SELF_PROMPTS},
+    "smollm2-qualifier": {"layers": [*range(6), *range(21, 30)], "frozen": 6, "rank": 64, "epochs": 2, "lr": 2e-3,
+                          "conversations": PROMPTS + EXTRA_PROMPTS + SELF_PROMPTS},
+}
+BYTE_DRAFT = {"hidden_size": 128, "intermediate_size": 384, "num_hidden_layers": 3,
+              "num_attention_heads": 4, "epochs": 3, "lr": 3e-3, "max_bytes": 768}
+QUICK_CHECK = {"prompts": 6, "max_new_tokens": 48}  # what tests/test_embedded.py re-measures
+EVAL_MAX_NEW_TOKENS = 128
