@@ -203,6 +203,7 @@ def estimate_memory_bytes(spec: str, dtype: str = "bfloat16") -> int | None:
         return None
     with init_empty_weights():
         model = AutoModelForCausalLM.from_config(config)
+    # Not accelerate's compute_module_sizes: it counts tied embeddings twice (+113 MB in fp32 here).
     parameters = sum(p.numel() for p in model.parameters())
     return parameters * DTYPES[dtype].itemsize
 

@@ -7,7 +7,6 @@ Locally, any path or id may be loaded.
 """
 
 import os
-from pathlib import Path
 
 import torch
 
@@ -59,14 +58,11 @@ def refuse_server_path(what: str) -> None:
 
 def free_memory_bytes(device: str) -> int | None:
     """Memory free for new weights on `device` (None when it cannot be told)."""
-    if device.startswith("cuda"):
-        return torch.cuda.mem_get_info(torch.device(device))[0]
-    meminfo = Path("/proc/meminfo")
-    if device == "cpu" and meminfo.exists():
-        for line in meminfo.read_text().splitlines():
-            if line.startswith("MemAvailable:"):
-                return int(line.split()[1]) * 1024
-    return None
+    from accelerate.utils import get_max_memory  # noqa: PLC0415  (looks at every GPU: only when asked)
+
+    where = torch.device(device)
+    key = {"cpu": "cpu", "cuda": where.index or 0}.get(where.type)
+    return get_max_memory().get(key) if key is not None else None
 
 
 def check_fits(spec: str, needed_bytes: int | None, device: str) -> None:

@@ -5,10 +5,12 @@ import math
 from dataclasses import fields
 
 import pytest
+import torch
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import playground
+from playground import embedded
 from playground.cli import main
 from playground.config import GenerationConfig
 from playground.errors import PlaygroundError
@@ -168,3 +170,14 @@ def test_a_model_larger_than_free_memory_is_refused_before_loading():
     check_fits("small", free // 10, "cpu")
     with pytest.raises(PlaygroundError, match="needs about .* GB but only"):
         check_fits("huge", free * 2, "cpu")
+
+
+def test_the_memory_estimate_is_the_loaded_models_weight_bytes():
+    from transformers import AutoModelForCausalLM
+
+    from playground.models import estimate_memory_bytes
+
+    loaded = AutoModelForCausalLM.from_pretrained(embedded.embedded_path("smollm2-135m"), dtype=torch.float32)
+    weights = sum(p.numel() * p.element_size() for p in loaded.parameters())
+    assert abs(estimate_memory_bytes("smollm2-135m", "float32") - weights) <= 0.001 * weights
+    assert estimate_memory_bytes("smollm2-135m", "bfloat16") * 2 == estimate_memory_bytes("smollm2-135m", "float32")
