@@ -196,16 +196,16 @@ def _vocabulary(tokenizer) -> dict:
 def estimate_memory_bytes(spec: str, dtype: str = "bfloat16") -> int | None:
     """Weight bytes of `spec` at `dtype`, computed from its config on the meta device (no weights
     are read). None when the config is not available locally."""
-    from accelerate import init_empty_weights  # noqa: PLC0415
+    from accelerate.utils import compute_module_sizes  # noqa: PLC0415
 
     config = model_config(spec)
     if config is None:
         return None
-    with init_empty_weights():
-        model = AutoModelForCausalLM.from_config(config)
-    # Not accelerate's compute_module_sizes: it counts tied embeddings twice (+113 MB in fp32 here).
-    parameters = sum(p.numel() for p in model.parameters())
-    return parameters * DTYPES[dtype].itemsize
+    # torch's meta device, not accelerate's init_empty_weights: under the latter transformers does
+    # not tie the output layer to the embeddings, and a tied model would count them twice.
+    with torch.device("meta"):
+        model = AutoModelForCausalLM.from_config(config, dtype=DTYPES[dtype])
+    return compute_module_sizes(model)[""]
 
 
 def available_offline(spec: str) -> bool:
