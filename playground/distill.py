@@ -27,7 +27,10 @@ NORM_MODULES = ("input_layernorm", "post_attention_layernorm")
 
 
 class LowRankDelta(nn.Module):
-    """A frozen linear layer plus a trainable delta `B @ A` (B starts at zero: no change)."""
+    """A frozen linear layer plus a trainable delta `B @ A` (B starts at zero: no change).
+
+    peft's LoRA would do the same with a dependency the Space does not otherwise need, its own
+    tensor names in the shipped files and an alpha/rank scale; merging is one product here."""
 
     def __init__(self, base: nn.Linear, rank: int, generator: torch.Generator):
         super().__init__()
