@@ -34,6 +34,7 @@ from playground.bench_report import machine_info  # noqa: E402
 from playground.bench_runner import spread  # noqa: E402
 from playground.engine import format_prompt  # noqa: E402
 from playground.models import load_model  # noqa: E402
+from playground.tiny import tiny_family  # noqa: E402
 
 PROMPTS = [
     "Write a short paragraph about the sea.",
@@ -43,13 +44,6 @@ PROMPTS = [
     "Tell me a short story about a robot who learns to paint.",
 ]
 RUNS = ("sd", "assisted", "ar", "hf-ar")
-
-
-def tiny_family() -> dict:
-    from tests.conftest import ALPHABET  # noqa: PLC0415  (test helpers: only for --family tiny)
-    from tests.tiny import char_tokenizer, tiny_family as build  # noqa: PLC0415
-
-    return build(char_tokenizer(ALPHABET))
 
 
 def embedded_family(target: str, draft: str) -> dict:

@@ -17,11 +17,10 @@ from playground.methods.heterogeneous import slrs
 from playground.methods.heterogeneous.slrs import StringProposer, TargetSplitter, string_rejection_sample
 from playground.methods.speculative import Candidate, sd_check
 from playground.sampling import Sampler
+from playground.tiny import ALPHABET, CHAT_TEMPLATE, SPECIALS, char_tokenizer, loaded, tiny_llama
 from playground.vocabulary import intersection, token_strings, tokenize_continuation
-from tests.tiny import CHAT_TEMPLATE, SPECIALS, char_tokenizer, loaded, tiny_llama
 
 ALPHA = 1e-3  # a correct sampler fails a chi-square test once in a thousand
-ALPHABET = "abcdefghijklmnopqrstuvwxyz .,!?<>"
 MERGES = [("t", "h"), ("th", "e"), ("e", " "), (" ", "t"), ("a", "n"), ("i", "n"), ("e", "r"),
           ("h", "e"), ("l", "l"), ("o", " ")]
 NON_INJECTIVE = normalizers.Sequence([normalizers.Lowercase(), normalizers.Replace(Regex("  +"), " ")])
