@@ -30,8 +30,7 @@ import torch  # noqa: E402
 
 from playground import generate  # noqa: E402
 from playground.baseline import assisted_generate  # noqa: E402
-from playground.bench_report import machine_info  # noqa: E402
-from playground.bench_runner import spread  # noqa: E402
+from playground.bench import machine_info, spread  # noqa: E402
 from playground.engine import format_prompt  # noqa: E402
 from playground.models import load_model  # noqa: E402
 from playground.tiny import tiny_family  # noqa: E402

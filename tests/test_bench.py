@@ -3,9 +3,8 @@ import csv
 import pytest
 import torch
 
-from playground.bench_runner import (COLUMNS, Bench, Setting, candidate_acceptance, expand_settings, paired_speedups,
-                                     run_bench, spread)
-from playground.bench_report import write_report
+from playground.bench import COLUMNS, Bench, Setting, expand_settings, paired_speedups, run_bench, spread, write_report
+from playground.bench.runner import candidate_acceptance
 from playground.quality import Task, agreement, is_correct
 
 

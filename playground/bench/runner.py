@@ -1,45 +1,46 @@
-"""The bench's machinery: settings, paired measurement, one CSV row per run.
+"""The bench's machinery: paired measurement of each setting against `ar`, one row per run.
 
-See `playground.bench` for what is measured and what each column of `COLUMNS` means.
+Each row has the columns of `COLUMNS` (runs.csv):
+  setting              the setting's label, e.g. "fsd K=5 tau=0.3" ("ar" for the reference runs)
+  method               METHODS name, "fsd-random", "hf-assisted", "hf-universal" or "hf-generate"
+  candidates           K (empty for ar)
+  tau                  the method's threshold (tau; tau_t for psd), empty if it has none
+  random_accept        acceptance probability of the fsd-random control, else empty
+  prompt_id, repeat    the task's id and the 0-based repeat index
+  tokens, seconds      tokens generated and wall-clock seconds of the call (prefill included)
+  tokens_per_second    tokens / seconds
+  ar_tokens_per_second tokens/s of the ar run paired with this one (ar rows: their own)
+  speedup              tokens_per_second / ar_tokens_per_second (ar rows: 1)
+  acceptance_rate      accepted / drafted candidates (ours only)
+  candidate_acceptance accepted / examined candidates (those up to each block's first rejection)
+  mean_acceptance_length  tokens per target forward, bonus included (ours only)
+  expected_speedup     Leviathan's prediction from the measured acceptance and cost ratio
+  cost_ratio           Leviathan's c: seconds per draft forward over the target's one-token step
+  verify_cost          seconds per verification pass over that one-token step
+  share_draft, share_qualifier, share_target, share_rescued   token origin shares
+  exact_match          1 if the output equals the target-only (ar) output for the prompt
+  first_divergence     first token position where it differs from that output (empty if equal)
+  log_likelihood       the target's mean log-probability per generated token
+  correct              1/0 from the answer check (empty when the prompt has no answers)
+  error                the exception, when a run failed (then the measures are empty)
 """
 
-import statistics
 import time
 from dataclasses import dataclass, field
 
-from .baseline import assisted_generate
-from .bench import BASELINES
-from .engine import format_prompt, generate
-from .errors import PlaygroundError
-from .methods import METHODS
-from .models import LoadedModel
-from .quality import Task, agreement, is_correct, mean_log_likelihood
-from .step import ORIGINS
+from ..baseline import assisted_generate
+from ..engine import format_prompt, generate
+from ..methods import METHODS
+from ..models import LoadedModel
+from ..quality import Task, agreement, is_correct, mean_log_likelihood
+from ..step import ORIGINS
+from .settings import BASELINES, RANDOM_CONTROL, Setting, random_controls
 
-RANDOM_CONTROL = "fsd-random"
-THRESHOLD_FIELDS = ("tau", "tau_t")  # the option --taus sweeps, first one a method reads
 COLUMNS = ["setting", "method", "candidates", "tau", "random_accept", "prompt_id", "repeat", "tokens",
            "seconds", "tokens_per_second", "ar_tokens_per_second", "speedup", "acceptance_rate",
            "candidate_acceptance", "mean_acceptance_length", "expected_speedup", "cost_ratio", "verify_cost",
            *(f"share_{o}" for o in ORIGINS),
            "exact_match", "first_divergence", "log_likelihood", "correct", "error"]
-
-
-@dataclass(frozen=True)
-class Setting:
-    method: str  # a METHODS name, RANDOM_CONTROL or one of BASELINES
-    options: dict = field(default_factory=dict)  # GenerationConfig overrides
-
-    @property
-    def label(self) -> str:
-        names = {"candidates": "K", "tau": "tau", "tau_t": "tau_t", "random_accept": "p",
-                 "draft_vocab": "vocab", "draft_confidence": "conf"}
-        parts = [f"{names[k]}={_short(v)}" for k, v in self.options.items() if k in names]
-        return " ".join([self.method, *parts])
-
-    @property
-    def tau(self):
-        return next((self.options[f] for f in THRESHOLD_FIELDS if f in self.options), None)
 
 
 @dataclass
@@ -54,57 +55,6 @@ class Outcome:
     @property
     def tokens_per_second(self) -> float | None:
         return len(self.ids) / self.seconds if self.seconds and self.ids else None
-
-
-def paired_speedups(method_tps: list[float], ar_tps: list[float]) -> list[float]:
-    """Per-pair ratios method/ar; pairs with a missing side are dropped."""
-    return [m / a for m, a in zip(method_tps, ar_tps) if m and a]
-
-
-def spread(values: list[float]) -> dict:
-    """Median with the first and third quartiles (all three None for no values)."""
-    values = sorted(v for v in values if v is not None)
-    if not values:
-        return {"median": None, "q1": None, "q3": None}
-    if len(values) == 1:
-        return {"median": values[0], "q1": values[0], "q3": values[0]}
-    q1, median, q3 = statistics.quantiles(values, n=4, method="inclusive")
-    return {"median": median, "q1": q1, "q3": q3}
-
-
-def expand_settings(methods: list[str], candidates: list[int], taus: list[float]) -> list[Setting]:
-    """One setting per method x K x threshold, sweeping only the options the method reads."""
-    settings = []
-    for name in methods:
-        if name == "ar":
-            continue
-        if name not in METHODS and name not in BASELINES:
-            raise PlaygroundError(f"unknown method {name!r}: choose from {', '.join([*METHODS, *BASELINES])}")
-        ks = [{"candidates": k} for k in candidates] if _reads(name, "candidates") else [{}]
-        threshold = next((f for f in THRESHOLD_FIELDS if _reads(name, f)), None)
-        thresholds = [{threshold: t} for t in taus] if threshold else [{}]
-        settings.extend(Setting(name, {**k, **t}) for k in ks for t in thresholds)
-    return settings
-
-
-def _reads(name: str, option: str) -> bool:
-    if name in BASELINES:
-        return option == "candidates" and name != "hf-generate"
-    return option in METHODS[name].options
-
-
-def random_controls(settings: list[Setting], rows: list[dict]) -> list[Setting]:
-    """fsd-random accepting each examined candidate with the probability fsd accepted one."""
-    controls = []
-    for setting in settings:
-        if setting.method != "fsd":
-            continue
-        rates = [r["candidate_acceptance"] for r in rows
-                 if r["setting"] == setting.label and r["candidate_acceptance"] is not None]
-        if rates:
-            rate = round(statistics.fmean(rates), 3)
-            controls.append(Setting(RANDOM_CONTROL, {"candidates": setting.options["candidates"], "random_accept": rate}))
-    return list({c.label: c for c in controls}.values())
 
 
 class Bench:
@@ -214,10 +164,6 @@ def candidate_acceptance(stats: dict) -> float | None:
 
 def _as_int(value: bool | None) -> int | None:
     return None if value is None else int(value)
-
-
-def _short(value) -> str:
-    return f"{value:g}" if isinstance(value, float) else str(value)
 
 
 def run_bench(bench: Bench, settings: list[Setting], with_controls: bool) -> list[dict]:
