@@ -62,10 +62,10 @@ def one_run(name: str, family: dict, prompt: str, k: int, max_new_tokens: int) -
     run = generate(prompt, target=target, draft=draft, method=name, candidates=k,
                    max_new_tokens=max_new_tokens, temperature=0)
     seconds = time.perf_counter() - start
-    stats = run.stats.to_dict()
+    stats = run.stats
     return {"ids": [t.id for t in run.tokens], "tps": len(run.tokens) / seconds,
-            "predicted": stats["expected_speedup"], "acceptance": stats["acceptance_rate"],
-            "target_forward": stats["verify_seconds"] / stats["forwards"]["target"]}
+            "predicted": stats.predicted_speedup(), "acceptance": stats.acceptance_rate,
+            "target_forward": stats.verify_seconds / stats.forwards["target"]}
 
 
 def measure_group(family: dict, prompt: str, k: int, max_new_tokens: int, rotation: int) -> dict:

@@ -26,20 +26,21 @@ Each row has the columns of `COLUMNS` (runs.csv):
 """
 
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from ..baseline import assisted_generate
 from ..engine import format_prompt, generate
 from ..methods import METHODS
 from ..models import LoadedModel
 from ..quality import Task, agreement, is_correct, mean_log_likelihood
+from ..stats import Stats
 from ..step import ORIGINS
 from .settings import BASELINES, RANDOM_CONTROL, Setting, random_controls
 
+STATS_COLUMNS = ["acceptance_rate", "candidate_acceptance", "mean_acceptance_length", "expected_speedup",
+                 "cost_ratio", "verify_cost", *(f"share_{o}" for o in ORIGINS)]  # from our runs' Stats
 COLUMNS = ["setting", "method", "candidates", "tau", "random_accept", "prompt_id", "repeat", "tokens",
-           "seconds", "tokens_per_second", "ar_tokens_per_second", "speedup", "acceptance_rate",
-           "candidate_acceptance", "mean_acceptance_length", "expected_speedup", "cost_ratio", "verify_cost",
-           *(f"share_{o}" for o in ORIGINS),
+           "seconds", "tokens_per_second", "ar_tokens_per_second", "speedup", *STATS_COLUMNS,
            "exact_match", "first_divergence", "log_likelihood", "correct", "error"]
 
 
@@ -49,7 +50,7 @@ class Outcome:
 
     ids: list[int]
     seconds: float
-    stats: dict = field(default_factory=dict)
+    stats: Stats | None = None  # our methods' statistics; None for the baselines and failed runs
     error: str = ""
 
     @property
@@ -113,7 +114,7 @@ class Bench:
             return Outcome(run.ids, run.seconds)
         start = time.perf_counter()
         run = generate(task.prompt, **self._roles(method), **{**options, "method": method})
-        return Outcome([t.id for t in run.tokens], time.perf_counter() - start, run.stats.to_dict())
+        return Outcome([t.id for t in run.tokens], time.perf_counter() - start, run.stats)
 
     def _roles(self, method: str) -> dict:
         spec = METHODS[method]
@@ -123,7 +124,6 @@ class Bench:
         return {role: roles[role] for role in spec.roles}
 
     def row(self, setting: Setting, task: Task, repeat: int, outcome: Outcome, ar: Outcome) -> dict:
-        stats = outcome.stats
         matched, diverged = agreement(outcome.ids, self.references[task.id])
         tps, ar_tps = outcome.tokens_per_second, ar.tokens_per_second
         failed = bool(outcome.error)
@@ -133,11 +133,7 @@ class Bench:
             "random_accept": setting.options.get("random_accept"), "prompt_id": task.id, "repeat": repeat,
             "tokens": len(outcome.ids), "seconds": outcome.seconds, "tokens_per_second": tps,
             "ar_tokens_per_second": ar_tps, "speedup": tps / ar_tps if tps and ar_tps else None,
-            "acceptance_rate": stats.get("acceptance_rate"), "candidate_acceptance": candidate_acceptance(stats),
-            "mean_acceptance_length": stats.get("mean_acceptance_length"),
-            "expected_speedup": stats.get("expected_speedup"),
-            "cost_ratio": stats.get("cost_ratio"), "verify_cost": stats.get("verify_cost"),
-            **{f"share_{o}": stats.get("origin_shares", {}).get(o) for o in ORIGINS},
+            **stats_columns(outcome.stats),
             "exact_match": None if failed else int(matched), "first_divergence": None if failed else diverged,
             "log_likelihood": None if failed else self.log_likelihood(task, outcome.ids),
             "correct": None if failed else _as_int(is_correct(self.target.tokenizer.decode(outcome.ids), task.answers)),
@@ -151,15 +147,14 @@ class Bench:
         return self._likelihoods[key]
 
 
-def candidate_acceptance(stats: dict) -> float | None:
-    """Accepted / examined candidates. The acceptance rate divides by all drafted candidates, and
-    those after a block's first rejection are never examined; a per-candidate acceptance
-    probability (fsd-random's `random_accept`) must be matched to this one."""
-    if not stats.get("steps") or not stats.get("drafted"):
-        return None
-    full_blocks = stats["acceptance_length_histogram"].get(str(len(stats["per_position_acceptance_rate"])), 0)
-    examined = stats["accepted"] + stats["steps"] - full_blocks
-    return stats["accepted"] / examined if examined else None
+def stats_columns(stats: Stats | None) -> dict:
+    """The row's STATS_COLUMNS: read from a run's Stats, empty without one."""
+    if stats is None:
+        return dict.fromkeys(STATS_COLUMNS)
+    return {"acceptance_rate": stats.acceptance_rate, "candidate_acceptance": stats.candidate_acceptance,
+            "mean_acceptance_length": stats.mean_acceptance_length, "expected_speedup": stats.predicted_speedup(),
+            "cost_ratio": stats.cost_ratio(), "verify_cost": stats.verify_cost(),
+            **{f"share_{origin}": share for origin, share in stats.origin_shares.items()}}
 
 
 def _as_int(value: bool | None) -> int | None:
