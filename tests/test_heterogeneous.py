@@ -114,10 +114,12 @@ def test_same_vocabulary_pair_still_works(family, method):
 
 def test_tli_reports_the_intersection(pairs):
     target, draft = pairs["draft-normalizes"]
-    shares = generate(target, draft, "tli", max_new_tokens=3).steps[0].extra
-    assert shares["intersection"] == len(ALPHABET)
-    assert shares["share_of_draft"] == pytest.approx(len(ALPHABET) / (len(ALPHABET) + 2))
-    assert shares["share_of_target"] == pytest.approx(len(ALPHABET) / (len(ALPHABET) + 2 + len(MERGES)))
+    run = generate(target, draft, "tli", max_new_tokens=3)
+    assert run.pair.intersection == len(ALPHABET)
+    assert run.pair.share_of_draft == pytest.approx(len(ALPHABET) / (len(ALPHABET) + 2))
+    assert run.pair.share_of_target == pytest.approx(len(ALPHABET) / (len(ALPHABET) + 2 + len(MERGES)))
+    assert not run.pair.same_vocabulary and same_vocabulary_note(run) is None
+    assert all(step.pair is None for step in run.steps[1:])  # figures of the run, given once
 
 
 def test_slrs_refuses_a_drafter_with_long_tokens(pairs):
