@@ -30,10 +30,10 @@ import torch  # noqa: E402
 
 from playground import generate  # noqa: E402
 from playground.baseline import assisted_generate  # noqa: E402
-from playground.bench_report import machine_info  # noqa: E402
-from playground.bench_runner import spread  # noqa: E402
+from playground.bench import machine_info, spread  # noqa: E402
 from playground.engine import format_prompt  # noqa: E402
 from playground.models import load_model  # noqa: E402
+from playground.tiny import tiny_family  # noqa: E402
 
 PROMPTS = [
     "Write a short paragraph about the sea.",
@@ -43,13 +43,6 @@ PROMPTS = [
     "Tell me a short story about a robot who learns to paint.",
 ]
 RUNS = ("sd", "assisted", "ar", "hf-ar")
-
-
-def tiny_family() -> dict:
-    from tests.conftest import ALPHABET  # noqa: PLC0415  (test helpers: only for --family tiny)
-    from tests.tiny import char_tokenizer, tiny_family as build  # noqa: PLC0415
-
-    return build(char_tokenizer(ALPHABET))
 
 
 def embedded_family(target: str, draft: str) -> dict:
@@ -69,10 +62,10 @@ def one_run(name: str, family: dict, prompt: str, k: int, max_new_tokens: int) -
     run = generate(prompt, target=target, draft=draft, method=name, candidates=k,
                    max_new_tokens=max_new_tokens, temperature=0)
     seconds = time.perf_counter() - start
-    stats = run.stats.to_dict()
+    stats = run.stats
     return {"ids": [t.id for t in run.tokens], "tps": len(run.tokens) / seconds,
-            "predicted": stats["expected_speedup"], "acceptance": stats["acceptance_rate"],
-            "target_forward": stats["verify_seconds"] / stats["forwards"]["target"]}
+            "predicted": stats.predicted_speedup(), "acceptance": stats.acceptance_rate,
+            "target_forward": stats.verify_seconds / stats.forwards["target"]}
 
 
 def measure_group(family: dict, prompt: str, k: int, max_new_tokens: int, rotation: int) -> dict:

@@ -43,13 +43,13 @@ def measure(target, drafters: dict, drafter: str | None, method: str, options: d
     for prompt in prompts:
         run = playground.generate(prompt, target=target, draft=drafters.get(drafter), method=method,
                                   max_new_tokens=tokens, **options)
-        stats = run.stats.to_dict()
+        stats = run.stats
         steps.extend(run.steps)
-        totals["tokens"] += stats["tokens"]
-        totals["seconds"] += stats["seconds"]
-        totals["drafted"] += stats["drafted"]
-        totals["accepted"] += stats["accepted"]
-        totals["target_forwards"] += stats["forwards"].get("target", 0)
+        totals["tokens"] += stats.tokens
+        totals["seconds"] += stats.elapsed
+        totals["drafted"] += stats.drafted
+        totals["accepted"] += stats.accepted
+        totals["target_forwards"] += stats.forwards["target"]
     row = {"drafter": drafter, "method": method, **options,
            "acceptance_rate": totals["accepted"] / totals["drafted"] if totals["drafted"] else None,
            "mean_acceptance_length": totals["tokens"] / totals["target_forwards"],

@@ -32,9 +32,8 @@ os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")
 import playground  # noqa: E402
 from playground.cli import main  # noqa: E402
 from playground.errors import PlaygroundError  # noqa: E402
-from tests.tiny import char_tokenizer, loaded, tiny_llama  # noqa: E402
+from playground.tiny import tiny_family, tiny_llama  # noqa: E402
 
-ALPHABET = "abcdefghijklmnopqrstuvwxyz .,!?<>"
 RAW_EXCEPTION = re.compile(r"\b[A-Z]\w*(Error|Exception)\b|Traceback|struct\.error")
 
 
@@ -420,11 +419,8 @@ def summarize(name: str, tally: dict) -> str:
 
 
 def run(parts: set, verbose: bool) -> list[str]:
-    tokenizer = char_tokenizer(ALPHABET)
-    vocab = len(tokenizer)
-    family = {"target": loaded("tiny-target", tiny_llama(vocab, seed=1), tokenizer),
-              "draft": loaded("tiny-draft", tiny_llama(vocab, layers=1, hidden=32, seed=2), tokenizer),
-              "qualifier": loaded("tiny-qualifier", tiny_llama(vocab, hidden=48, seed=3), tokenizer)}
+    family = tiny_family()
+    tokenizer = family["target"].tokenizer
     lines = []
     with tempfile.TemporaryDirectory() as root:
         files = make_files(Path(root), tokenizer)

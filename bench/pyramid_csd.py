@@ -21,6 +21,7 @@ from playground.calibrate import calibrate, read_corpus  # noqa: E402
 from playground.correction_memory import CorrectionMemory  # noqa: E402
 from playground.methods.pyramid import pyramid_summary  # noqa: E402
 from playground.step import ORIGINS  # noqa: E402
+from playground.tiny import tiny_family  # noqa: E402
 
 PROMPTS = [
     "What is the capital of Italy, and what is it famous for?",
@@ -37,13 +38,6 @@ METHODS = [  # (label, method, options)
     ("csd", "csd", {}),
     ("csd (calibrated)", "csd", {"memory": "CALIBRATED"}),
 ]
-
-
-def tiny_family() -> dict:
-    from tests.conftest import ALPHABET  # noqa: PLC0415
-    from tests.tiny import char_tokenizer, tiny_family  # noqa: PLC0415
-
-    return tiny_family(char_tokenizer(ALPHABET))
 
 
 def embedded_family() -> dict:

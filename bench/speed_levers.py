@@ -18,8 +18,7 @@ import statistics
 import torch
 
 from playground import prepacked
-from playground.bench_report import write_csv
-from playground.bench_runner import COLUMNS, Bench, Setting, spread
+from playground.bench import COLUMNS, Bench, Setting, spread, write_csv
 from playground.models import load_model
 from playground.quality import load_tasks
 

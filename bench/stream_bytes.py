@@ -22,9 +22,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import torch  # noqa: E402
 from gradio import queueing  # noqa: E402
 
+from playground.tiny import launch_tiny_app, tiny_family  # noqa: E402
 from playground.ui import handlers  # noqa: E402
-from tests.conftest import ALPHABET  # noqa: E402
-from tests.tiny import char_tokenizer, launch_tiny_app, tiny_family  # noqa: E402
 
 CHROMIUM = "/usr/bin/chromium"
 sent = collections.Counter()
@@ -66,7 +65,7 @@ def main() -> None:
     pace_steps(args.step_seconds)
     from playwright.sync_api import sync_playwright  # noqa: PLC0415
 
-    demo, url = launch_tiny_app(tiny_family(char_tokenizer(ALPHABET)))
+    demo, url = launch_tiny_app(tiny_family())
     with sync_playwright() as playwright:
         browser = playwright.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
         page = browser.new_page(viewport={"width": 1500, "height": 1300})

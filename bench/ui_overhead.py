@@ -22,18 +22,12 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from playground import METHODS, generate  # noqa: E402
 from playground.models import load_model  # noqa: E402
+from playground.tiny import tiny_family  # noqa: E402
 from playground.ui.family import EMBEDDED, Preset  # noqa: E402
 from playground.ui.handlers import Handlers  # noqa: E402
 from playground.ui.options import all_controls  # noqa: E402
 
 PROMPT = "Write a short paragraph about the sea."
-
-
-def tiny_family() -> dict:
-    from tests.conftest import ALPHABET  # noqa: PLC0415  (test helpers: only for --family tiny)
-    from tests.tiny import char_tokenizer, tiny_family as build  # noqa: PLC0415
-
-    return build(char_tokenizer(ALPHABET))
 
 
 def embedded_family(method: str) -> dict:

@@ -2,7 +2,7 @@
 
     import playground
     run = playground.generate("What is 2 + 2?", method="sd", candidates=5)
-    print(run.text, run.stats.to_dict()["acceptance_rate"])
+    print(run.text, run.stats.acceptance_rate)
 """
 
 from .config import GenerationConfig

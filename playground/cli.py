@@ -64,10 +64,10 @@ def _generate(args) -> int:
     if args.json:
         print(run.to_json())
     else:
-        stats = run.stats.to_dict()
+        stats = run.stats
         print(run.text)
-        print(f"\n[{run.method}] {stats['tokens']} tokens, {stats['tokens_per_second']:.1f} tok/s, "
-              f"acceptance {stats['acceptance_rate']}", file=sys.stderr)
+        print(f"\n[{run.method}] {stats.tokens} tokens, {stats.tokens_per_second:.1f} tok/s, "
+              f"acceptance {stats.acceptance_rate}", file=sys.stderr)
     for note in [*(f"note: {note}" for note in run.notes), same_vocabulary_note(run)]:
         if note:
             print(note, file=sys.stderr)

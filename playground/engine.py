@@ -19,7 +19,7 @@ from .models import LoadedModel, load_model, refuse_empty, vocabulary_relation
 from .policy import refuse_server_path
 from .sampling import Sampler
 from .stats import Stats
-from .step import Step, TokenRecord
+from .step import PairFigures, Step, TokenRecord
 from .text import Detokenizer
 
 DEFAULT_FAMILY = {"target": "smollm2-135m", "draft": "smollm2-draft", "qualifier": "smollm2-qualifier"}
@@ -40,6 +40,11 @@ class Run:
     finished: bool = False
     stop_reason: str = ""
     notes: list[str] = field(default_factory=list)  # what the user should know, e.g. ignored options
+
+    @property
+    def pair(self) -> PairFigures | None:
+        """What a heterogeneous-vocabulary method found about the target and draft (else None)."""
+        return self.steps[0].pair if self.steps else None
 
     def to_dict(self, evidence: bool = False) -> dict:
         """CONTRACT: the CLI's JSON object; `evidence` adds each step's checks (step.Evidence), as

@@ -60,6 +60,35 @@ class Stats:
     def acceptance_rate(self) -> float | None:
         return self.accepted / self.drafted if self.drafted else None
 
+    @property
+    def candidate_acceptance(self) -> float | None:
+        """Accepted / examined candidates. The acceptance rate divides by all drafted candidates, and
+        those after a block's first rejection are never examined; a per-candidate acceptance
+        probability (the bench's fsd-random control) must be matched to this one."""
+        if not self.steps or not self.drafted:
+            return None
+        full_blocks = self.acceptance_lengths[len(self.position_drafted)]
+        examined = self.accepted + self.steps - full_blocks
+        return self.accepted / examined if examined else None
+
+    @property
+    def mean_acceptance_length(self) -> float | None:
+        """Tokens per target forward, the target's own token included."""
+        target_forwards = self.forwards[self.target_role]
+        return self.tokens / target_forwards if target_forwards else None
+
+    @property
+    def per_position_acceptance_rate(self) -> list[float]:
+        return [self.position_accepted[i] / self.position_drafted[i] for i in sorted(self.position_drafted)]
+
+    @property
+    def tokens_per_second(self) -> float | None:
+        return self.tokens / self.elapsed if self.elapsed else None
+
+    @property
+    def origin_shares(self) -> dict[str, float]:
+        return {origin: self.origins[origin] / self.tokens if self.tokens else 0.0 for origin in ORIGINS}
+
     def _seconds_per_forward(self, role: str, seconds: float) -> float | None:
         forwards = self.forwards[role]
         return seconds / forwards if forwards and seconds else None
@@ -98,27 +127,24 @@ class Stats:
         return expected
 
     def to_dict(self) -> dict:
-        target_forwards = self.forwards[self.target_role]
-        alpha = self.acceptance_rate
+        """CONTRACT: the statistics as the CLI's JSON and the UI's stats panel show them."""
         return {
             "steps": self.steps,
             "tokens": self.tokens,
             "drafted": self.drafted,
             "accepted": self.accepted,
             "rejected": self.drafted - self.accepted,
-            "acceptance_rate": alpha,
-            "mean_acceptance_length": self.tokens / target_forwards if target_forwards else None,
-            "per_position_acceptance_rate": [
-                self.position_accepted[i] / self.position_drafted[i] for i in sorted(self.position_drafted)],
+            "acceptance_rate": self.acceptance_rate,
+            "mean_acceptance_length": self.mean_acceptance_length,
+            "per_position_acceptance_rate": self.per_position_acceptance_rate,
             "acceptance_length_histogram": {str(k): v for k, v in sorted(self.acceptance_lengths.items())},
             "seconds": self.elapsed,
-            "tokens_per_second": self.tokens / self.elapsed if self.elapsed else None,
+            "tokens_per_second": self.tokens_per_second,
             "draft_seconds": self.draft_seconds,
             "verify_seconds": self.verify_seconds,
             "forwards": dict(self.forwards),
             "origin_counts": {origin: self.origins[origin] for origin in ORIGINS},
-            "origin_shares": {origin: self.origins[origin] / self.tokens if self.tokens else 0.0
-                              for origin in ORIGINS},
+            "origin_shares": self.origin_shares,
             "cost_ratio": self.cost_ratio(),
             "verify_cost": self.verify_cost(),
             "single_step_seconds": self.single_step_seconds,

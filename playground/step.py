@@ -41,6 +41,18 @@ class Evidence:
     drawn_from: str | None = None  # the distribution a correction was drawn from
 
 
+@dataclass(frozen=True)
+class PairFigures:
+    """What a heterogeneous-vocabulary method (slem, tli, slrs) found about its target and draft:
+    figures of the whole run, carried by its first step (`Run.pair` reads them)."""
+
+    same_vocabulary: bool  # one vocabulary: plain `sd` could verify the pair token by token
+    intersection: int | None = None  # tli: token strings in both vocabularies (seed 004, Table 9)
+    share_of_target: float | None = None  # tli: the intersection's share of each vocabulary
+    share_of_draft: float | None = None
+    lookahead: int | None = None  # slrs: the most draft tokens one proposal drafts
+
+
 @dataclass
 class Step:
     """One round: the tokens it emitted, the evidence its rule decided on, and what it cost.
@@ -59,6 +71,7 @@ class Step:
     verify_seconds: float = 0.0
     forwards: dict = field(default_factory=dict)  # model role -> forward passes this step
     extra: dict = field(default_factory=dict)  # method-specific figures (per-stage counts, ...)
+    pair: PairFigures | None = None  # run-level, on the first step of a heterogeneous method
     evidence: list[Evidence] = field(default_factory=list)  # per verified position, in order
 
     def to_dict(self) -> dict:

@@ -9,14 +9,12 @@ os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")
 # Tiny models gain nothing from threads, and two threads per process thrash on a 2-core machine.
 torch.set_num_threads(1)
 
-from tests.tiny import char_tokenizer, tiny_family  # noqa: E402
-
-ALPHABET = "abcdefghijklmnopqrstuvwxyz .,!?<>"
+from playground.tiny import char_tokenizer, tiny_family  # noqa: E402
 
 
 @pytest.fixture(scope="session")
 def tokenizer():
-    return char_tokenizer(ALPHABET)
+    return char_tokenizer()
 
 
 @pytest.fixture(scope="session")

@@ -3,10 +3,11 @@ import csv
 import pytest
 import torch
 
-from playground.bench_runner import (COLUMNS, Bench, Setting, candidate_acceptance, expand_settings, paired_speedups,
-                                     run_bench, spread)
-from playground.bench_report import write_report
+from playground.bench import (BASELINES, COLUMNS, Bench, Setting, expand_settings, paired_speedups, run_bench, spread,
+                              write_report)
 from playground.quality import Task, agreement, is_correct
+from playground.stats import Stats
+from playground.step import Step
 
 
 def test_paired_speedup_cancels_drift_that_unpaired_averages_do_not():
@@ -85,6 +86,14 @@ def test_bench_lossless_methods_agree_with_target_greedy(bench_rows):
             assert row["first_divergence"] is None
 
 
+def test_statistics_columns_are_filled_for_our_runs_and_empty_for_the_baselines(bench_rows):
+    for row in bench_rows:
+        ours = row["method"] not in BASELINES
+        assert (row["share_target"] is not None) == ours, row["setting"]
+        assert (row["mean_acceptance_length"] is not None) == ours, row["setting"]
+        assert (row["candidate_acceptance"] is not None) == (ours and row["method"] != "ar"), row["setting"]
+
+
 def test_random_control_matches_fsd_acceptance(bench_rows):
     controls = {r["setting"] for r in bench_rows if r["method"] == "fsd-random"}
     assert "fsd-random K=3 p=0" in controls  # tau=0 accepts nothing, so its control accepts nothing
@@ -93,7 +102,9 @@ def test_random_control_matches_fsd_acceptance(bench_rows):
 
 def test_candidate_acceptance_counts_only_examined_candidates():
     # 3 blocks of K=4: accepted 4 (full), 1 then rejected, 0 then rejected -> 5 of 4 + 2 + 1 examined.
-    stats = {"steps": 3, "drafted": 12, "accepted": 5, "per_position_acceptance_rate": [0, 0, 0, 0],
-             "acceptance_length_histogram": {"0": 1, "1": 1, "4": 1}}
-    assert candidate_acceptance(stats) == 5 / 7
-    assert candidate_acceptance({"steps": 0, "drafted": 0}) is None
+    stats = Stats()
+    for flags in ([True] * 4, [True, False, False, False], [False] * 4):
+        stats.add(Step([], drafted=4, accepted=sum(flags), accepted_flags=flags))
+    assert stats.candidate_acceptance == 5 / 7
+    assert stats.acceptance_rate == 5 / 12
+    assert Stats().candidate_acceptance is None

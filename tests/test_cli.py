@@ -8,7 +8,7 @@ import sys
 import pytest
 
 from playground.cli import main
-from tests.tiny import char_tokenizer, tiny_llama
+from playground.tiny import char_tokenizer, tiny_llama
 
 
 @pytest.fixture(scope="module")

@@ -17,11 +17,10 @@ from playground.methods.heterogeneous import slrs
 from playground.methods.heterogeneous.slrs import StringProposer, TargetSplitter, string_rejection_sample
 from playground.methods.speculative import Candidate, sd_check
 from playground.sampling import Sampler
+from playground.tiny import ALPHABET, CHAT_TEMPLATE, SPECIALS, char_tokenizer, loaded, tiny_llama
 from playground.vocabulary import intersection, token_strings, tokenize_continuation
-from tests.tiny import CHAT_TEMPLATE, SPECIALS, char_tokenizer, loaded, tiny_llama
 
 ALPHA = 1e-3  # a correct sampler fails a chi-square test once in a thousand
-ALPHABET = "abcdefghijklmnopqrstuvwxyz .,!?<>"
 MERGES = [("t", "h"), ("th", "e"), ("e", " "), (" ", "t"), ("a", "n"), ("i", "n"), ("e", "r"),
           ("h", "e"), ("l", "l"), ("o", " ")]
 NON_INJECTIVE = normalizers.Sequence([normalizers.Lowercase(), normalizers.Replace(Regex("  +"), " ")])
@@ -115,10 +114,12 @@ def test_same_vocabulary_pair_still_works(family, method):
 
 def test_tli_reports_the_intersection(pairs):
     target, draft = pairs["draft-normalizes"]
-    shares = generate(target, draft, "tli", max_new_tokens=3).steps[0].extra
-    assert shares["intersection"] == len(ALPHABET)
-    assert shares["share_of_draft"] == pytest.approx(len(ALPHABET) / (len(ALPHABET) + 2))
-    assert shares["share_of_target"] == pytest.approx(len(ALPHABET) / (len(ALPHABET) + 2 + len(MERGES)))
+    run = generate(target, draft, "tli", max_new_tokens=3)
+    assert run.pair.intersection == len(ALPHABET)
+    assert run.pair.share_of_draft == pytest.approx(len(ALPHABET) / (len(ALPHABET) + 2))
+    assert run.pair.share_of_target == pytest.approx(len(ALPHABET) / (len(ALPHABET) + 2 + len(MERGES)))
+    assert not run.pair.same_vocabulary and same_vocabulary_note(run) is None
+    assert all(step.pair is None for step in run.steps[1:])  # figures of the run, given once
 
 
 def test_slrs_refuses_a_drafter_with_long_tokens(pairs):

@@ -76,7 +76,7 @@ def test_cli_bad_parameters_give_one_line(args, capsys):
 
 @pytest.fixture(scope="module")
 def cli_paths(tmp_path_factory, tokenizer):
-    from tests.tiny import tiny_llama  # noqa: PLC0415
+    from playground.tiny import tiny_llama  # noqa: PLC0415
 
     root = tmp_path_factory.mktemp("cli")
     for name, layers in (("target", 2), ("draft", 1)):

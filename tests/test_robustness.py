@@ -17,7 +17,7 @@ from playground.cli import main
 from playground.correction_memory import CorrectionMemory, load_memory
 from playground.errors import PlaygroundError
 from playground.models import load_model
-from tests.tiny import tiny_llama
+from playground.tiny import tiny_llama
 
 
 @pytest.fixture(scope="module")

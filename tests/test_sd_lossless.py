@@ -11,7 +11,7 @@ from playground.cache import KVRunner
 from playground.draft_vocab import pruned_head
 from playground.methods import Decoding, speculative
 from playground.sampling import Sampler
-from tests.tiny import char_tokenizer, loaded, tiny_llama
+from playground.tiny import char_tokenizer, loaded, tiny_llama
 
 SAMPLES = 1500
 ALPHA = 1e-3  # a correct sampler fails this test once in a thousand seeds-of-the-suite

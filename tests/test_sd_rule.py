@@ -7,7 +7,7 @@ from playground.config import GenerationConfig
 from playground.methods import Decoding
 from playground.methods.speculative import Candidate, sd_check
 from playground.sampling import Sampler, residual
-from tests.tiny import tiny_llama
+from playground.tiny import tiny_llama
 
 P = torch.tensor([0.6, 0.3, 0.1])  # target over {A, B, C}
 Q = torch.tensor([0.4, 0.4, 0.2])  # draft

@@ -8,8 +8,8 @@ import threading
 import time
 from concurrent.futures import CancelledError
 
+from playground.tiny import launch_tiny_app
 from playground.ui.options import all_controls
-from tests.tiny import launch_tiny_app
 
 SESSIONS = 8
 SECONDS = 25

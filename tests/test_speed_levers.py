@@ -11,7 +11,7 @@ from playground.errors import PlaygroundError
 from playground.prepacked import PrepackedLinear, prepack_linears
 from playground.stats import Stats
 from playground.step import Step, TokenRecord
-from tests.tiny import loaded, tiny_llama
+from playground.tiny import loaded, tiny_llama
 
 
 def test_prepacked_linear_matches_torch_and_each_row_is_independent_of_the_row_count():

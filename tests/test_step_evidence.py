@@ -15,12 +15,12 @@ from playground.correction_memory import CorrectionMemory, share, unshare
 from playground.engine import format_prompt
 from playground.methods import METHODS
 from playground.step import Evidence
+from playground.tiny import char_tokenizer, loaded, tiny_llama
 from playground.ui import render
 from playground.ui.family import Preset
 from playground.ui.handlers import Handlers
 from playground.ui.options import all_controls
 from playground.ui.stepper import explain_step
-from tests.tiny import char_tokenizer, loaded, tiny_llama
 
 KEY, PROMPT = "session", "hello there"
 

@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 
 from playground.methods import METHODS
+from playground.tiny import launch_tiny_app
 from playground.ui.options import all_controls, default_sweep, method_choices, suggested_sweep
-from tests.tiny import launch_tiny_app
 
 CHROMIUM = "/usr/bin/chromium"
 ARTIFACTS = Path(__file__).resolve().parent / "artifacts"

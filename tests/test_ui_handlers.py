@@ -11,6 +11,7 @@ import pytest
 from playground import correction_memory
 from playground.errors import PlaygroundError
 from playground.methods import METHODS
+from playground.tiny import char_tokenizer, loaded, tiny_llama
 from playground.ui import charts, render
 from playground.ui import handlers as handlers_module
 from playground.ui import session as session_module
@@ -19,7 +20,6 @@ from playground.ui.handlers import SETTLE, Handlers
 from playground.ui.options import (all_controls, default_sweep, method_choices, options_from_values, sweep_options,
                                   suggested_sweep, visible_options)
 from playground.ui.stepper import Toy
-from tests.tiny import char_tokenizer, loaded, tiny_llama
 
 KEY = "session-1"
 PROMPT = "hello there"

@@ -9,7 +9,7 @@ import playground
 from playground.cache import KVRunner
 from playground.divergence import SCALES, divergence
 from playground.sampling import Sampler, raw_probs, residual
-from tests.tiny import loaded, tiny_llama
+from playground.tiny import loaded, tiny_llama
 
 PROMPT = "hello there"
 TARGET_PADDING, DRAFT_PADDING = 13, 5

@@ -74,7 +74,7 @@ def acceptance_length(run, timeline) -> go.Figure:
 
 
 def per_position(run, timeline) -> go.Figure:
-    rates = run.stats.to_dict()["per_position_acceptance_rate"]
+    rates = run.stats.per_position_acceptance_rate
     return _figure("Acceptance by position in block", [go.Bar(x=list(range(1, len(rates) + 1)), y=rates)],
                    "candidate position", "acceptance rate", y_range=[0, 1.05])
 
@@ -102,7 +102,7 @@ def divergence_vs_tau(run, timeline) -> go.Figure:
 
 
 def origin_shares(run, timeline) -> go.Figure:
-    shares = run.stats.to_dict()["origin_shares"]
+    shares = run.stats.origin_shares
     return _figure("Where tokens came from", [go.Bar(x=list(ORIGINS), y=[shares[o] for o in ORIGINS],
                                                      marker_color=[COLORS[o] for o in ORIGINS])],
                    "", "share of tokens", y_range=[0, 1.05])
@@ -111,20 +111,20 @@ def origin_shares(run, timeline) -> go.Figure:
 def predicted_vs_measured(run, timeline) -> go.Figure:
     """Leviathan's Eq. 1 and Theorem 3.8 next to what the run measured. The measured speedup is an
     estimate: tokens/s over the rate of one target step per token, T(1) (see `forward_costs`)."""
-    stats = run.stats.to_dict()
-    alpha, block = stats["acceptance_rate"], run.stats.max_block
-    target_forwards = stats["forwards"].get(run.stats.target_role, 0)
+    stats = run.stats
+    alpha, block = stats.acceptance_rate, stats.max_block
+    target_forwards = stats.forwards[stats.target_role]
     predicted_length = expected_tokens_per_step(alpha, block) if alpha is not None and block else None
     measured_speedup = None
-    single_step = stats["single_step_seconds"] or (
-        stats["verify_seconds"] / target_forwards if target_forwards and stats["verify_seconds"] else None)
-    if stats["tokens_per_second"] and single_step:
-        measured_speedup = stats["tokens_per_second"] * single_step
+    single_step = stats.single_step_seconds or (
+        stats.verify_seconds / target_forwards if target_forwards and stats.verify_seconds else None)
+    if stats.tokens_per_second and single_step:
+        measured_speedup = stats.tokens_per_second * single_step
     groups = ["tokens per target forward", "speedup over target alone"]
     return _figure("Predicted (Leviathan) vs measured", [
-        go.Bar(x=groups, y=[predicted_length, stats["expected_speedup"]], name="predicted",
+        go.Bar(x=groups, y=[predicted_length, stats.predicted_speedup()], name="predicted",
                marker_color=COLORS["predicted"]),
-        go.Bar(x=groups, y=[stats["mean_acceptance_length"], measured_speedup], name="measured",
+        go.Bar(x=groups, y=[stats.mean_acceptance_length, measured_speedup], name="measured",
                marker_color=COLORS["target"])], barmode="group")
 
 

@@ -4,9 +4,8 @@ import torch
 
 from ...models import vocabulary_relation
 from ...sampling import one_hot_argmax
+from ...step import PairFigures
 from ..base import Decoding
-
-HETEROGENEOUS_METHODS = ("slem", "tli", "slrs")
 
 
 def draft_probs(ctx: Decoding, logits: torch.Tensor) -> torch.Tensor:
@@ -16,16 +15,16 @@ def draft_probs(ctx: Decoding, logits: torch.Tensor) -> torch.Tensor:
     return one_hot_argmax(q) if ctx.config.draft_sampling == "greedy" else q
 
 
-def pair_figures(ctx: Decoding) -> dict:
-    """Step.extra of a run's first step: whether the pair could have used plain `sd`."""
-    return {"same_vocabulary": vocabulary_relation(ctx.target_tokenizer, ctx.draft_tokenizer) == "same"}
+def pair_figures(ctx: Decoding, **method_figures) -> PairFigures:
+    """The run's first step's `pair`: whether the pair could have used plain `sd`, and the
+    method's own figures (PairFigures' fields)."""
+    same = vocabulary_relation(ctx.target_tokenizer, ctx.draft_tokenizer) == "same"
+    return PairFigures(same_vocabulary=same, **method_figures)
 
 
 def same_vocabulary_note(run) -> str | None:
     """The CLI's one-line hint when a heterogeneous method ran on a pair that shares a vocabulary."""
-    if run.method not in HETEROGENEOUS_METHODS or not run.steps:
-        return None
-    if not run.steps[0].extra.get("same_vocabulary"):
+    if run.pair is None or not run.pair.same_vocabulary:
         return None
     return (f"note: the target and draft share one vocabulary; `--method sd` verifies the same pair "
             f"token by token, without {run.method}'s re-tokenization")

@@ -84,7 +84,7 @@ def exact_match(ctx: Decoding, drafted: DraftText, p) -> Verified:
 
 
 def slem_steps(ctx: Decoding):
-    context, proposed, extra = DraftContext(ctx), [], pair_figures(ctx)
+    context, proposed, pair = DraftContext(ctx), [], pair_figures(ctx)
     while ctx.remaining() > 0:
         resynced = context.sync(ctx.ids, proposed)
         budget = ctx.block_size(ctx.config.candidates)
@@ -98,11 +98,11 @@ def slem_steps(ctx: Decoding):
         yield Step(verified.records, drafted=n, accepted=accepted, accepted_flags=verified.flags,
                    evidence=verified.evidence,
                    draft_seconds=drafted_at - start, verify_seconds=time.perf_counter() - drafted_at,
-                   forwards={ctx.draft.name: len(drafted.ids), ctx.target.name: 1},
-                   extra={**extra, "draft_tokens": len(drafted.ids), "draft_chars": len(drafted.text),
+                   forwards={ctx.draft.name: len(drafted.ids), ctx.target.name: 1}, pair=pair,
+                   extra={"draft_tokens": len(drafted.ids), "draft_chars": len(drafted.text),
                           "chars_accepted": drafted.candidates.spans[accepted - 1][1] if accepted else 0,
                           "realignments": int(drafted.candidates.realigned), "draft_resync_chars": resynced})
-        proposed, extra = [([token], piece) for token, piece in zip(drafted.ids, drafted.pieces)], {}
+        proposed, pair = [([token], piece) for token, piece in zip(drafted.ids, drafted.pieces)], None
 
 
 SLEM = Method("slem", slem_steps, "heterogeneous vocabularies: draft text re-tokenized for the target, "

@@ -254,7 +254,7 @@ def slrs_steps(ctx: Decoding):
     check_drafter(ctx)
     draft_strings, split = token_strings(ctx.draft_tokenizer), TargetSplitter(ctx.target_tokenizer)
     lookahead = lookahead_for(draft_strings, split.strings)
-    context, proposed, extra = DraftContext(ctx), [], {**pair_figures(ctx), "lookahead": lookahead}
+    context, proposed, pair = DraftContext(ctx), [], pair_figures(ctx, lookahead=lookahead)
     while ctx.remaining() > 0:
         resynced = context.sync(ctx.ids, proposed)
         start, forwards = time.perf_counter(), ctx.draft.forwards
@@ -268,11 +268,11 @@ def slrs_steps(ctx: Decoding):
                    evidence=_evidence(outcome, p),
                    accepted_flags=[outcome.accepted], draft_seconds=time.perf_counter() - verified_at,
                    verify_seconds=verified_at - start,
-                   forwards={ctx.draft.name: ctx.draft.forwards - forwards, ctx.target.name: 1},
-                   extra={**extra, "psi_enumerated": proposer.enumerated, "psi_cap_hits": proposer.cap_hits,
+                   forwards={ctx.draft.name: ctx.draft.forwards - forwards, ctx.target.name: 1}, pair=pair,
+                   extra={"psi_enumerated": proposer.enumerated, "psi_cap_hits": proposer.cap_hits,
                           "residual_draws": outcome.residual_draws, "draft_resync_chars": resynced,
                           "chars_accepted": len(split.strings[outcome.token]) if outcome.accepted else 0})
-        proposed, extra = [([d], draft_strings[d]) for d in outcome.path if draft_strings[d]], {}
+        proposed, pair = [([d], draft_strings[d]) for d in outcome.path if draft_strings[d]], None
 
 
 SLRS = Method("slrs", slrs_steps, "heterogeneous vocabularies: string-level rejection sampling with "

@@ -63,11 +63,10 @@ class IntersectionDrafter:
 
 def tli_steps(ctx: Decoding):
     drafter = IntersectionDrafter(ctx)
-    first = {**pair_figures(ctx), **drafter.shared.shares()}
+    pair = pair_figures(ctx, **drafter.shared.shares())
     for step in speculative_steps(ctx, sd_check(ctx), drafter):
         drafter.annotate(step)
-        step.extra.update(first)
-        first = {}
+        step.pair, pair = pair, None  # on the first step only
         yield step
 
 

@@ -1,59 +1,28 @@
-"""`python -m playground bench`: every method against the target alone, over one prompt set.
-
-For each setting (method x candidate length x threshold) and each prompt, `ar` and the method run
-back to back, and the order alternates per repeat, so that machine drift (other jobs, heat) hits
-both sides of each ratio alike. Speedup is the median of these paired ratios, never a ratio of
-averages taken at different times. Methods come from `METHODS` by name, so a new method is
-benchmarked as soon as it is registered. Two names are the bench's own:
-`hf-assisted` (transformers' `generate(assistant_model=...)` with the same draft and K, see
-`playground.baseline`), `hf-universal` (the same with `assistant_tokenizer=`, on the
-heterogeneous draft) and `hf-generate` (transformers' `generate` on the target alone: our `ar`
-against the library's own loop). Passing `fsd` also runs its random-acceptance control `fsd-random`
-(seed 000, Figure 6): fsd with `random_accept` set to the probability with which each fsd
-setting accepted an examined candidate (`candidate_acceptance`), so the draft shares match.
-
-Outputs in --out: `runs.csv` (one row per run, columns below), `summary.md`, `summary.csv`, and
-plotly charts (`accuracy_vs_speed.html`, `agreement_vs_speed.html`, `random_control.html`,
-`speedup_vs_candidates.html`).
-
-runs.csv columns:
-  setting              the setting's label, e.g. "fsd K=5 tau=0.3" ("ar" for the reference runs)
-  method               METHODS name, "fsd-random", "hf-assisted", "hf-universal" or "hf-generate"
-  candidates           K (empty for ar)
-  tau                  the method's threshold (tau; tau_t for psd), empty if it has none
-  random_accept        acceptance probability of the fsd-random control, else empty
-  prompt_id, repeat    the task's id and the 0-based repeat index
-  tokens, seconds      tokens generated and wall-clock seconds of the call (prefill included)
-  tokens_per_second    tokens / seconds
-  ar_tokens_per_second tokens/s of the ar run paired with this one (ar rows: their own)
-  speedup              tokens_per_second / ar_tokens_per_second (ar rows: 1)
-  acceptance_rate      accepted / drafted candidates (ours only)
-  candidate_acceptance accepted / examined candidates (those up to each block's first rejection)
-  mean_acceptance_length  tokens per target forward, bonus included (ours only)
-  expected_speedup     Leviathan's prediction from the measured acceptance and cost ratio
-  share_draft, share_qualifier, share_target, share_rescued   token origin shares
-  exact_match          1 if the output equals the target-only (ar) output for the prompt
-  first_divergence     first token position where it differs from that output (empty if equal)
-  log_likelihood       the target's mean log-probability per generated token
-  correct              1/0 from the answer check (empty when the prompt has no answers)
-  error                the exception, when a run failed (then the measures are empty)
-"""
+"""`python -m playground bench`: its flags, the checks made before any model loads, and the run
+from flags to report (see `playground.bench` for what is measured)."""
 
 from pathlib import Path
 
-from .errors import PlaygroundError
+import torch
 
-DEFAULT_PROMPTS = Path(__file__).resolve().parent.parent / "assets" / "tasks.jsonl"
+from ..embedded import EMBEDDED_MODELS
+from ..engine import make_config
+from ..errors import PlaygroundError
+from ..methods import METHODS
+from ..models import load_model, refuse_empty
+from ..presets import load_presets
+from ..quality import load_tasks
+from .report import machine_info, write_report
+from .runner import Bench, run_bench
+from .settings import expand_settings
+
+DESCRIPTION = "every method against the target alone, over one prompt set"
+DEFAULT_PROMPTS = Path(__file__).resolve().parents[2] / "assets" / "tasks.jsonl"
 HETERO_DRAFT = "byte-draft"
-BASELINES = ("hf-assisted", "hf-universal", "hf-generate")  # the bench's own names, beside METHODS
 
 
 def load_family(args) -> tuple[dict, dict[str, dict]]:
     """The models each role needs ({role: LoadedModel}), and the preset's per-method settings."""
-    from .embedded import EMBEDDED_MODELS  # noqa: PLC0415  (heavy imports only when running)
-    from .models import load_model, refuse_empty  # noqa: PLC0415
-    from .presets import load_presets  # noqa: PLC0415
-
     preset = load_presets().get(args.family or "embedded")
     if preset is None:
         raise PlaygroundError(f"unknown family {args.family!r}: see `python -m playground models`")
@@ -68,8 +37,6 @@ def load_family(args) -> tuple[dict, dict[str, dict]]:
 
 
 def needed_roles(methods: list[str]) -> set[str]:
-    from .methods import METHODS  # noqa: PLC0415
-
     roles = {"target", "draft"}
     for name in methods:
         spec = METHODS.get(name)
@@ -85,7 +52,7 @@ def _csv_list(kind):
 
 def register(subparsers) -> None:
     parser = subparsers.add_parser("bench", help="benchmark methods against ar: speed, acceptance, quality",
-                                   description=__doc__.splitlines()[0])
+                                   description=DESCRIPTION)
     parser.add_argument("--family", default="embedded", help="preset family name (see `python -m playground models`)")
     for role in ("target", "draft", "qualifier"):
         parser.add_argument(f"--{role}", help=f"{role} model override")
@@ -113,8 +80,6 @@ def register(subparsers) -> None:
 
 def check_args(args) -> None:
     """Refuse bad settings before any model loads (a bench records a failed run and goes on)."""
-    from .engine import make_config  # noqa: PLC0415
-
     for name in ("threads", "repeats", "limit"):
         value = getattr(args, name)
         if value is not None and value < 1:
@@ -128,12 +93,6 @@ def check_args(args) -> None:
 
 
 def _run(args) -> int:
-    import torch  # noqa: PLC0415
-
-    from .bench_report import machine_info, write_report  # noqa: PLC0415
-    from .bench_runner import Bench, expand_settings, run_bench  # noqa: PLC0415
-    from .quality import load_tasks  # noqa: PLC0415
-
     check_args(args)
     if args.threads:
         torch.set_num_threads(args.threads)

@@ -1,17 +1,20 @@
-"""Tiny real transformers models and a character-level tokenizer, built in code for fast tests."""
+"""The tiny family: real transformers models and a character-level tokenizer built in code, with
+random weights. Fast enough for tests and for quick runs of the bench scripts (`--family tiny`);
+its text is noise, so it measures machinery, never quality."""
 
 import torch
 from tokenizers import Regex, Tokenizer, decoders, models, pre_tokenizers
 from transformers import LlamaConfig, LlamaForCausalLM, PreTrainedTokenizerFast
 
-from playground.models import LoadedModel
+from .models import LoadedModel
 
+ALPHABET = "abcdefghijklmnopqrstuvwxyz .,!?<>"
 CHAT_TEMPLATE = ("{% for m in messages %}<{{ m['role'] }}>{{ m['content'] }}{% endfor %}"
                  "{% if add_generation_prompt %}<assistant>{% endif %}")
 SPECIALS = ["<unk>", "<eos>"]
 
 
-def char_tokenizer(alphabet: str) -> PreTrainedTokenizerFast:
+def char_tokenizer(alphabet: str = ALPHABET) -> PreTrainedTokenizerFast:
     vocab = {token: i for i, token in enumerate(SPECIALS + list(dict.fromkeys(alphabet)))}
     backend = Tokenizer(models.WordLevel(vocab, unk_token="<unk>"))
     backend.pre_tokenizer = pre_tokenizers.Split(Regex("."), behavior="isolated")
@@ -38,8 +41,10 @@ def loaded(name: str, model, tokenizer) -> LoadedModel:
     return LoadedModel(name, model, tokenizer, "cpu", "float32")
 
 
-def tiny_family(tokenizer) -> dict[str, LoadedModel]:
-    """A target, a weaker draft and a mid-size qualifier sharing one vocabulary."""
+def tiny_family(tokenizer=None) -> dict[str, LoadedModel]:
+    """A target, a weaker draft and a mid-size qualifier sharing one vocabulary (by default the
+    character tokenizer of `ALPHABET`)."""
+    tokenizer = char_tokenizer() if tokenizer is None else tokenizer
     vocab = len(tokenizer)
     return {
         "target": loaded("tiny-target", tiny_llama(vocab, layers=2, hidden=64, seed=1), tokenizer),
@@ -50,8 +55,8 @@ def tiny_family(tokenizer) -> dict[str, LoadedModel]:
 
 def launch_tiny_app(family: dict, **queue):
     """The whole Gradio app on the tiny family, on 127.0.0.1. Returns (demo, url)."""
-    from playground.ui import build_demo, launch_options  # noqa: PLC0415  (gradio is slow to import)
-    from playground.ui.family import Preset  # noqa: PLC0415
+    from .ui import build_demo, launch_options  # noqa: PLC0415  (gradio is slow to import)
+    from .ui.family import Preset  # noqa: PLC0415
 
     by_spec = {m.spec: m for m in family.values()}
     preset = Preset("tiny", "tiny-target", "tiny-draft", "tiny-qualifier", "tiny test family", method="sd")

@@ -1,45 +1,47 @@
-"""The bench's machinery: settings, paired measurement, one CSV row per run.
+"""The bench's machinery: paired measurement of each setting against `ar`, one row per run.
 
-See `playground.bench` for what is measured and what each column of `COLUMNS` means.
+Each row has the columns of `COLUMNS` (runs.csv):
+  setting              the setting's label, e.g. "fsd K=5 tau=0.3" ("ar" for the reference runs)
+  method               METHODS name, "fsd-random", "hf-assisted", "hf-universal" or "hf-generate"
+  candidates           K (empty for ar)
+  tau                  the method's threshold (tau; tau_t for psd), empty if it has none
+  random_accept        acceptance probability of the fsd-random control, else empty
+  prompt_id, repeat    the task's id and the 0-based repeat index
+  tokens, seconds      tokens generated and wall-clock seconds of the call (prefill included)
+  tokens_per_second    tokens / seconds
+  ar_tokens_per_second tokens/s of the ar run paired with this one (ar rows: their own)
+  speedup              tokens_per_second / ar_tokens_per_second (ar rows: 1)
+  acceptance_rate      accepted / drafted candidates (ours only)
+  candidate_acceptance accepted / examined candidates (those up to each block's first rejection)
+  mean_acceptance_length  tokens per target forward, bonus included (ours only)
+  expected_speedup     Leviathan's prediction from the measured acceptance and cost ratio
+  cost_ratio           Leviathan's c: seconds per draft forward over the target's one-token step
+  verify_cost          seconds per verification pass over that one-token step
+  share_draft, share_qualifier, share_target, share_rescued   token origin shares
+  exact_match          1 if the output equals the target-only (ar) output for the prompt
+  first_divergence     first token position where it differs from that output (empty if equal)
+  log_likelihood       the target's mean log-probability per generated token
+  correct              1/0 from the answer check (empty when the prompt has no answers)
+  error                the exception, when a run failed (then the measures are empty)
 """
 
-import statistics
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
-from .baseline import assisted_generate
-from .bench import BASELINES
-from .engine import format_prompt, generate
-from .errors import PlaygroundError
-from .methods import METHODS
-from .models import LoadedModel
-from .quality import Task, agreement, is_correct, mean_log_likelihood
-from .step import ORIGINS
+from ..baseline import assisted_generate
+from ..engine import format_prompt, generate
+from ..methods import METHODS
+from ..models import LoadedModel
+from ..quality import Task, agreement, is_correct, mean_log_likelihood
+from ..stats import Stats
+from ..step import ORIGINS
+from .settings import BASELINES, RANDOM_CONTROL, Setting, random_controls
 
-RANDOM_CONTROL = "fsd-random"
-THRESHOLD_FIELDS = ("tau", "tau_t")  # the option --taus sweeps, first one a method reads
+STATS_COLUMNS = ["acceptance_rate", "candidate_acceptance", "mean_acceptance_length", "expected_speedup",
+                 "cost_ratio", "verify_cost", *(f"share_{o}" for o in ORIGINS)]  # from our runs' Stats
 COLUMNS = ["setting", "method", "candidates", "tau", "random_accept", "prompt_id", "repeat", "tokens",
-           "seconds", "tokens_per_second", "ar_tokens_per_second", "speedup", "acceptance_rate",
-           "candidate_acceptance", "mean_acceptance_length", "expected_speedup", "cost_ratio", "verify_cost",
-           *(f"share_{o}" for o in ORIGINS),
+           "seconds", "tokens_per_second", "ar_tokens_per_second", "speedup", *STATS_COLUMNS,
            "exact_match", "first_divergence", "log_likelihood", "correct", "error"]
-
-
-@dataclass(frozen=True)
-class Setting:
-    method: str  # a METHODS name, RANDOM_CONTROL or one of BASELINES
-    options: dict = field(default_factory=dict)  # GenerationConfig overrides
-
-    @property
-    def label(self) -> str:
-        names = {"candidates": "K", "tau": "tau", "tau_t": "tau_t", "random_accept": "p",
-                 "draft_vocab": "vocab", "draft_confidence": "conf"}
-        parts = [f"{names[k]}={_short(v)}" for k, v in self.options.items() if k in names]
-        return " ".join([self.method, *parts])
-
-    @property
-    def tau(self):
-        return next((self.options[f] for f in THRESHOLD_FIELDS if f in self.options), None)
 
 
 @dataclass
@@ -48,63 +50,12 @@ class Outcome:
 
     ids: list[int]
     seconds: float
-    stats: dict = field(default_factory=dict)
+    stats: Stats | None = None  # our methods' statistics; None for the baselines and failed runs
     error: str = ""
 
     @property
     def tokens_per_second(self) -> float | None:
         return len(self.ids) / self.seconds if self.seconds and self.ids else None
-
-
-def paired_speedups(method_tps: list[float], ar_tps: list[float]) -> list[float]:
-    """Per-pair ratios method/ar; pairs with a missing side are dropped."""
-    return [m / a for m, a in zip(method_tps, ar_tps) if m and a]
-
-
-def spread(values: list[float]) -> dict:
-    """Median with the first and third quartiles (all three None for no values)."""
-    values = sorted(v for v in values if v is not None)
-    if not values:
-        return {"median": None, "q1": None, "q3": None}
-    if len(values) == 1:
-        return {"median": values[0], "q1": values[0], "q3": values[0]}
-    q1, median, q3 = statistics.quantiles(values, n=4, method="inclusive")
-    return {"median": median, "q1": q1, "q3": q3}
-
-
-def expand_settings(methods: list[str], candidates: list[int], taus: list[float]) -> list[Setting]:
-    """One setting per method x K x threshold, sweeping only the options the method reads."""
-    settings = []
-    for name in methods:
-        if name == "ar":
-            continue
-        if name not in METHODS and name not in BASELINES:
-            raise PlaygroundError(f"unknown method {name!r}: choose from {', '.join([*METHODS, *BASELINES])}")
-        ks = [{"candidates": k} for k in candidates] if _reads(name, "candidates") else [{}]
-        threshold = next((f for f in THRESHOLD_FIELDS if _reads(name, f)), None)
-        thresholds = [{threshold: t} for t in taus] if threshold else [{}]
-        settings.extend(Setting(name, {**k, **t}) for k in ks for t in thresholds)
-    return settings
-
-
-def _reads(name: str, option: str) -> bool:
-    if name in BASELINES:
-        return option == "candidates" and name != "hf-generate"
-    return option in METHODS[name].options
-
-
-def random_controls(settings: list[Setting], rows: list[dict]) -> list[Setting]:
-    """fsd-random accepting each examined candidate with the probability fsd accepted one."""
-    controls = []
-    for setting in settings:
-        if setting.method != "fsd":
-            continue
-        rates = [r["candidate_acceptance"] for r in rows
-                 if r["setting"] == setting.label and r["candidate_acceptance"] is not None]
-        if rates:
-            rate = round(statistics.fmean(rates), 3)
-            controls.append(Setting(RANDOM_CONTROL, {"candidates": setting.options["candidates"], "random_accept": rate}))
-    return list({c.label: c for c in controls}.values())
 
 
 class Bench:
@@ -163,7 +114,7 @@ class Bench:
             return Outcome(run.ids, run.seconds)
         start = time.perf_counter()
         run = generate(task.prompt, **self._roles(method), **{**options, "method": method})
-        return Outcome([t.id for t in run.tokens], time.perf_counter() - start, run.stats.to_dict())
+        return Outcome([t.id for t in run.tokens], time.perf_counter() - start, run.stats)
 
     def _roles(self, method: str) -> dict:
         spec = METHODS[method]
@@ -173,7 +124,6 @@ class Bench:
         return {role: roles[role] for role in spec.roles}
 
     def row(self, setting: Setting, task: Task, repeat: int, outcome: Outcome, ar: Outcome) -> dict:
-        stats = outcome.stats
         matched, diverged = agreement(outcome.ids, self.references[task.id])
         tps, ar_tps = outcome.tokens_per_second, ar.tokens_per_second
         failed = bool(outcome.error)
@@ -183,11 +133,7 @@ class Bench:
             "random_accept": setting.options.get("random_accept"), "prompt_id": task.id, "repeat": repeat,
             "tokens": len(outcome.ids), "seconds": outcome.seconds, "tokens_per_second": tps,
             "ar_tokens_per_second": ar_tps, "speedup": tps / ar_tps if tps and ar_tps else None,
-            "acceptance_rate": stats.get("acceptance_rate"), "candidate_acceptance": candidate_acceptance(stats),
-            "mean_acceptance_length": stats.get("mean_acceptance_length"),
-            "expected_speedup": stats.get("expected_speedup"),
-            "cost_ratio": stats.get("cost_ratio"), "verify_cost": stats.get("verify_cost"),
-            **{f"share_{o}": stats.get("origin_shares", {}).get(o) for o in ORIGINS},
+            **stats_columns(outcome.stats),
             "exact_match": None if failed else int(matched), "first_divergence": None if failed else diverged,
             "log_likelihood": None if failed else self.log_likelihood(task, outcome.ids),
             "correct": None if failed else _as_int(is_correct(self.target.tokenizer.decode(outcome.ids), task.answers)),
@@ -201,23 +147,18 @@ class Bench:
         return self._likelihoods[key]
 
 
-def candidate_acceptance(stats: dict) -> float | None:
-    """Accepted / examined candidates. The acceptance rate divides by all drafted candidates, and
-    those after a block's first rejection are never examined; a per-candidate acceptance
-    probability (fsd-random's `random_accept`) must be matched to this one."""
-    if not stats.get("steps") or not stats.get("drafted"):
-        return None
-    full_blocks = stats["acceptance_length_histogram"].get(str(len(stats["per_position_acceptance_rate"])), 0)
-    examined = stats["accepted"] + stats["steps"] - full_blocks
-    return stats["accepted"] / examined if examined else None
+def stats_columns(stats: Stats | None) -> dict:
+    """The row's STATS_COLUMNS: read from a run's Stats, empty without one."""
+    if stats is None:
+        return dict.fromkeys(STATS_COLUMNS)
+    return {"acceptance_rate": stats.acceptance_rate, "candidate_acceptance": stats.candidate_acceptance,
+            "mean_acceptance_length": stats.mean_acceptance_length, "expected_speedup": stats.predicted_speedup(),
+            "cost_ratio": stats.cost_ratio(), "verify_cost": stats.verify_cost(),
+            **{f"share_{origin}": share for origin, share in stats.origin_shares.items()}}
 
 
 def _as_int(value: bool | None) -> int | None:
     return None if value is None else int(value)
-
-
-def _short(value) -> str:
-    return f"{value:g}" if isinstance(value, float) else str(value)
 
 
 def run_bench(bench: Bench, settings: list[Setting], with_controls: bool) -> list[dict]:

@@ -13,7 +13,7 @@ from pathlib import Path
 import plotly.graph_objects as go
 from plotly.offline import get_plotlyjs
 
-from .bench_runner import RANDOM_CONTROL
+from .settings import RANDOM_CONTROL
 
 QUALITY = {"accuracy": "task accuracy", "exact_match": "agreement with target-only output (exact match)"}
 PLOTLY_JS = "plotly.min.js"

@@ -6,7 +6,7 @@ import platform
 import statistics
 from pathlib import Path
 
-from .bench_runner import COLUMNS, paired_speedups, spread
+from .runner import COLUMNS
 
 SUMMARY_COLUMNS = ["setting", "method", "candidates", "tau", "random_accept", "runs", "errors",
                    "tokens_per_second", "speedup", "speedup_q1", "speedup_q3", "expected_speedup",
@@ -29,6 +29,22 @@ def _cpu_name() -> str:
     except OSError:
         pass
     return platform.processor() or platform.machine()
+
+
+def paired_speedups(method_tps: list[float], ar_tps: list[float]) -> list[float]:
+    """Per-pair ratios method/ar; pairs with a missing side are dropped."""
+    return [m / a for m, a in zip(method_tps, ar_tps) if m and a]
+
+
+def spread(values: list[float]) -> dict:
+    """Median with the first and third quartiles (all three None for no values)."""
+    values = sorted(v for v in values if v is not None)
+    if not values:
+        return {"median": None, "q1": None, "q3": None}
+    if len(values) == 1:
+        return {"median": values[0], "q1": values[0], "q3": values[0]}
+    q1, median, q3 = statistics.quantiles(values, n=4, method="inclusive")
+    return {"median": median, "q1": q1, "q3": q3}
 
 
 def summarize(rows: list[dict]) -> list[dict]:
@@ -97,7 +113,7 @@ def _fmt(value, spec: str) -> str:
 
 def write_report(rows: list[dict], out: Path, info: dict) -> Path:
     """runs.csv, summary.csv, summary.md and the charts; returns summary.md's path."""
-    from .bench_charts import write_charts  # noqa: PLC0415  (plotly is imported only here)
+    from .charts import write_charts  # noqa: PLC0415  (plotly is imported only here)
 
     out.mkdir(parents=True, exist_ok=True)
     summary = summarize(rows)
