@@ -42,6 +42,7 @@ runs.csv columns:
 from pathlib import Path
 
 from .errors import PlaygroundError
+from .presets import DEFAULT_PRESET
 
 DEFAULT_PROMPTS = Path(__file__).resolve().parent.parent / "assets" / "tasks.jsonl"
 HETERO_DRAFT = "byte-draft"
@@ -54,7 +55,7 @@ def load_family(args) -> tuple[dict, dict[str, dict]]:
     from .models import load_model, refuse_empty  # noqa: PLC0415
     from .presets import load_presets  # noqa: PLC0415
 
-    preset = load_presets().get(args.family or "embedded")
+    preset = load_presets().get(args.family or DEFAULT_PRESET)
     if preset is None:
         raise PlaygroundError(f"unknown family {args.family!r}: see `python -m playground models`")
     specs = {"target": preset.target, "draft": preset.draft, "qualifier": preset.qualifier,
@@ -86,7 +87,7 @@ def _csv_list(kind):
 def register(subparsers) -> None:
     parser = subparsers.add_parser("bench", help="benchmark methods against ar: speed, acceptance, quality",
                                    description=__doc__.splitlines()[0])
-    parser.add_argument("--family", default="embedded", help="preset family name (see `python -m playground models`)")
+    parser.add_argument("--family", default=DEFAULT_PRESET, help="preset family name (see `python -m playground models`)")
     for role in ("target", "draft", "qualifier"):
         parser.add_argument(f"--{role}", help=f"{role} model override")
     parser.add_argument("--hetero-draft", dest="hetero_draft",

@@ -44,10 +44,10 @@ MAX_ANSWER_TOKENS = 128
 TOP_K = 16
 # The first `frozen` layers of a student are the target's layers 0..frozen-1, unchanged.
 STUDENTS = {
-    "smollm2-draft": {"layers": [0, 1, 2, 28, 29], "frozen": 0, "rank": 128, "epochs": 3, "lr": 2e-3,
-                      "conversations": PROMPTS + EXTRA_PROMPTS + SELF_PROMPTS},
-    "smollm2-qualifier": {"layers": [*range(6), *range(21, 30)], "frozen": 6, "rank": 64, "epochs": 2, "lr": 2e-3,
-                          "conversations": PROMPTS + EXTRA_PROMPTS + SELF_PROMPTS},
+    embedded.DEFAULT_DRAFT: {"layers": [0, 1, 2, 28, 29], "frozen": 0, "rank": 128, "epochs": 3, "lr": 2e-3,
+                             "conversations": PROMPTS + EXTRA_PROMPTS + SELF_PROMPTS},
+    embedded.DEFAULT_QUALIFIER: {"layers": [*range(6), *range(21, 30)], "frozen": 6, "rank": 64, "epochs": 2,
+                                 "lr": 2e-3, "conversations": PROMPTS + EXTRA_PROMPTS + SELF_PROMPTS},
 }
 BYTE_DRAFT = {"hidden_size": 128, "intermediate_size": 384, "num_hidden_layers": 3,
               "num_attention_heads": 4, "epochs": 3, "lr": 3e-3, "max_bytes": 768}
