@@ -22,7 +22,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import torch  # noqa: E402
 from gradio import queueing  # noqa: E402
 
-from playground.ui import handlers  # noqa: E402
+from playground.ui.runs import Runs  # noqa: E402
 from tests.conftest import ALPHABET  # noqa: E402
 from tests.tiny import char_tokenizer, launch_tiny_app, tiny_family  # noqa: E402
 
@@ -40,7 +40,7 @@ def count_messages() -> None:
 
 
 def pace_steps(seconds: float) -> None:
-    stream = handlers.Handlers._stream
+    stream = Runs.stream
 
     def paced_stream(self, *args):
         models, steps = stream(self, *args)
@@ -53,7 +53,7 @@ def pace_steps(seconds: float) -> None:
             finally:
                 steps.close()
         return models, paced()
-    handlers.Handlers._stream = paced_stream
+    Runs.stream = paced_stream
 
 
 def main() -> None:
