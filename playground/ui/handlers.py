@@ -27,6 +27,8 @@ from .step_mode import StepMode
 
 
 class Handlers:
+    """Builds the parts once per app, and offers each handler under the name layout.py wires."""
+
     def __init__(self, loader=None, presets=None):
         self.sessions = Sessions()
         self.family = FamilyPanel(loader or load_model, list(presets or project_presets()), self.sessions)

@@ -32,8 +32,7 @@ class CorrectionMemories:
         self._lock = threading.Lock()
 
     def _owned(self, key: str) -> dict:
-        # A desktop has one user, who expects what csd learned to outlast a page reload; a public
-        # deployment's visitors must neither read nor steer each other's memory.
+        # A desktop's one user expects csd's learning to outlast a reload; visitors must not steer each other's.
         return self.sessions.get(key).memories if public_mode() else self._app_wide
 
     def for_models(self, key: str, models: dict) -> CorrectionMemory:
