@@ -382,11 +382,11 @@ def probe_ui(family: dict, files: dict, verbose: bool) -> dict:
 
     from playground.models import load_model  # noqa: PLC0415
     from playground.ui import build_demo, launch_options  # noqa: PLC0415
-    from playground.ui.family import Preset  # noqa: PLC0415
+    from playground.presets import Preset  # noqa: PLC0415
 
     os.environ["PLAYGROUND_PUBLIC"] = "1"
     by_spec = {m.spec: m for m in family.values()}
-    preset = Preset("tiny", "tiny-target", "tiny-draft", "tiny-qualifier", "tiny test family", method="sd")
+    preset = Preset("tiny", "tiny-target", "tiny-draft", "tiny-qualifier", "tiny test family", default_method="sd")
     demo = build_demo(loader=lambda spec: by_spec.get(spec) or load_model(spec), presets=[preset])
     _, url, _ = demo.queue().launch(prevent_thread_lock=True, server_name="127.0.0.1", quiet=True,
                                     **launch_options())

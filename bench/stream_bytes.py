@@ -23,7 +23,7 @@ import torch  # noqa: E402
 from gradio import queueing  # noqa: E402
 
 from playground.tiny import launch_tiny_app, tiny_family  # noqa: E402
-from playground.ui import handlers  # noqa: E402
+from playground.ui.runs import Runs  # noqa: E402
 
 CHROMIUM = "/usr/bin/chromium"
 sent = collections.Counter()
@@ -39,7 +39,7 @@ def count_messages() -> None:
 
 
 def pace_steps(seconds: float) -> None:
-    stream = handlers.Handlers._stream
+    stream = Runs.stream
 
     def paced_stream(self, *args):
         models, steps = stream(self, *args)
@@ -52,7 +52,7 @@ def pace_steps(seconds: float) -> None:
             finally:
                 steps.close()
         return models, paced()
-    handlers.Handlers._stream = paced_stream
+    Runs.stream = paced_stream
 
 
 def main() -> None:

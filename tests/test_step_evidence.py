@@ -11,13 +11,12 @@ import pytest
 import torch
 
 import playground
-from playground.correction_memory import CorrectionMemory, share, unshare
 from playground.engine import format_prompt
 from playground.methods import METHODS
 from playground.step import Evidence
 from playground.tiny import char_tokenizer, loaded, tiny_llama
 from playground.ui import render
-from playground.ui.family import Preset
+from playground.presets import Preset
 from playground.ui.handlers import Handlers
 from playground.ui.options import all_controls
 from playground.ui.stepper import explain_step
@@ -135,13 +134,9 @@ def test_psd_a_step_mode_says_which_rule_runs(handlers, rule, shown):
 
 
 def test_csd_rescue_shows_the_memory_count_and_the_gate_ratio(family):
-    share(CorrectionMemory("tiny-target", "tiny-draft"))
-    try:
-        steps = [step for step, _ in playground.stream(
-            PROMPT, method="csd", lambda_=1, gate_tau=0.05, max_new_tokens=150, seed=4, temperature=1.0,
-            target=family["target"], draft=family["draft"])]
-    finally:
-        unshare("tiny-target", "tiny-draft")
+    steps = [step for step, _ in playground.stream(
+        PROMPT, method="csd", lambda_=1, gate_tau=0.05, max_new_tokens=150, seed=4, temperature=1.0,
+        target=family["target"], draft=family["draft"])]
     decode = family["target"].tokenizer.decode
     context = format_prompt(family["target"].tokenizer, PROMPT, True)
     rescues = 0
@@ -169,7 +164,7 @@ def test_slrs_step_mode_shows_its_ratio_against_psi(handlers, family):
     other = char_tokenizer("zyxwvutsrqponmlkjihgfedcba .,!?<>")
     models = {**{m.spec: m for m in family.values()},
               "other-draft": loaded("other-draft", tiny_llama(len(other), layers=1, hidden=32), other)}
-    handlers.loader = models.__getitem__
+    handlers.family.loader = models.__getitem__
     handlers.load(KEY, "tiny-target", "other-draft", "")
     shown = 0
     for _ in range(6):

@@ -8,15 +8,15 @@ import time
 import gradio as gr
 import pytest
 
-from playground import correction_memory
 from playground.errors import PlaygroundError
 from playground.methods import METHODS
+from playground.presets import DEFAULT_PRESET, Preset
 from playground.tiny import char_tokenizer, loaded, tiny_llama
-from playground.ui import charts, render
-from playground.ui import handlers as handlers_module
+from playground.ui import charts, pacing, render
 from playground.ui import session as session_module
-from playground.ui.family import Preset, project_presets
-from playground.ui.handlers import SETTLE, Handlers
+from playground.ui.family import project_presets
+from playground.ui.generate import SETTLE
+from playground.ui.handlers import Handlers
 from playground.ui.options import (all_controls, default_sweep, method_choices, options_from_values, sweep_options,
                                   suggested_sweep, visible_options)
 from playground.ui.stepper import Toy
@@ -29,7 +29,7 @@ PROMPT = "hello there"
 def handlers(family):
     by_spec = {m.spec: m for m in family.values()}
     preset = Preset("tiny", "tiny-target", "tiny-draft", "tiny-qualifier", "tiny test family",
-                    defaults={"fsd": {"tau": 0.25}})
+                    methods={"fsd": {"tau": 0.25}})
     return Handlers(loader=lambda spec: by_spec[spec], presets=[preset])
 
 
@@ -85,7 +85,7 @@ def test_threshold_sliders_follow_the_divergence_scale(handlers):
 
 def test_a_preset_threshold_comes_with_its_scale_and_source(family):
     by_spec = {m.spec: m for m in family.values()}
-    preset = Preset("tiny", "tiny-target", "tiny-draft", "tiny-qualifier", defaults={
+    preset = Preset("tiny", "tiny-target", "tiny-draft", "tiny-qualifier", methods={
         "fsd": {"divergence": "fsd-js", "tau": 0.7}}, sources={"fsd": "seed 000 Table 3: T = 0.7 (fsd-js)"})
     handlers = Handlers(loader=by_spec.__getitem__, presets=[preset])
     *updates, about = handlers.method_changed(KEY, "fsd")
@@ -103,14 +103,14 @@ def test_load_describes_device_memory_and_shared_vocabulary(handlers):
 
 def test_load_selects_the_presets_method_else_keeps_the_current_one(handlers):
     assert handlers.load(KEY, "tiny-target", "tiny-draft", "", "fsd")[2].value == "fsd"
-    handlers.presets[0] = Preset("tiny", "tiny-target", "tiny-draft", "tiny-qualifier", method="psd-f")
+    handlers.presets[0] = Preset("tiny", "tiny-target", "tiny-draft", "tiny-qualifier", default_method="psd-f")
     assert handlers.load(KEY, "tiny-target", "tiny-draft", "tiny-qualifier", "sd")[2].value == "psd-f"
 
 
 def test_load_failure_is_a_status_message(handlers):
     def failing(spec):
         raise __import__("playground").PlaygroundError(f"cannot load model {spec!r}")
-    handlers.loader = failing
+    handlers.family.loader = failing
     with pytest.warns(UserWarning):
         status, *_ = handlers.load(KEY, "missing-model", "", "")
     assert "status-error" in status and "missing-model" in status
@@ -120,7 +120,7 @@ def test_different_vocabularies_offer_only_heterogeneous_methods(handlers, famil
     other = char_tokenizer("zyxwvutsrqponmlkjihgfedcba .,!?<>")
     byte_draft = loaded("other-draft", tiny_llama(len(other), layers=1, hidden=32), other)
     models = {**{m.spec: m for m in family.values()}, "other-draft": byte_draft}
-    handlers.loader = models.__getitem__
+    handlers.family.loader = models.__getitem__
     _, described, dropdown = handlers.load(KEY, "tiny-target", "other-draft", "")
     assert "differ" in described
     assert all(METHODS[name].vocabulary == "any" for _, name in dropdown.choices)
@@ -187,11 +187,11 @@ def test_control_changes_settle_and_only_the_last_one_reruns(handlers):
     first = threading.Thread(target=lambda: results.update(first=handlers.changed(KEY, 7)))
     first.start()
     time.sleep(SETTLE / 3)
-    generation = handlers.sessions.get(KEY).generation
+    stops = handlers.sessions.get(KEY).stale_runs.stops
     results["last"] = handlers.changed(KEY, 7)
     first.join()
     assert results["first"] == gr.skip() and results["last"] == 8
-    assert handlers.sessions.get(KEY).generation == generation + 1, "the last change stops the running run once"
+    assert handlers.sessions.get(KEY).stale_runs.stops == stops + 1, "the last change stops the running run once"
 
 
 def test_control_changes_rerun_only_while_the_generate_tab_shows(handlers):
@@ -205,7 +205,7 @@ def test_control_changes_rerun_only_while_the_generate_tab_shows(handlers):
 def every_refresh(monkeypatch):
     """No pacing: a refresh after every step, so a short run on tiny models streams many views;
     a page that does not say it drew the charts gets no more during the run."""
-    monkeypatch.setattr(handlers_module.Pacer, "spent", lambda pacer, seconds: None)
+    monkeypatch.setattr(pacing.Pacer, "spent", lambda pacer, seconds: None)
     monkeypatch.setattr(session_module, "DRAW_WAIT", 600.0)
 
 
@@ -335,7 +335,7 @@ def test_step_mode_shows_only_the_targets_bars_across_vocabularies(handlers, fam
     other = char_tokenizer("zyxwvutsrqponmlkjihgfedcba .,!?<>")
     models = {**{m.spec: m for m in family.values()},
               "other-draft": loaded("other-draft", tiny_llama(len(other), layers=1, hidden=32), other)}
-    handlers.loader = models.__getitem__
+    handlers.family.loader = models.__getitem__
     handlers.load(KEY, "tiny-target", "other-draft", "")
     status, text, explanation, bars = handlers.step(KEY, PROMPT, "slem", 0, *values())
     # slem compares token ids, not distributions: only the target's own p, which it drew from, is shown
@@ -380,7 +380,6 @@ def test_stats_panel_formats_missing_numbers():
 
 
 def test_csd_memory_learns_across_runs_and_downloads(handlers):
-    correction_memory.unshare("tiny-target", "tiny-draft")  # the memory is process-wide: other tests fill it
     assert handlers.correction_memory(KEY)[0] is None
     run_generate(handlers, method="csd", temperature=1.0, seed=1, max_new_tokens=40)
     path, view = handlers.correction_memory(KEY)
@@ -388,10 +387,18 @@ def test_csd_memory_learns_across_runs_and_downloads(handlers):
     assert saved["rejections"] > 0 and "Correction memory" in view
 
 
+def test_on_a_desktop_the_memory_belongs_to_the_app_and_every_tab_shares_it(handlers):
+    run_generate(handlers, method="csd", temperature=1.0, seed=1, max_new_tokens=40)
+    path, view = handlers.correction_memory("another-tab")
+    assert path is not None and "shared by every tab of this app" in view
+    another_app = Handlers(loader=handlers.family.loader, presets=handlers.presets)
+    assert another_app.correction_memory(KEY)[0] is None, "no memory lives beyond the app that learned it"
+
+
 def test_project_presets_put_the_embedded_family_first():
     presets = project_presets()
-    assert presets[0].target == "smollm2-135m" and presets[0].method in METHODS
-    assert presets[0].defaults["fsd"]["tau"] == 0.4
+    assert presets[0].name == DEFAULT_PRESET and presets[0].default_method in METHODS
+    assert presets[0].settings("fsd")["tau"] == 0.4
 
 
 def test_selecting_a_preset_fills_the_specs_and_method(handlers):

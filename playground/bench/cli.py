@@ -10,7 +10,7 @@ from ..engine import make_config
 from ..errors import PlaygroundError
 from ..methods import METHODS
 from ..models import load_model, refuse_empty
-from ..presets import load_presets
+from ..presets import DEFAULT_PRESET, load_presets
 from ..quality import load_tasks
 from .report import machine_info, write_report
 from .runner import Bench, run_bench
@@ -23,7 +23,7 @@ HETERO_DRAFT = "byte-draft"
 
 def load_family(args) -> tuple[dict, dict[str, dict]]:
     """The models each role needs ({role: LoadedModel}), and the preset's per-method settings."""
-    preset = load_presets().get(args.family or "embedded")
+    preset = load_presets().get(args.family or DEFAULT_PRESET)
     if preset is None:
         raise PlaygroundError(f"unknown family {args.family!r}: see `python -m playground models`")
     specs = {"target": preset.target, "draft": preset.draft, "qualifier": preset.qualifier,
@@ -53,7 +53,7 @@ def _csv_list(kind):
 def register(subparsers) -> None:
     parser = subparsers.add_parser("bench", help="benchmark methods against ar: speed, acceptance, quality",
                                    description=DESCRIPTION)
-    parser.add_argument("--family", default="embedded", help="preset family name (see `python -m playground models`)")
+    parser.add_argument("--family", default=DEFAULT_PRESET, help="preset family name (see `python -m playground models`)")
     for role in ("target", "draft", "qualifier"):
         parser.add_argument(f"--{role}", help=f"{role} model override")
     parser.add_argument("--hetero-draft", dest="hetero_draft",

@@ -12,7 +12,7 @@ Until a rescue happens, csd draws random numbers exactly as sd does, so lambda =
 import math
 from dataclasses import replace
 
-from ..correction_memory import CorrectionMemory, load_memory, shared
+from ..correction_memory import CorrectionMemory, load_memory
 from .base import Decoding, Method
 from .speculative import Candidate, Verdict, sd_check, speculative_steps
 
@@ -27,15 +27,14 @@ RESCUE_RULES = {
 def run_memory(ctx: Decoding) -> CorrectionMemory:
     """The memory this run reads and updates, kept in ctx.state: the file named by
     `config.memory` (refused if built for another model pair), else the one the caller gave
-    (`stream(correction_memory=...)`), else the memory shared for this pair
-    (correction_memory.share), else a fresh one."""
+    (`stream(correction_memory=...)`), else a fresh one."""
     if "correction_memory" not in ctx.state:
         specs = ctx.state.get("model_specs", {})
         target, draft = specs.get("target", ""), specs.get("draft", "")
         if ctx.config.memory:
             memory = load_memory(ctx.config.memory, target, draft)
         else:
-            memory = ctx.state.get("given_memory") or shared(target, draft) or CorrectionMemory(target, draft)
+            memory = ctx.state.get("given_memory") or CorrectionMemory(target, draft)
         ctx.state["correction_memory"] = memory
     return ctx.state["correction_memory"]
 

@@ -1,62 +1,97 @@
-"""Model families for the UI: presets, loading through an injectable loader, and a description
-of what was loaded (device, dtype, memory, shared vocabulary, which methods are usable).
+"""Model families for the UI: the presets, loading through an injectable loader, the session's
+family for the other handlers, and a description of what was loaded (device, dtype, memory,
+shared vocabulary, which methods are usable).
 
 The loader is `playground.models.load_model` unless the app is built with another one (tests
 inject tiny in-code models). `load_model` caches process-wide, so loading twice costs nothing.
 """
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
 
-from ..engine import DEFAULT_FAMILY
-from ..models import LoadedModel, vocabulary_relation
+import gradio as gr
 
-ROLES = ("target", "draft", "qualifier")
+from ..errors import PlaygroundError
+from ..methods import METHODS
+from ..models import LoadedModel, unload_all, vocabulary_relation
+from ..policy import public_mode
+from ..presets import DEFAULT_PRESET, Preset, load_presets
+from . import render
+from .boundary import check_method, error_status
+from .options import method_choices
+from .session import Sessions
+
 Loader = Callable[[str], LoadedModel]
 
 
-@dataclass(frozen=True)
-class Preset:
-    name: str
-    target: str
-    draft: str = ""
-    qualifier: str = ""
-    description: str = ""
-    defaults: dict = field(default_factory=dict)  # method name -> {option: value}
-    method: str = ""  # the method to select with this family
-    sources: dict = field(default_factory=dict)  # method name -> where its defaults come from
-
-    def specs(self) -> dict[str, str]:
-        return {role: getattr(self, role) for role in ROLES}
-
-
-EMBEDDED = Preset("embedded", DEFAULT_FAMILY["target"], DEFAULT_FAMILY["draft"], DEFAULT_FAMILY["qualifier"],
-                  "SmolLM2-135M-Instruct with distilled draft and qualifier: offline, CPU", method="sd")
-
-
-def _read(entry, key, default=None):
-    return entry.get(key, default) if isinstance(entry, dict) else getattr(entry, key, default)
-
-
-def _adapt(name: str, entry) -> Preset:
-    """A Preset from one entry of `playground.presets.load_presets()` (object or dict)."""
-    defaults = _read(entry, "methods") or _read(entry, "defaults") or {}
-    return Preset(_read(entry, "name", name), _read(entry, "target", ""), _read(entry, "draft", "") or "",
-                  _read(entry, "qualifier", "") or "", _read(entry, "description", "") or "", dict(defaults),
-                  _read(entry, "default_method", "") or "", dict(_read(entry, "sources") or {}))
-
-
 def project_presets() -> list[Preset]:
-    """The project's presets (embedded family first), or just the embedded family."""
-    try:
-        from ..presets import load_presets  # noqa: PLC0415  (optional module)
-        loaded = load_presets()
-    except ImportError:
-        return [EMBEDDED]
-    items = loaded.items() if isinstance(loaded, dict) else ((_read(e, "name"), e) for e in loaded)
-    presets = [_adapt(name, entry) for name, entry in items]
-    presets.sort(key=lambda p: p.target != DEFAULT_FAMILY["target"])  # embedded family first
-    return presets or [EMBEDDED]
+    """The project's presets, the default one first."""
+    return sorted(load_presets().values(), key=lambda p: p.name != DEFAULT_PRESET)
+
+
+class FamilyPanel:
+    """The family panel's handlers (preset, load, unload), and each session's family for the rest:
+    the first preset's until the session loads one."""
+
+    def __init__(self, loader: Loader, presets: list[Preset], sessions: Sessions):
+        self.loader, self.presets, self.sessions = loader, presets, sessions
+
+    def preset(self, name: str) -> tuple:
+        """The preset's target, draft and qualifier specs, its description and its method."""
+        preset = next((p for p in self.presets if p.name == name), self.presets[0])
+        method = preset.default_method if preset.default_method in METHODS else gr.skip()
+        return *preset.specs().values(), preset.description, method
+
+    def load(self, key: str, target: str, draft: str, qualifier: str, method: str = "", progress=None):
+        """Load a family; returns (status, family description, method dropdown). The dropdown
+        offers the methods the family can run and selects the preset's, else keeps `method`."""
+        session = self.sessions.get(key)
+        specs = {"target": target, "draft": draft, "qualifier": qualifier}
+        try:
+            if not isinstance(target, str) or not target.strip():
+                raise PlaygroundError("no target model: name one (or pick a preset) before loading")
+            for role, spec in specs.items():
+                if spec is not None and not isinstance(spec, str):
+                    raise PlaygroundError(f"the {role} model must be a name or empty, got {spec!r}")
+            models = load_family(specs, self.loader, progress)
+        except Exception as error:  # noqa: BLE001  (the UI boundary: show it, stay usable)
+            return error_status(error), gr.skip(), gr.skip()
+        session.specs = {role: m.spec for role, m in models.items()}
+        session.preset = next((p for p in self.presets if p.specs() == {r: s or "" for r, s in specs.items()}), None)
+        choices = method_choices(relation(models), set(models))
+        usable = [name for _, name in choices]
+        preferred = [session.preset.default_method if session.preset else "", method, *usable[:1]]
+        chosen = next((name for name in preferred if name in usable), None)
+        return (render.status_html(f"loaded {', '.join(m.spec for m in models.values())}"),
+                describe_family(models), gr.Dropdown(choices=choices, value=chosen))
+
+    def unload(self, key: str):
+        session = self.sessions.get(key)
+        session.specs, session.run, session.stepping = {}, None, None
+        if public_mode():  # the model cache is shared by every visitor: one may not empty it for all
+            return render.status_html("models stay loaded on this public deployment (shared by all visitors)"), ""
+        unload_all()
+        return render.status_html("models unloaded: memory freed (they load again on the next run)"), ""
+
+    def preset_in_use(self, key: str) -> Preset | None:
+        """The preset the session's family came from: the first one until a family is loaded,
+        none for a loaded family that no preset names."""
+        session = self.sessions.get(key)
+        return session.preset or (None if session.specs else self.presets[0])
+
+    def models_for(self, key: str, method: str) -> dict:
+        """The session's family, for the method's roles."""
+        check_method(method)
+        specs = self.sessions.get(key).specs or {r: s for r, s in self.presets[0].specs().items() if s}
+        needed = METHODS[method].roles
+        missing = [role for role in needed if role not in specs]
+        if missing:
+            raise PlaygroundError(f"{method} needs a {' and a '.join(missing)} model: load a family with one")
+        return {role: self.loader(specs[role]) for role in needed}
+
+
+def decoder(model: LoadedModel):
+    """Token id -> text under the model's tokenizer."""
+    return lambda token_id: model.tokenizer.decode([token_id])
 
 
 def load_family(specs: dict[str, str], loader: Loader, progress=None) -> dict[str, LoadedModel]:

@@ -216,8 +216,10 @@ def compare_html(columns: list[dict]) -> str:
     return f'<div class="compare">{cells}</div>'
 
 
-def memory_html(pairs: list[tuple], total: int) -> str:
-    """CSD's correction memory: the most frequent (rejected draft token, correction) pairs."""
+def memory_html(pairs: list[tuple], total: int, owner: str) -> str:
+    """CSD's correction memory: whose it is, and the most frequent (rejected draft token,
+    correction) pairs."""
     rows = [(repr(draft), repr(target), count) for draft, target, count in pairs]
     return (f'<div class="explain"><h4>Correction memory: {total} rejections recorded</h4>'
+            f'<p>This memory is {escape(owner)}.</p>'
             + _table(("draft token", "target correction", "count"), rows, "explain-table") + "</div>")

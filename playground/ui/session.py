@@ -1,5 +1,6 @@
 """Per-session state that must not go through gr.State: the last run, a live step generator,
-on a public deployment the visitor's own CSD correction memory, and recent run times.
+which runs are stale, on a public deployment the visitor's own CSD correction memory, and recent
+run times.
 
 Keyed by Gradio's session hash; dropped when the browser tab goes away (`demo.unload`), or after
 SESSION_IDLE_SECONDS without a call (API clients have no tab to close). Models are not kept
@@ -14,9 +15,9 @@ from collections import deque
 from dataclasses import dataclass, field
 
 from ..errors import PlaygroundError
-
+from ..presets import Preset
 from .charts import Timeline
-from .family import Preset
+from .stale_runs import StaleRunGuard
 from .stepper import Toy
 
 SESSION_IDLE_SECONDS = 30 * 60
@@ -44,8 +45,7 @@ class Session:
     show_rejected: bool = False  # the toggle; a running generation reads it at each refresh
     stepping: Stepping | None = None
     toy: Toy = field(default_factory=Toy)
-    generation: int = 0  # bumped to stop the running generation at its next step
-    queued: int | None = None  # the generation a triggered, not yet started run belongs to
+    stale_runs: StaleRunGuard = field(default_factory=StaleRunGuard)
     memories: dict = field(default_factory=dict)  # (target, draft) -> CorrectionMemory, public mode
     started: deque = field(default_factory=deque)  # monotonic start times of recent runs
     last_seen: float = field(default_factory=time.monotonic)
@@ -60,7 +60,6 @@ class Session:
             raise PlaygroundError(f"this deployment allows {per_minute} runs per minute per visitor (a compare "
                                   f"counts each column): try again in {max(1, round(wait))} s")
         self.started.extend([now] * runs)
-    changes: int = 0  # control changes so far: a re-run waits until no later one arrives
     charts_shown: bool = True  # the charts panel is open
     generate_shown: bool = True  # the Generate tab is the one showing
     charts_sent: float = 0.0  # time.monotonic() when live charts were last sent...
@@ -71,13 +70,6 @@ class Session:
         ones, or has not said so for DRAW_WAIT seconds (no page, or one in the background)."""
         waited = time.monotonic() - self.charts_sent
         return self.charts_shown and (self.charts_drawn >= self.charts_sent or waited > DRAW_WAIT)
-
-    def claim(self) -> int:
-        """The generation a starting run belongs to: the one its trigger queued, else the
-        current one (a direct API call). A stop since the trigger makes the two differ."""
-        mine = self.generation if self.queued is None else self.queued
-        self.queued = None
-        return mine
 
 
 def _return_free_memory() -> None:

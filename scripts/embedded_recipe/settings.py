@@ -1,5 +1,7 @@
 """The recipe's settings: data sizes, the students' shapes and training, what is measured."""
 
+from playground import embedded
+
 SEED = 20261122
 PROMPTS = 640  # every model trains on the target's answers to these (the byte drafter only on these)
 EXTRA_PROMPTS = 1920  # more, wider templated prompts
@@ -9,10 +11,10 @@ TOP_K = 16
 WARMUP_STEPS = 20  # of the cosine learning-rate schedule
 # The first `frozen` layers of a student are the target's layers 0..frozen-1, unchanged.
 STUDENTS = {
-    "smollm2-draft": {"layers": [0, 1, 2, 28, 29], "frozen": 0, "rank": 128, "epochs": 3, "lr": 2e-3,
-                      "conversations": PROMPTS + EXTRA_PROMPTS + SELF_PROMPTS},
-    "smollm2-qualifier": {"layers": [*range(6), *range(21, 30)], "frozen": 6, "rank": 64, "epochs": 2, "lr": 2e-3,
-                          "conversations": PROMPTS + EXTRA_PROMPTS + SELF_PROMPTS},
+    embedded.DEFAULT_DRAFT: {"layers": [0, 1, 2, 28, 29], "frozen": 0, "rank": 128, "epochs": 3, "lr": 2e-3,
+                             "conversations": PROMPTS + EXTRA_PROMPTS + SELF_PROMPTS},
+    embedded.DEFAULT_QUALIFIER: {"layers": [*range(6), *range(21, 30)], "frozen": 6, "rank": 64, "epochs": 2,
+                                 "lr": 2e-3, "conversations": PROMPTS + EXTRA_PROMPTS + SELF_PROMPTS},
 }
 BYTE_DRAFT = {"hidden_size": 128, "intermediate_size": 384, "num_hidden_layers": 3,
               "num_attention_heads": 4, "epochs": 3, "lr": 3e-3, "max_bytes": 768}

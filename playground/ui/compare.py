@@ -1,0 +1,64 @@
+"""The Compare tab: the prompt run with the same seed several times (one option swept, or methods
+side by side), each column scored against a target-only reference run."""
+
+from ..errors import PlaygroundError
+from ..limits import current_limits
+from . import render
+from .boundary import check_method, error_status
+from .family import decoder
+from .options import MAX_SWEEP_VALUES, all_controls, chosen_divergence, options_from_values, sweep_values, \
+    visible_options
+from .quality import target_ids, target_log_likelihood, token_agreement
+from .runs import Runs
+
+
+def variants(method, mode, sweep_option, sweep_text, methods, divergence) -> list[tuple[str, str, dict]]:
+    """The columns to run: (label, method, options that override the controls')."""
+    if mode == "methods":
+        for name in methods if isinstance(methods, list) else [methods]:
+            check_method(name)
+        chosen = list(dict.fromkeys(methods))
+        if not chosen or len(chosen) > MAX_SWEEP_VALUES:
+            raise PlaygroundError(f"pick 1 to {MAX_SWEEP_VALUES} methods to compare, got {len(chosen)}")
+        return [(name, name, {}) for name in chosen]
+    if mode != "sweep":
+        raise PlaygroundError(f"compare mode must be 'sweep' or 'methods', got {mode!r}")
+    check_method(method)
+    if not isinstance(sweep_option, str) or sweep_option not in visible_options(method):
+        raise PlaygroundError(f"{method} does not read {sweep_option!r}: pick one of its options to sweep")
+    control = next(c for c in all_controls() if c.name == sweep_option)
+    return [(f"{method} {sweep_option}={value:g}", method, {sweep_option: value})
+            for value in sweep_values(control, sweep_text, divergence)]
+
+
+class Comparison:
+    def __init__(self, runs: Runs):
+        self.runs, self.family = runs, runs.family
+
+    def compare(self, key: str, prompt: str, method: str, mode: str, sweep_option: str, sweep_text: str,
+                methods: list, *values):
+        """Yield the compare view's HTML as each column finishes: a target-only reference first."""
+        try:
+            columns_to_run = variants(method, mode, sweep_option, sweep_text, methods, chosen_divergence(values))
+            for _, variant, _ in columns_to_run:  # every setting checked before the first run
+                options_from_values(variant, values)
+            self.family.sessions.get(key).admit(1 + len(columns_to_run), current_limits().runs_per_minute)
+            reference = self.runs.finished(key, prompt, "ar", values)
+            target = self.family.models_for(key, "ar")["target"]
+            reference_ids = target_ids(reference, target)
+            columns = []
+            for label, variant, extra in columns_to_run:
+                run = self.runs.finished(key, prompt, variant, values, **extra)
+                columns.append(self._column(label, run, target, reference_ids, prompt))
+                yield render.compare_html(columns)
+        except Exception as error:  # noqa: BLE001  (the UI boundary: show it, stay usable)
+            yield error_status(error)
+
+    def _column(self, label, run, target, reference_ids, prompt) -> dict:
+        ids, stats = target_ids(run, target), run.stats.to_dict()
+        decode = decoder(self.family.loader(run.models[run.stats.target_role]))
+        return {"label": label, "html": render.tokens_html(run.tokens, decode),
+                "metrics": {"tokens/s": stats["tokens_per_second"], "acceptance": stats["acceptance_rate"],
+                            "agreement with target": token_agreement(ids, reference_ids),
+                            "target mean log-lik": target_log_likelihood(target, prompt, ids,
+                                                                         run.config.chat_template)}}

@@ -1,0 +1,47 @@
+"""The sidebar's option controls: only the chosen method's show, with the preset's values for it,
+and the threshold sliders follow the chosen divergence's scale."""
+
+import gradio as gr
+
+from ..methods import METHODS
+from .family import FamilyPanel
+from .options import THRESHOLDS, all_controls, threshold_scale, visible_options
+
+
+def _scale_of(name: str, divergence: str | None) -> dict:
+    """A threshold slider's range and info under `divergence` (nothing for other controls)."""
+    if name not in THRESHOLDS or divergence is None:
+        return {}
+    maximum, info = threshold_scale(name, divergence)
+    return {"maximum": maximum, "info": info}
+
+
+class Controls:
+    def __init__(self, family: FamilyPanel):
+        self.family = family
+
+    def method_changed(self, key: str, method: str) -> list:
+        """Show only the method's options; apply the preset's settings for it (the first preset's
+        until a family is loaded); describe it."""
+        visible, preset = visible_options(method), self.family.preset_in_use(key)
+        defaults = preset.settings(method) if preset and isinstance(method, str) else {}
+        updates = [gr.update(visible=c.name in visible, **({"value": defaults[c.name]} if c.name in defaults else {}),
+                             **_scale_of(c.name, defaults.get("divergence")))
+                   for c in all_controls()]
+        chosen = METHODS.get(method) if isinstance(method, str) else None
+        about = f"**{chosen.name}**: {chosen.summary} ({'lossless' if chosen.lossless else 'lossy'})" if chosen else ""
+        if chosen and preset and chosen.name in preset.sources:
+            about += f"\n\nPreset `{preset.name}`: {preset.sources[method]}."
+        return [*updates, about]
+
+    @staticmethod
+    def divergence_changed(key: str, divergence: str, *thresholds) -> list:
+        """Put the threshold sliders (tau, tau_q, tau_t, in that order) on the chosen divergence's
+        scale: its maximum, and an info line with its bound and log base. A value past the new
+        maximum moves to it."""
+        updates = []
+        for name, value in zip(THRESHOLDS, thresholds, strict=True):
+            scale = _scale_of(name, divergence)
+            clamped = {"value": scale["maximum"]} if value is not None and value > scale["maximum"] else {}
+            updates.append(gr.update(**scale, **clamped))
+        return updates

@@ -1,0 +1,82 @@
+"""csd's correction memory in the app: who owns it and for how long, its view, download and upload.
+
+A memory counts (rejected draft token, correction) pairs for one target/draft pair, and csd
+learns across runs by updating it. On a desktop the app keeps one per pair for as long as it
+runs, shared by its tabs; on a public deployment each visitor has their own, dropped with their
+session. The memory view says which.
+"""
+
+import json
+import threading
+
+import gradio as gr
+
+from ..correction_memory import CorrectionMemory, load_memory
+from ..errors import PlaygroundError
+from ..limits import current_limits
+from ..policy import public_mode
+from . import render
+from .boundary import error_status
+from .export import write_download
+from .family import FamilyPanel
+
+SHOWN_PAIRS = 20
+
+
+class CorrectionMemories:
+    """The app's correction memories, and the memory panel's handlers."""
+
+    def __init__(self, family: FamilyPanel):
+        self.family, self.sessions = family, family.sessions
+        self._app_wide: dict[tuple[str, str], CorrectionMemory] = {}
+        self._lock = threading.Lock()
+
+    def _owned(self, key: str) -> dict:
+        # A desktop's one user expects csd's learning to outlast a reload; visitors must not steer each other's.
+        return self.sessions.get(key).memories if public_mode() else self._app_wide
+
+    def for_models(self, key: str, models: dict) -> CorrectionMemory:
+        """The memory of the pair in `models`, created empty on first use."""
+        pair = models["target"].spec, models["draft"].spec
+        memories = self._owned(key)
+        with self._lock:
+            return memories.setdefault(pair, CorrectionMemory(*pair))
+
+    def show(self, key: str):
+        """The memory of the session's pair: its top pairs, and the JSON file."""
+        try:
+            models = self.family.models_for(key, "sd")
+        except PlaygroundError as error:
+            return None, error_status(error)
+        memory = self.for_models(key, models)
+        if not memory.total:
+            return None, render.status_html("no correction memory yet for this pair: generate with a csd method")
+        pairs = memory.top_pairs(SHOWN_PAIRS, models["target"].tokenizer)
+        return (write_download(".memory.json", json.dumps(memory.to_dict())),
+                render.memory_html(pairs, memory.total, owner()))
+
+    def upload(self, key: str, path: str | None):
+        """Start csd from an uploaded memory (from `calibrate` or a download here) for the
+        session's pair, in place of the one it had."""
+        if not path:
+            return gr.skip()
+        try:
+            if not isinstance(path, str):
+                raise PlaygroundError(f"upload a correction memory file, got {path!r}")
+            models = self.family.models_for(key, "sd")
+            target, draft = models["target"].spec, models["draft"].spec
+            uploaded = load_memory(path, target, draft, current_limits().max_upload_bytes, "(the uploaded file)")
+        except PlaygroundError as error:
+            return error_status(error)
+        memories = self._owned(key)
+        with self._lock:
+            memories[uploaded.pair] = uploaded
+        return render.memory_html(uploaded.top_pairs(SHOWN_PAIRS, models["target"].tokenizer), uploaded.total,
+                                  owner())
+
+
+def owner() -> str:
+    """Whose memory the view shows, in words."""
+    if public_mode():
+        return "yours alone, for this visit"
+    return "shared by every tab of this app, one per model pair, until the app stops"

@@ -1,0 +1,58 @@
+"""Which of a session's runs and control changes are stale, so that only the latest one acts.
+
+A Stop, and every trigger of a new run (Generate, Enter, a settled control change), makes the
+running generation stale: it ends at its next step with its own final view. A trigger queues
+the next run; a Stop that comes before that run starts makes it stale too, so it never starts.
+Each control change makes the earlier ones stale: of a burst of changes (typing "0.35", dragging
+a slider) only the last one re-runs, once they settle.
+"""
+
+import threading
+
+
+class StaleRunGuard:
+    """The counters of one session; handlers on many threads read and bump them at once."""
+
+    def __init__(self):
+        self._lock = threading.Lock()
+        self._stops = 0  # a run that started at another count than this one is stale
+        self._queued: int | None = None  # the count a triggered, not yet started run starts at
+        self._changes = 0
+
+    @property
+    def stops(self) -> int:
+        return self._stops
+
+    def stop(self) -> None:
+        """Make the running (or queued) run stale."""
+        with self._lock:
+            self._stops += 1
+
+    def trigger(self) -> None:
+        """Stop the running run and queue the next. The next run reads the controls as they are
+        now, so pending control changes are stale too."""
+        with self._lock:
+            self._stops += 1
+            self._queued = self._stops
+            self._changes += 1
+
+    def start(self) -> int:
+        """The ticket of a starting run: the count its trigger queued it at, else the current one
+        (a direct API call). A Stop since the trigger makes the ticket stale from the start."""
+        with self._lock:
+            ticket = self._stops if self._queued is None else self._queued
+            self._queued = None
+            return ticket
+
+    def stale(self, ticket: int) -> bool:
+        return ticket != self._stops
+
+    def change(self) -> int:
+        """Count a control change; returns its number."""
+        with self._lock:
+            self._changes += 1
+            return self._changes
+
+    def superseded(self, change: int) -> bool:
+        """A later control change (or a trigger) came after this one."""
+        return change != self._changes

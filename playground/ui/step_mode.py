@@ -1,0 +1,71 @@
+"""The Step mode tab (one verification round at a time, explained) and the seed-001 toy tab."""
+
+import gradio as gr
+
+from ..methods import METHODS
+from . import charts, render
+from .boundary import error_status
+from .family import decoder
+from .options import finite_number
+from .runs import Runs
+from .session import Stepping
+from .stepper import Toy, bars, explain_step
+
+
+class StepMode:
+    def __init__(self, runs: Runs):
+        self.runs, self.sessions = runs, runs.family.sessions
+
+    def step(self, key: str, prompt: str, method: str, position: int, *values):
+        """Advance one verification round, starting a run if none is going.
+        Returns (status, text html, explanation html, distributions figure)."""
+        session = self.sessions.get(key)
+        try:
+            if session.stepping is None:
+                models, steps = self.runs.stream(key, prompt, method, values)
+                session.stepping = Stepping(steps, decoder(models[METHODS[method].roles[0]]))
+            stepping = session.stepping
+            step, stepping.run = next(stepping.steps)
+            stepping.explanation = explain_step(step, stepping.run.config)
+        except StopIteration:
+            session.stepping = None
+            return render.status_html("the run is finished: press Step to start again"), gr.skip(), gr.skip(), gr.skip()
+        except Exception as error:  # noqa: BLE001  (the UI boundary: show it, stay usable)
+            session.stepping = None
+            return error_status(error), gr.skip(), gr.skip(), gr.skip()
+        if stepping.run.finished:
+            session.stepping = None
+        return (render.status_html(f"round {stepping.run.stats.steps}: {stepping.run.stats.tokens} tokens so far"),
+                render.tokens_html(stepping.run.tokens, stepping.decode, show_rejected=True),
+                render.explanation_html(stepping.explanation, stepping.decode),
+                self.step_position(key, position, stepping))
+
+    def step_position(self, key: str, position: int, stepping=None):
+        """Bars of the distributions the rule used at one check of the last explained round
+        (PyramidSD: the qualifier's checks first, then the target's)."""
+        stepping = stepping or self.sessions.get(key).stepping
+        explanation = stepping.explanation if stepping else None
+        if not explanation or not explanation.checks:
+            return charts.bars("No drafted candidates in this round", {})
+        position = min(max(int(position), 0) if finite_number(position) else 0, len(explanation.checks) - 1)
+        check = explanation.checks[position]
+        title = f"{check.stage.capitalize()} checks {stepping.decode(check.candidate)!r}: top tokens"
+        return charts.bars(title, bars(check, stepping.decode))
+
+    def step_reset(self, key: str):
+        session = self.sessions.get(key)
+        if session.stepping:
+            session.stepping.steps.close()
+        session.stepping = None
+        return render.status_html("step mode reset: press Step to start a new run")
+
+    def toy_reset(self, key: str, seed: int):
+        session = self.sessions.get(key)
+        session.toy = Toy(int(seed) if finite_number(seed) else 0)
+        return render.toy_html(session.toy), charts.toy_bars(session.toy)
+
+    def toy_step(self, key: str, rounds: int = 1):
+        toy = self.sessions.get(key).toy
+        for _ in range(int(rounds)):
+            toy.step()
+        return render.toy_html(toy), charts.toy_bars(toy)
