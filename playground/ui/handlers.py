@@ -29,6 +29,7 @@ from .options import MAX_SWEEP_VALUES, THRESHOLDS, all_controls, chosen_divergen
     options_from_values, sweep_values, threshold_scale, visible_options
 from .quality import target_ids, target_log_likelihood, token_agreement
 from .session import Sessions, Stepping
+from .share import linked_values
 from .stepper import Toy, bars, explain_step
 
 log = logging.getLogger(__name__)
@@ -142,6 +143,7 @@ class Handlers:
         visible, session = visible_options(method), self.sessions.get(key)
         preset = session.preset or (None if session.specs else self.presets[0])
         defaults = preset.defaults.get(method, {}) if preset and isinstance(method, str) else {}
+        defaults = {**defaults, **linked_values(session, preset)}
         updates = [gr.update(visible=c.name in visible, **({"value": defaults[c.name]} if c.name in defaults else {}),
                              **self._scale_of(c.name, defaults.get("divergence")))
                    for c in all_controls()]
@@ -226,6 +228,8 @@ class Handlers:
             if steps is not None:
                 steps.close()
         run = session.run
+        if run.finished:
+            session.race.add(run, session.decode)
         ending = f"done: {run.stats.tokens} tokens ({run.stop_reason})" if run.finished else \
             f"stopped after {run.stats.tokens} tokens"
         yield self._view(session, ending, True, True, final=True)

@@ -17,6 +17,7 @@ from ..errors import PlaygroundError
 
 from .charts import Timeline
 from .family import Preset
+from .replay import History
 from .stepper import Toy
 
 SESSION_IDLE_SECONDS = 30 * 60
@@ -47,6 +48,8 @@ class Session:
     generation: int = 0  # bumped to stop the running generation at its next step
     queued: int | None = None  # the generation a triggered, not yet started run belongs to
     memories: dict = field(default_factory=dict)  # (target, draft) -> CorrectionMemory, public mode
+    race: History = field(default_factory=History)  # finished runs a race can replay
+    link: object = None  # the share.Setting this page was opened with, if any
     started: deque = field(default_factory=deque)  # monotonic start times of recent runs
     last_seen: float = field(default_factory=time.monotonic)
 
