@@ -142,6 +142,23 @@ def test_a_family_this_machine_has_is_loaded_with_the_links_method(opened):
     assert "loaded other" in shown["status"]
 
 
+def test_a_method_the_linked_family_cannot_run_gives_way_to_the_familys_own(opened):
+    _, _, sharing = opened
+    shown = outputs(sharing(True).open(KEY, {"family": "other", "method": "psd-f"}, "sd"))  # other has no qualifier
+    assert shown["method"].value == "ar" and "other cannot run psd-f" in shown["status"]
+
+
+def test_a_link_that_breaks_opening_leaves_a_usable_page_and_says_so(opened):
+    handlers, _, _ = opened
+
+    def broken(spec):
+        raise RuntimeError("disk on fire")
+
+    shown = outputs(Sharing(handlers, available=broken).open(KEY, {"family": "other"}, "sd"))
+    assert "status-error" in shown["status"] and "could not be opened (disk on fire)" in shown["status"]
+    assert shown["controls"]["candidates"]["visible"]  # the page's method still gets its controls
+
+
 def test_a_family_this_machine_lacks_is_named_not_fetched(opened):
     handlers, asked, sharing = opened
     shown = outputs(sharing(False).open(KEY, {"family": "other", "method": "fsd"}, "sd"))

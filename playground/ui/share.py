@@ -7,6 +7,7 @@ wrong is named in one line and that control keeps its default. A family this mac
 have is named, not fetched: the visitor decides to press Load.
 """
 
+import logging
 from dataclasses import dataclass, field
 from urllib.parse import urlencode
 
@@ -19,6 +20,7 @@ from ..models import available_offline
 from . import render
 from .options import DEFAULT_DIVERGENCE, all_controls, coerce, options_from_values
 
+log = logging.getLogger(__name__)
 PRIVATE = {"api_visibility": "private"}
 TRUE, FALSE = ("true", "1", "yes", "on"), ("false", "0", "no", "off")
 
@@ -132,9 +134,18 @@ class Sharing:
     def open(self, key: str, query: dict, page_method: str) -> list:
         """Outputs: preset, target, draft, qualifier, family info, method, prompt, status, then
         the method's controls and its description (as method_changed returns them)."""
-        presets = self.handlers.presets
         if all(name.startswith("__") for name in query):  # no link: the page as it is
             return [*[gr.skip()] * 8, *self.handlers.method_changed(key, page_method)]
+        try:
+            return self._open(key, query, page_method)
+        except Exception as error:  # noqa: BLE001  (the page must open whatever the link says)
+            log.exception("a share link failed to open")
+            return [*[gr.skip()] * 7, render.status_html(f"this link could not be opened ({error}): the page "
+                                                         "keeps its defaults", "error"),
+                    *self.handlers.method_changed(key, page_method)]
+
+    def _open(self, key: str, query: dict, page_method: str) -> list:
+        presets = self.handlers.presets
         setting = parse_query(query, presets)
         family = next(p for p in presets if p.name == (setting.family or presets[0].name))
         self.handlers.sessions.get(key).link = Setting(family.name, setting.method, setting.prompt, setting.values,
@@ -160,16 +171,19 @@ class Sharing:
         if not isinstance(dropdown, gr.Dropdown):
             return [*names, gr.skip()], method, method, [f"family {family.name} did not load: press Load to retry"]
         usable = [name for _, name in dropdown.choices]
-        chosen = method if method in usable else dropdown.value
-        notes = [f"loaded {family.name}"] + ([] if chosen == method else [f"{family.name} cannot run {method}"])
+        chosen = next(name for name in (method, family.method, *usable) if name in usable)
+        cannot = [] if chosen == method else [f"{family.name} cannot run {method}: {chosen} instead"]
+        notes = [f"loaded {family.name}", *cannot]
         return [*names, info], gr.Dropdown(choices=dropdown.choices, value=chosen), chosen, notes
 
     @staticmethod
-    def _status(setting: Setting, family: str, said: list) -> str:
+    def _status(setting: Setting, family: str, notes: list) -> str:
+        """One line: what the link got wrong (its defaults kept), else that it opened; then the notes."""
+        tail = "".join(f"; {note}" for note in notes)
         if setting.problems:
-            return render.status_html(f"this link's {'; '.join(setting.problems)}: kept the defaults for those"
-                                      + "".join(f"; {note}" for note in said), "error")
-        return render.status_html(f"opened a shared setting: family {family}" + "".join(f"; {n}" for n in said))
+            return render.status_html(f"this link's {'; '.join(setting.problems)}: kept the defaults for those{tail}",
+                                      "error")
+        return render.status_html(f"opened a shared setting: family {family}{tail}")
 
     def link(self, key: str, page: str, prompt: str, method: str, *values):
         """The link to the current controls on `page` (the address the browser shows, without
