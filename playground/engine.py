@@ -3,6 +3,7 @@ fills in token text, keeps the statistics, and yields each step as it is produce
 
 import json
 import math
+import time
 import unicodedata
 from dataclasses import asdict, dataclass, field, fields, replace
 
@@ -143,18 +144,21 @@ def _drive(steps, ctx: Decoding, run: Run, primary: LoadedModel):
 def _steps_with_text(steps, ctx: Decoding, run: Run, detokenizer: Detokenizer, stop_ids: set[int]):
     """The method's steps, cut at EOS and the budget, with token text: new Steps, never changed
     afterwards (the method's own objects are left as it yielded them)."""
+    waited = 0.0  # seconds the consumer held this generator at its yields
     for produced in steps:
         kept, hit_eos = _truncate(produced.tokens, stop_ids, ctx.remaining())
         step = replace(produced, tokens=[replace(token, text=detokenizer.push(token.id)) for token in kept])
         ctx.ids.extend(token.id for token in step.tokens)
         run.tokens.extend(step.tokens)
         run.steps.append(step)
-        run.stats.add(step)
+        run.stats.add(step, waited)
         run.text += "".join(t.text for t in step.tokens)
         if hit_eos or ctx.remaining() <= 0:
             run.stop_reason = "eos" if hit_eos else "max_new_tokens"
             run.finished = True
+        paused = time.perf_counter()
         yield step, run
+        waited += time.perf_counter() - paused
         if run.finished:
             return
 

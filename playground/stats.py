@@ -28,6 +28,9 @@ class Stats:
         self.single_step_seconds = single_step_seconds
         self.started = time.perf_counter()
         self.elapsed = 0.0
+        # The decoder's own clock at the end of each step: seconds since the start, less the time
+        # its consumer (a page being updated, say) kept it waiting. What a race replays.
+        self.step_clock: list[float] = []
         self.steps = self.drafted = self.accepted = self.tokens = 0
         self.draft_seconds = self.verify_seconds = 0.0
         self.position_drafted: Counter = Counter()
@@ -38,8 +41,10 @@ class Stats:
         self.origins: Counter = Counter()
         self.max_block = 0
 
-    def add(self, step: Step) -> None:
+    def add(self, step: Step, waited: float = 0.0) -> None:
+        """Count one step; `waited` is how long the run's consumer has held it paused so far."""
         self.elapsed = time.perf_counter() - self.started
+        self.step_clock.append(self.elapsed - waited)
         self.steps += 1
         self.drafted += step.drafted
         self.accepted += step.accepted

@@ -2,7 +2,9 @@
 Chromium (screenshots under tests/artifacts/, git-ignored)."""
 
 import os
+import re
 from pathlib import Path
+from urllib.parse import parse_qsl, urlencode, urlsplit
 
 import pytest
 
@@ -244,3 +246,74 @@ def test_browser_export_offers_a_download(page):
     link = page.locator("#download [data-testid=download-link]")
     link.wait_for()
     assert link.get_attribute("href").endswith("run.json")
+
+
+@pytest.fixture
+def fresh_page(page):
+    """A new tab in the same browser, in its own session; the test opens the address it wants."""
+    tab = page.context.browser.new_page(viewport={"width": 1500, "height": 1300})
+    tab.set_default_timeout(60_000)
+    yield tab
+    tab.close()
+
+
+def test_browser_share_link_opens_the_setting_and_links_it_back(fresh_page, app_url):
+    tab, prompt = fresh_page, "why is the sky blue?"
+    tab.goto(f"{app_url}?{urlencode({'method': 'fsd', 'tau': 0.2, 'seed': 7, 'prompt': prompt})}",
+             wait_until="domcontentloaded")
+    tab.locator("#status", has_text="opened a shared setting").wait_for()
+    assert tab.locator("#method input").input_value() == next(label for label, name in method_choices()
+                                                               if name == "fsd")
+    assert tab.locator("#opt-tau input[type=number]").input_value() == "0.2"
+    assert tab.locator("#opt-seed input").input_value() == "7"
+    assert tab.locator("#prompt textarea").input_value() == prompt
+    tab.locator("#share").click()
+    link = tab.locator("#share-link textarea")
+    tab.wait_for_function("() => document.querySelector('#share-link textarea')?.value.includes('tau=')")
+    assert link.input_value().startswith(f"{app_url}?")
+    query = dict(parse_qsl(urlsplit(link.input_value()).query))
+    assert (query["method"], query["tau"], query["seed"], query["prompt"]) == ("fsd", "0.2", "7", prompt)
+    tab.screenshot(path=str(ARTIFACTS / "ui-share.png"))
+    # A bad value: one line that names it, its default kept, the page usable.
+    tab.goto(f"{app_url}?method=fsd&tau=lots&seed=3", wait_until="domcontentloaded")
+    tab.locator("#status .status-error", has_text="tau must be a number, got 'lots'").wait_for()
+    default_tau = next(c.default for c in all_controls() if c.name == "tau")
+    assert float(tab.locator("#opt-tau input[type=number]").input_value()) == default_tau
+    assert tab.locator("#opt-seed input").input_value() == "3"
+
+
+# Records, in the page, when the race view's replay starts (it hides every timed element) and
+# when each lane's finish line is revealed: [recorded second, seconds after the start].
+WATCH_REVEALS = """() => {
+    window.reveals = []; window.replayStart = null;
+    new MutationObserver((changes) => changes.forEach(({target}) => {
+        const hidden = target.classList.contains('race-hidden');
+        if (hidden && window.replayStart === null) window.replayStart = performance.now();
+        if (!hidden && target.classList.contains('race-finish') && window.replayStart !== null)
+            window.reveals.push([Number(target.dataset.t), (performance.now() - window.replayStart) / 1000]);
+    })).observe(document.querySelector('#race-view'), {subtree: true, attributes: true, attributeFilter: ['class']});
+}"""
+
+
+def test_browser_race_replays_both_runs_to_the_end_on_their_clocks(fresh_page, app_url):
+    tab = fresh_page
+    tab.goto(f"{app_url}?max_new_tokens=120", wait_until="domcontentloaded")  # long enough to watch
+    tab.locator("#status", has_text="opened a shared setting").wait_for()
+    tab.get_by_role("tab", name="Race").click()
+    tab.locator("#race-methods").get_by_label("fsd", exact=True).uncheck()
+    tab.evaluate(WATCH_REVEALS)
+    tab.locator("#race-run").click()
+    tab.wait_for_function("() => window.reveals.length === 2")  # both finishes, revealed by the replay
+    tab.locator("#race-view .race-summary").wait_for(state="visible")
+    lanes = tab.locator("#race-view .race-lane")
+    assert lanes.all_inner_texts()[0].startswith("#1 ar") and lanes.nth(1).inner_text().startswith("#2 sd")
+    for lane in lanes.all():
+        tokens = int(re.search(r"(\d+) tokens in", lane.locator(".race-finish").inner_text()).group(1))
+        assert tokens == 120 and lane.locator("span.tok").count() == tokens
+        assert lane.locator("span.tok").last.is_visible() and lane.locator(".race-finish").is_visible()
+    assert tab.locator("#race-view .race-hidden").count() == 0
+    reveals = tab.evaluate("window.reveals")
+    assert len(reveals) == 2 and reveals == sorted(reveals), reveals  # in the order of the recorded finishes
+    assert all(shown >= recorded - 0.05 for recorded, shown in reveals), reveals  # none before its time
+    tab.screenshot(path=str(ARTIFACTS / "ui-race.png"), full_page=True)
+    assert tab.locator("#race-runs").get_by_label("#2 sd", exact=False).is_checked()

@@ -6,6 +6,7 @@ import gradio as gr
 from ..methods import METHODS
 from .family import FamilyPanel
 from .options import THRESHOLDS, all_controls, threshold_scale, visible_options
+from .share import linked_values
 
 
 def _scale_of(name: str, divergence: str | None) -> dict:
@@ -25,6 +26,7 @@ class Controls:
         until a family is loaded); describe it."""
         visible, preset = visible_options(method), self.family.preset_in_use(key)
         defaults = preset.settings(method) if preset and isinstance(method, str) else {}
+        defaults = {**defaults, **linked_values(self.family.sessions.get(key), preset)}
         updates = [gr.update(visible=c.name in visible, **({"value": defaults[c.name]} if c.name in defaults else {}),
                              **_scale_of(c.name, defaults.get("divergence")))
                    for c in all_controls()]

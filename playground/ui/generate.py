@@ -70,6 +70,8 @@ class Generation:
             if steps is not None:
                 steps.close()
         run = session.run
+        if run.finished:
+            session.race.add(run, session.decode)
         ending = f"done: {run.stats.tokens} tokens ({run.stop_reason})" if run.finished else \
             f"stopped after {run.stats.tokens} tokens"
         yield self._view(session, ending, True, True, final=True)

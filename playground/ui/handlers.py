@@ -34,7 +34,7 @@ class Handlers:
         self.family = FamilyPanel(loader or load_model, list(presets or project_presets()), self.sessions)
         self.presets = self.family.presets
         memories = CorrectionMemories(self.family)
-        runs = Runs(self.family, memories)
+        self.runs = runs = Runs(self.family, memories)
         controls, generation, comparison = Controls(self.family), Generation(runs), Comparison(runs)
         steps, exports = StepMode(runs), Exports(self.sessions)
 

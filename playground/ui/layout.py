@@ -13,7 +13,7 @@ import gradio as gr
 
 from ..limits import current_limits
 from ..methods import METHODS
-from . import render
+from . import race, render, share
 from .charts import CHARTS
 from .handlers import Handlers
 from .options import THRESHOLDS, all_controls, default_sweep, finite_number, method_choices, suggested_sweep, \
@@ -122,7 +122,8 @@ def build_demo(loader=None, presets=None) -> gr.Blocks:
         with gr.Row():
             with gr.Column(scale=1, min_width=320, elem_id="sidebar"):
                 status = gr.HTML(elem_id="status")
-                method, loading = _family_panel(handlers, status)
+                share_button, share_box = share.panel()
+                method, loading, family = _family_panel(handlers, status)
                 about = gr.Markdown(elem_id="method-about")
                 widgets = [_component(c) for c in all_controls()]
             with gr.Column(scale=3):
@@ -134,16 +135,18 @@ def build_demo(loader=None, presets=None) -> gr.Blocks:
                         _compare_tab(shared)
                     with gr.Tab("Step mode", id="step-tab") as step_tab:
                         _step_tab(shared)
+                    with gr.Tab("Race", id="race-tab") as race_tab:
+                        race.build_tab(shared, race_tab, _keyed)
                     with gr.Tab("Toy: seed-001 example", id="toy-tab") as toy_tab:
                         _toy_tab(handlers)
-        for tab in (generate_tab, compare_tab, step_tab, toy_tab):
+        for tab in (generate_tab, compare_tab, step_tab, race_tab, toy_tab):
             shown = tab is generate_tab
             tab.select(_keyed(lambda key, shown=shown: handlers.show_generate(key, shown)), None, None, **PRIVATE)
         on_method = _keyed(handlers.method_changed)
         method.change(on_method, method, [*widgets, about], **PRIVATE)
         _wire_thresholds(handlers, widgets)
         loading.then(on_method, method, [*widgets, about], **PRIVATE)  # the new preset's defaults
-        demo.load(on_method, method, [*widgets, about], **PRIVATE)
+        share.wire(demo, share_button, share_box, handlers, family, method, shared.prompt, widgets, about, status)
         demo.unload(_keyed(handlers.sessions.drop))
     return demo
 
@@ -157,7 +160,8 @@ def _wire_thresholds(handlers: Handlers, widgets: list) -> None:
 
 
 def _family_panel(handlers: Handlers, status):
-    """The model family controls and the method dropdown; returns (method, the load event)."""
+    """The model family controls and the method dropdown; returns (method, the load event, the
+    family's controls: the preset, target, draft and qualifier, its description)."""
     names, first = [p.name for p in handlers.presets], handlers.presets[0]
     with gr.Accordion("Model family", open=True):
         preset = gr.Dropdown(names, value=names[0], label="preset", elem_id="preset")
@@ -176,7 +180,7 @@ def _family_panel(handlers: Handlers, status):
     preset.input(handlers.preset, preset, [*specs, family, method], **PRIVATE)
     loading = load.click(on_load, [*specs, method], [status, family, method], api_name="load")
     unload.click(_keyed(handlers.unload), None, [status, family], api_name="unload")
-    return method, loading
+    return method, loading, [preset, *specs, family]
 
 
 def _generate_tab(ui: Shared) -> None:

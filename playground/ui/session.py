@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from ..errors import PlaygroundError
 from ..presets import Preset
 from .charts import Timeline
+from .replay import History
 from .stale_runs import StaleRunGuard
 from .stepper import Toy
 
@@ -47,6 +48,8 @@ class Session:
     toy: Toy = field(default_factory=Toy)
     stale_runs: StaleRunGuard = field(default_factory=StaleRunGuard)
     memories: dict = field(default_factory=dict)  # (target, draft) -> CorrectionMemory, public mode
+    race: History = field(default_factory=History)  # finished runs a race can replay
+    link: object = None  # the share.Setting this page was opened with, if any
     started: deque = field(default_factory=deque)  # monotonic start times of recent runs
     last_seen: float = field(default_factory=time.monotonic)
 

@@ -1,0 +1,87 @@
+"""The Race tab: finished runs side by side, each token shown when its own decoder produced it.
+
+Racing two decoders at once on one machine slows both and says little about either. Here each
+run decodes alone, its steps' times are recorded (`Stats.step_clock`: the decoder's own seconds,
+less the time a page being updated kept it waiting), and the page replays the runs together on
+those clocks (replay.py builds the schedule, assets/race.js plays it), so a room sees which one
+truly finishes first.
+"""
+
+from pathlib import Path
+
+import gradio as gr
+
+from ..errors import PlaygroundError
+from ..limits import current_limits
+from ..methods import METHODS
+from . import render
+from .boundary import error_status
+from .family import decoder
+from .options import method_choices
+from .replay import MAX_LANES, race_html
+
+REPLAY_JS = (Path(__file__).resolve().parents[2] / "assets" / "race.js").read_text(encoding="utf-8")
+PRIVATE = {"api_visibility": "private"}
+
+
+class Race:
+    """The Race tab's handlers; `handlers` is the app's Handlers (sessions, models, runs)."""
+
+    def __init__(self, handlers):
+        self.handlers = handlers
+
+    def run_methods(self, key: str, prompt: str, methods, *values):
+        """Run each method on the prompt with the controls' settings, one after another (never two
+        at once), then race them. Yields (race view, finished-runs choices)."""
+        session = self.handlers.sessions.get(key)
+        try:
+            chosen = list(dict.fromkeys(methods)) if isinstance(methods, list) else []
+            if not 1 <= len(chosen) <= MAX_LANES or not set(chosen) <= set(METHODS):
+                raise PlaygroundError(f"pick 1 to {MAX_LANES} methods to race, got {methods!r}")
+            session.admit(len(chosen), current_limits().runs_per_minute)
+            self.handlers.stop(key)  # the session's own Generate run would share the cores
+            lanes = []
+            for number, method in enumerate(chosen, start=1):
+                yield render.status_html(f"running {method} ({number} of {len(chosen)}), alone…"), gr.skip()
+                run = self.handlers.runs.finished(key, prompt, method, values)
+                primary = self.handlers.family.models_for(key, method)[METHODS[method].roles[0]]
+                lanes.append(session.race.add(run, decoder(primary)))
+        except Exception as error:  # noqa: BLE001  (the UI boundary: show it, stay usable)
+            yield error_status(error), gr.skip()
+            return
+        yield race_html(lanes), self.choices(key, [lane.label for lane in lanes])
+
+    def race_chosen(self, key: str, labels):
+        """Race finished runs of this session, chosen by label."""
+        try:
+            return race_html(self.handlers.sessions.get(key).race.chosen(labels))
+        except PlaygroundError as error:
+            return error_status(error)
+
+    def choices(self, key: str, chosen=None):
+        """The finished-runs picker: this session's runs, the newest chosen by default."""
+        labels = self.handlers.sessions.get(key).race.labels()
+        return gr.update(choices=labels, value=chosen if chosen is not None else labels[-2:])
+
+
+def build_tab(ui, tab, keyed) -> None:
+    """The Race tab's components and events; `ui` is layout's Shared, `keyed` its session wrapper."""
+    race = Race(ui.handlers)
+    gr.Markdown("Which method finishes first, truly? Each run decodes alone (racing two at once on one "
+                "machine would slow both), its steps' times are recorded, and the runs are replayed side by "
+                "side on those clocks: tokens appear when their own decoder produced them. The clock is the "
+                "decoder's own time; the time a page took to show a run while it streamed is left out.")
+    names = [name for _, name in method_choices()]
+    with gr.Row():
+        methods = gr.CheckboxGroup(names, value=[n for n in ("ar", "sd", "fsd") if n in names], scale=3,
+                                   label="methods to run on the prompt (Generate tab) and the options on the left",
+                                   elem_id="race-methods")
+        start = gr.Button("Run and race", variant="primary", elem_id="race-run", scale=1)
+    with gr.Row():
+        finished = gr.CheckboxGroup([], label="or race finished runs of this session (Generate or earlier races)",
+                                    elem_id="race-runs", scale=3)
+        again = gr.Button("Race the chosen runs", elem_id="race-chosen", scale=1)
+    view = gr.HTML(elem_id="race-view", js_on_load=REPLAY_JS)
+    start.click(keyed(race.run_methods), [ui.prompt, methods, *ui.widgets], [view, finished], api_name="race")
+    again.click(keyed(race.race_chosen), finished, view, **PRIVATE)
+    tab.select(keyed(race.choices), None, finished, **PRIVATE)

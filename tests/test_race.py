@@ -1,0 +1,117 @@
+"""Race replay: each run's recorded step clock, the schedule built from it, and the Race tab's
+handlers on tiny in-code models."""
+
+import re
+import time
+
+import pytest
+
+from playground.engine import stream
+from playground.errors import PlaygroundError
+from playground.ui.family import Preset
+from playground.ui.handlers import Handlers
+from playground.ui.options import all_controls
+from playground.ui.race import Race
+from playground.ui.replay import KEPT_RUNS, History, Lane, lane_of, race_html
+
+KEY = "session-1"
+PROMPT = "hello there"
+
+
+def decode_with(tokenizer):
+    return lambda token_id: tokenizer.decode([token_id])
+
+
+def tiny_run(family, method="sd", pause=0.0, **options):
+    """A finished run on the tiny family; the consumer sleeps `pause` seconds at every step."""
+    roles = {"ar": ("target",), "sd": ("target", "draft")}[method]
+    run = None
+    for _, run in stream(PROMPT, method=method, max_new_tokens=24, **{r: family[r] for r in roles}, **options):
+        time.sleep(pause)
+    return run
+
+
+def test_the_step_clock_leaves_out_the_time_its_consumer_held_the_run(family):
+    run = tiny_run(family, pause=0.05)
+    clock = run.stats.step_clock
+    assert len(clock) == len(run.steps) and clock == sorted(clock) and clock[0] > 0
+    slept = 0.05 * (len(run.steps) - 1)  # the pauses before the last step was produced
+    assert clock[-1] <= run.stats.elapsed - 0.9 * slept
+
+
+def test_a_lane_shows_each_steps_tokens_at_its_recorded_second(family):
+    run = tiny_run(family)
+    lane = lane_of(run, decode_with(family["target"].tokenizer), "#1 sd")
+    with_tokens = [(t, step) for t, step in zip(run.stats.step_clock, run.steps) if step.tokens]
+    assert [seconds for seconds, _ in lane.reveals] == [t for t, _ in with_tokens]
+    assert [spans.count('class="tok ') for _, spans in lane.reveals] == [len(s.tokens) for _, s in with_tokens]
+    assert lane.seconds == run.stats.step_clock[-1] and lane.tokens == len(run.tokens) == 24
+
+
+def lane(label: str, *times: float, prompt: str = PROMPT) -> Lane:
+    reveals = tuple((t, f'<span class="tok tok-target">{label}{i}</span>') for i, t in enumerate(times))
+    return Lane(label, prompt, reveals, len(times), times[-1])
+
+
+def test_the_race_ranks_lanes_by_their_recorded_finish_not_their_order():
+    html = race_html([lane("slow", 0.5, 2.0), lane("fast", 0.2, 0.4, 1.0)])
+    finishes = re.findall(r'class="race-finish" data-t="([\d.]+)">(\w+):', html)
+    assert finishes == [("2.0000", "2nd"), ("1.0000", "1st")]
+    assert re.findall(r'<span data-t="([\d.]+)">', html) == ["0.5000", "2.0000", "0.2000", "0.4000", "1.0000"]
+    assert 'class="race" data-end="2.0000"' in html
+    assert "fast finished first, in 1.00 s; slow 2.00 s (2.00x the winner's time)" in html
+
+
+def test_a_race_of_different_prompts_says_it_is_not_fair():
+    assert "different prompts" in race_html([lane("a", 1.0), lane("b", 1.0, prompt="other")])
+    assert "different prompts" not in race_html([lane("a", 1.0), lane("b", 1.0)])
+
+
+def test_history_keeps_the_last_runs_numbered_and_refuses_an_empty_race(family):
+    history, run = History(), tiny_run(family, "ar")
+    for _ in range(KEPT_RUNS + 2):
+        history.add(run, decode_with(family["target"].tokenizer))
+    assert history.labels() == [f"#{n} ar temperature=0" for n in range(3, KEPT_RUNS + 3)]
+    assert [lane.label for lane in history.chosen(["#4 ar temperature=0", "#3 ar temperature=0"])] == \
+        ["#3 ar temperature=0", "#4 ar temperature=0"]  # in the order they ran
+    with pytest.raises(PlaygroundError, match="pick 1 to 4 finished runs"):
+        history.chosen(["#1 ar temperature=0"])  # no longer kept
+    with pytest.raises(PlaygroundError, match="pick 1 to 4 finished runs"):
+        history.chosen(history.labels())
+
+
+@pytest.fixture
+def race(family):
+    by_spec = {m.spec: m for m in family.values()}
+    preset = Preset("tiny", "tiny-target", "tiny-draft", "tiny-qualifier", "tiny test family")
+    return Race(Handlers(loader=lambda spec: by_spec[spec], presets=[preset]))
+
+
+def values(**overrides) -> list:
+    chosen = {c.name: c.default for c in all_controls()} | {"max_new_tokens": 24} | overrides
+    return [chosen[c.name] for c in all_controls()]
+
+
+def test_run_and_race_runs_each_method_once_then_replays_them_all(race):
+    *progress, (view, choices) = list(race.run_methods(KEY, PROMPT, ["ar", "sd", "fsd"], *values()))
+    assert [status for status, _ in progress] == [
+        f'<div class="status status-info">running {m} ({n} of 3), alone…</div>'
+        for n, m in enumerate(["ar", "sd", "fsd"], start=1)]
+    assert view.count('class="race-lane"') == 3 and view.count('class="race-finish"') == 3
+    assert view.count('class="tok ') == 3 * 24
+    assert choices["choices"] == choices["value"] and len(choices["value"]) == 3  # this race's runs, chosen
+    assert race.race_chosen(KEY, choices["value"][:2]).count('class="race-lane"') == 2
+
+
+def test_a_generate_run_joins_the_races_choices(race):
+    list(race.handlers.generate(KEY, PROMPT, "sd", False, *values()))
+    assert race.choices(KEY)["choices"] == ["#1 sd candidates=4"]
+
+
+def test_race_errors_are_one_line_and_run_nothing(race):
+    (view, _), = list(race.run_methods(KEY, PROMPT, [], *values()))
+    assert "status-error" in view and "pick 1 to 4 methods" in view
+    *_, (view, _) = list(race.run_methods(KEY, "   ", ["ar"], *values()))
+    assert "status-error" in view and "empty prompt" in view
+    assert race.handlers.sessions.get(KEY).race.labels() == []
+    assert "pick 1 to 4 finished runs" in race.race_chosen(KEY, [])
