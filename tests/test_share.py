@@ -15,10 +15,10 @@ from playground.ui.share import Sharing, link_query, parse_query
 
 KEY = "session-1"
 TINY = Preset("tiny", "tiny-target", "tiny-draft", "tiny-qualifier", "tiny test family",
-              defaults={"fsd": {"tau": 0.25, "candidates": 5}})
+              methods={"fsd": {"tau": 0.25, "candidates": 5}})
 # A second family made of the same models, with its own method and defaults: what a link names.
-OTHER = Preset("other", "tiny-target", "tiny-draft", "", "the target and draft alone", method="ar",
-               defaults={"fsd": {"divergence": "kl", "tau": 1.5}})
+OTHER = Preset("other", "tiny-target", "tiny-draft", "", "the target and draft alone", default_method="ar",
+               methods={"fsd": {"divergence": "kl", "tau": 1.5}})
 PRESETS = [TINY, OTHER]
 
 

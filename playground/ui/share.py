@@ -98,7 +98,7 @@ def _divergence(named, family: str, method: str | None, presets: list) -> str:
     if named in divergence.choices:
         return named
     preset = next(p for p in presets if p.name == family)
-    return preset.defaults.get(method, {}).get("divergence", DEFAULT_DIVERGENCE)
+    return preset.settings(method).get("divergence", DEFAULT_DIVERGENCE)
 
 
 def _typed(control, text: str):
@@ -171,7 +171,7 @@ class Sharing:
         if not isinstance(dropdown, gr.Dropdown):
             return [*names, gr.skip()], method, method, [f"family {family.name} did not load: press Load to retry"]
         usable = [name for _, name in dropdown.choices]
-        chosen = next(name for name in (method, family.method, *usable) if name in usable)
+        chosen = next(name for name in (method, family.default_method, *usable) if name in usable)
         cannot = [] if chosen == method else [f"{family.name} cannot run {method}: {chosen} instead"]
         notes = [f"loaded {family.name}", *cannot]
         return [*names, info], gr.Dropdown(choices=dropdown.choices, value=chosen), chosen, notes
