@@ -1,8 +1,8 @@
 """Ablation of the CPU speed levers of lossless sd on the embedded family: each lever on and off,
 every run paired with an `ar` run of the same prompt (order alternating over repeats).
 
-    HF_HUB_OFFLINE=1 python bench/speed_levers.py --out bench/results/speed_levers/prepacked
-    HF_HUB_OFFLINE=1 PLAYGROUND_PREPACK=0 python bench/speed_levers.py --baseline-only \\
+    HF_HUB_OFFLINE=1 python -m bench.speed_levers --out bench/results/speed_levers/prepacked
+    HF_HUB_OFFLINE=1 PLAYGROUND_PREPACK=0 python -m bench.speed_levers --baseline-only \\
         --out bench/results/speed_levers/unpacked
 
 Prepacking is chosen when the models load, so each state of it is one process. Writes runs.csv and
