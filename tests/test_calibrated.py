@@ -26,11 +26,18 @@ def ids(result):
     return [t.id for t in result.tokens]
 
 
+@pytest.fixture(autouse=True)
+def no_shared_memory():
+    """csd reads the memory shared for its pair when there is one, and the UI shares one per
+    process: whatever ran before, each test here starts without one."""
+    unshare(*PAIR)
+    yield
+    unshare(*PAIR)
+
+
 @pytest.fixture
 def shared_memory():
-    memory = share(CorrectionMemory(*PAIR))
-    yield memory
-    unshare(*PAIR)
+    return share(CorrectionMemory(*PAIR))
 
 
 @pytest.mark.parametrize("seed", [0, 1, 2])
