@@ -1,4 +1,7 @@
 import csv
+import json
+import re
+import statistics
 
 import pytest
 import torch
@@ -63,9 +66,46 @@ def test_bench_runs_end_to_end_and_writes_documented_columns(bench_rows, tmp_pat
     assert methods == {"ar", "sd", "fsd", "fsd-random", "hf-assisted", "hf-generate"}
     assert not any(r["error"] for r in rows)
     assert "| sd K=3 |" in summary_path.read_text()
-    for chart in ("accuracy_vs_speed.html", "agreement_vs_speed.html", "random_control.html",
-                  "speedup_vs_candidates.html"):
-        assert (tmp_path / chart).stat().st_size > 0
+
+
+def chart_traces(path) -> dict[str, dict]:
+    """The traces a written chart hands to plotly.js, by name."""
+    page = path.read_text()
+    data_start = re.search(r'Plotly\.newPlot\(\s*"[^"]+",\s*', page).end()
+    return {trace["name"]: trace for trace in json.JSONDecoder().raw_decode(page, data_start)[0]}
+
+
+def test_bench_charts_draw_each_settings_own_runs(bench_rows, tmp_path):
+    """Every point of every chart against the runs of the setting it is labelled with."""
+    write_report(bench_rows, tmp_path, {"machine": "test"})
+    runs: dict[str, list[dict]] = {}
+    for row in bench_rows:
+        runs.setdefault(row["setting"], []).append(row)
+
+    def median(setting, value):
+        return statistics.median(value(r) for r in runs[setting])
+
+    def mean(setting, key):
+        return statistics.fmean(r[key] for r in runs[setting] if r[key] is not None)
+
+    def points(chart, series, setting_prefix=None):
+        """{setting: (x, y)}: a point's label (tau or p) completes the series' setting label."""
+        trace = chart_traces(tmp_path / chart)[series]
+        return {f"{setting_prefix or series} {label}".strip(): (x, y)
+                for label, x, y in zip(trace["text"], trace["x"], trace["y"])}
+
+    speed = {s: median(s, lambda r: r["tokens_per_second"]) for s in runs}
+    for chart, key in (("agreement_vs_speed.html", "exact_match"), ("accuracy_vs_speed.html", "correct")):
+        drawn = points(chart, "fsd K=3") | points(chart, "sd K=3") | points(chart, "hf-assisted K=3")
+        assert drawn == {s: pytest.approx((speed[s], mean(s, key))) for s in
+                         ("fsd K=3 tau=0", "fsd K=3 tau=0.7", "sd K=3", "hf-assisted K=3")}, chart
+    for method in ("fsd", "fsd-random"):
+        drawn = points("random_control.html", method, f"{method} K=3")
+        assert drawn == {s: pytest.approx((mean(s, "share_draft"), mean(s, "correct"))) for s in runs
+                         if s.startswith(f"{method} K=3 ")}, method
+    sd = chart_traces(tmp_path / "speedup_vs_candidates.html")["sd"]
+    assert sd["x"] == [3]
+    assert sd["y"] == [pytest.approx(median("sd K=3", lambda r: r["tokens_per_second"] / r["ar_tokens_per_second"]))]
 
 
 def test_bench_charts_open_offline_sharing_one_plotly_js(bench_rows, tmp_path):
