@@ -11,6 +11,7 @@ import pytest
 import torch
 
 import playground
+from playground import forward_costs
 from playground.correction_memory import CorrectionMemory, share, unshare
 from playground.engine import format_prompt
 from playground.methods import METHODS
@@ -58,6 +59,8 @@ def test_step_mode_shows_the_numbers_the_sd_ratio_used_for_a_greedy_draft(handle
 
 
 def test_step_mode_runs_no_forward_of_its_own(handlers, family, monkeypatch):
+    # The target's one-token step T(1) is timed once per model and process, by whichever run comes first.
+    forward_costs.single_step_seconds(family["target"].model)
     calls = []
     for model in (family["target"].model, family["draft"].model):
         monkeypatch.setattr(model, "forward", _counting(model.forward, calls))
