@@ -47,6 +47,7 @@ def test_answer_check_and_agreement():
 
 @pytest.fixture(scope="module")
 def bench_rows(family):
+    """A whole bench on the tiny family: the tests that take it are marked slow."""
     threads = torch.get_num_threads()
     torch.set_num_threads(1)  # tiny models: extra threads only add contention on shared machines
     tasks = [Task("t1", "hello there", ("e",)), Task("t2", "abc", ())]
@@ -56,6 +57,7 @@ def bench_rows(family):
     torch.set_num_threads(threads)
 
 
+@pytest.mark.slow
 def test_bench_runs_end_to_end_and_writes_documented_columns(bench_rows, tmp_path):
     summary_path = write_report(bench_rows, tmp_path, {"machine": "test"})
     with (tmp_path / "runs.csv").open() as handle:
@@ -75,6 +77,7 @@ def chart_traces(path) -> dict[str, dict]:
     return {trace["name"]: trace for trace in json.JSONDecoder().raw_decode(page, data_start)[0]}
 
 
+@pytest.mark.slow
 def test_bench_charts_draw_each_settings_own_runs(bench_rows, tmp_path):
     """Every point of every chart against the runs of the setting it is labelled with."""
     write_report(bench_rows, tmp_path, {"machine": "test"})
@@ -108,6 +111,7 @@ def test_bench_charts_draw_each_settings_own_runs(bench_rows, tmp_path):
     assert sd["y"] == [pytest.approx(median("sd K=3", lambda r: r["tokens_per_second"] / r["ar_tokens_per_second"]))]
 
 
+@pytest.mark.slow
 def test_bench_charts_open_offline_sharing_one_plotly_js(bench_rows, tmp_path):
     write_report(bench_rows, tmp_path, {"machine": "test"})
     nested = tmp_path / "again"
@@ -118,6 +122,7 @@ def test_bench_charts_open_offline_sharing_one_plotly_js(bench_rows, tmp_path):
     assert 'src="../plotly.min.js"' in page and "https://" not in page
 
 
+@pytest.mark.slow
 def test_bench_lossless_methods_agree_with_target_greedy(bench_rows):
     for row in bench_rows:
         if row["method"] in ("ar", "sd", "hf-assisted", "hf-generate") or row["setting"] == "fsd K=3 tau=0":
@@ -125,6 +130,7 @@ def test_bench_lossless_methods_agree_with_target_greedy(bench_rows):
             assert row["first_divergence"] is None
 
 
+@pytest.mark.slow
 def test_random_control_matches_fsd_acceptance(bench_rows):
     controls = {r["setting"] for r in bench_rows if r["method"] == "fsd-random"}
     assert "fsd-random K=3 p=0" in controls  # tau=0 accepts nothing, so its control accepts nothing
