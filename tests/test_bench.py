@@ -1,4 +1,7 @@
 import csv
+import json
+import re
+import statistics
 
 import pytest
 import torch
@@ -45,6 +48,7 @@ def test_answer_check_and_agreement():
 
 @pytest.fixture(scope="module")
 def bench_rows(family):
+    """A whole bench on the tiny family: the tests that take it are marked slow."""
     threads = torch.get_num_threads()
     torch.set_num_threads(1)  # tiny models: extra threads only add contention on shared machines
     tasks = [Task("t1", "hello there", ("e",)), Task("t2", "abc", ())]
@@ -54,6 +58,7 @@ def bench_rows(family):
     torch.set_num_threads(threads)
 
 
+@pytest.mark.slow
 def test_bench_runs_end_to_end_and_writes_documented_columns(bench_rows, tmp_path):
     summary_path = write_report(bench_rows, tmp_path, {"machine": "test"})
     with (tmp_path / "runs.csv").open() as handle:
@@ -64,11 +69,50 @@ def test_bench_runs_end_to_end_and_writes_documented_columns(bench_rows, tmp_pat
     assert methods == {"ar", "sd", "fsd", "fsd-random", "hf-assisted", "hf-generate"}
     assert not any(r["error"] for r in rows)
     assert "| sd K=3 |" in summary_path.read_text()
-    for chart in ("accuracy_vs_speed.html", "agreement_vs_speed.html", "random_control.html",
-                  "speedup_vs_candidates.html"):
-        assert (tmp_path / chart).stat().st_size > 0
 
 
+def chart_traces(path) -> dict[str, dict]:
+    """The traces a written chart hands to plotly.js, by name."""
+    page = path.read_text()
+    data_start = re.search(r'Plotly\.newPlot\(\s*"[^"]+",\s*', page).end()
+    return {trace["name"]: trace for trace in json.JSONDecoder().raw_decode(page, data_start)[0]}
+
+
+@pytest.mark.slow
+def test_bench_charts_draw_each_settings_own_runs(bench_rows, tmp_path):
+    """Every point of every chart against the runs of the setting it is labelled with."""
+    write_report(bench_rows, tmp_path, {"machine": "test"})
+    runs: dict[str, list[dict]] = {}
+    for row in bench_rows:
+        runs.setdefault(row["setting"], []).append(row)
+
+    def median(setting, value):
+        return statistics.median(value(r) for r in runs[setting])
+
+    def mean(setting, key):
+        return statistics.fmean(r[key] for r in runs[setting] if r[key] is not None)
+
+    def points(chart, series, setting_prefix=None):
+        """{setting: (x, y)}: a point's label (tau or p) completes the series' setting label."""
+        trace = chart_traces(tmp_path / chart)[series]
+        return {f"{setting_prefix or series} {label}".strip(): (x, y)
+                for label, x, y in zip(trace["text"], trace["x"], trace["y"])}
+
+    speed = {s: median(s, lambda r: r["tokens_per_second"]) for s in runs}
+    for chart, key in (("agreement_vs_speed.html", "exact_match"), ("accuracy_vs_speed.html", "correct")):
+        drawn = points(chart, "fsd K=3") | points(chart, "sd K=3") | points(chart, "hf-assisted K=3")
+        assert drawn == {s: pytest.approx((speed[s], mean(s, key))) for s in
+                         ("fsd K=3 tau=0", "fsd K=3 tau=0.7", "sd K=3", "hf-assisted K=3")}, chart
+    for method in ("fsd", "fsd-random"):
+        drawn = points("random_control.html", method, f"{method} K=3")
+        assert drawn == {s: pytest.approx((mean(s, "share_draft"), mean(s, "correct"))) for s in runs
+                         if s.startswith(f"{method} K=3 ")}, method
+    sd = chart_traces(tmp_path / "speedup_vs_candidates.html")["sd"]
+    assert sd["x"] == [3]
+    assert sd["y"] == [pytest.approx(median("sd K=3", lambda r: r["tokens_per_second"] / r["ar_tokens_per_second"]))]
+
+
+@pytest.mark.slow
 def test_bench_charts_open_offline_sharing_one_plotly_js(bench_rows, tmp_path):
     write_report(bench_rows, tmp_path, {"machine": "test"})
     nested = tmp_path / "again"
@@ -79,6 +123,7 @@ def test_bench_charts_open_offline_sharing_one_plotly_js(bench_rows, tmp_path):
     assert 'src="../plotly.min.js"' in page and "https://" not in page
 
 
+@pytest.mark.slow
 def test_bench_lossless_methods_agree_with_target_greedy(bench_rows):
     for row in bench_rows:
         if row["method"] in ("ar", "sd", "hf-assisted", "hf-generate") or row["setting"] == "fsd K=3 tau=0":
@@ -94,6 +139,7 @@ def test_statistics_columns_are_filled_for_our_runs_and_empty_for_the_baselines(
         assert (row["candidate_acceptance"] is not None) == (ours and row["method"] != "ar"), row["setting"]
 
 
+@pytest.mark.slow
 def test_random_control_matches_fsd_acceptance(bench_rows):
     controls = {r["setting"] for r in bench_rows if r["method"] == "fsd-random"}
     assert "fsd-random K=3 p=0" in controls  # tau=0 accepts nothing, so its control accepts nothing

@@ -31,6 +31,7 @@ def run_cli(args, capsys):
     return code, captured.out, captured.err
 
 
+@pytest.mark.slow
 def test_generate_json_follows_the_contract(model_dirs):
     command = [sys.executable, "-m", "playground", "generate", "--method", "sd", "--prompt", "hello",
                "--target", model_dirs["target"], "--draft", model_dirs["draft"], "--max-new-tokens", "12",

@@ -7,6 +7,8 @@ import pytest
 import playground
 from playground.errors import PlaygroundError
 
+pytestmark = pytest.mark.slow  # the embedded SmolLM2 family
+
 PROMPT = "Name three primary colors."
 
 

@@ -150,6 +150,7 @@ def chi_square_passes(counts: dict[int, int], probabilities: torch.Tensor) -> bo
     return chisquare(observed, expected).pvalue > ALPHA
 
 
+@pytest.mark.slow
 def test_tli_first_token_follows_the_target_distribution():
     target_tokenizer = char_tokenizer("abcd")
     draft_tokenizer = bpe_tokenizer("abcd", [("a", "b"), ("c", "d")])  # 'ab', 'cd' are not target tokens
@@ -202,6 +203,7 @@ def proposer(synthetic, cap=256):
     return StringProposer(synthetic.draft_q, synthetic.draft_strings, split, split.strings, lookahead=4, cap=cap)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("cap", [256, 3])
 def test_slrs_is_lossless_even_when_the_enumeration_cap_is_hit(synthetic, cap):
     sampler, source = Sampler(temperature=1.0, seed=0), proposer(synthetic, cap)
@@ -221,6 +223,7 @@ class KnownPsi:
         return [0.5, 0.1, 0.1][token]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("tries", [0, 1, 1000])
 def test_slrs_residual_draw_is_exact_however_many_tries_fail(monkeypatch, tries):
     monkeypatch.setattr(slrs, "MAX_RESIDUAL_DRAWS", tries)
@@ -233,6 +236,7 @@ def test_slrs_residual_draw_is_exact_however_many_tries_fail(monkeypatch, tries)
     assert chi_square_passes(counts, torch.tensor([0.0, 2 / 3, 1 / 3]))
 
 
+@pytest.mark.slow
 def test_psi_is_the_distribution_of_the_proposal(synthetic):
     source, sampler = proposer(synthetic), Sampler(temperature=1.0, seed=1)
     psi = torch.tensor([source.psi(t) for t in range(len(synthetic.p))])
@@ -248,6 +252,7 @@ def measured_rate(trial, n=6000) -> float:
     return sum(trial() for _ in range(n)) / n
 
 
+@pytest.mark.slow
 def test_table_3_acceptance_rates_and_theorem_4_1(synthetic):
     """Measured next-token acceptance of each rule against seed 004's Table 3 formula."""
     p, sampler, source = synthetic.p, Sampler(temperature=1.0, seed=2), proposer(synthetic)

@@ -61,7 +61,7 @@ def test_api_returns_a_run_or_one_clear_line(family, prompt, chosen):
     ["generate", "--prompt", "hi", "--max-new-tokens", "0"],
     ["generate", "--prompt", "hi", "--candidates", "many"],
     ["generate", "--prompt", "hi", "--method", "nope"],
-    ["generate", "--prompt", "\x00"],
+    pytest.param(["generate", "--prompt", "\x00"], marks=pytest.mark.slow),  # loads the embedded family first
     ["generate", "--prompt", "hi", "--target", "/no/such/dir"],
 ])
 def test_cli_bad_parameters_give_one_line(args, capsys):

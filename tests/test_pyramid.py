@@ -110,6 +110,7 @@ def test_forward_counts_match_the_work_done(family):
         emitted += len(step.tokens)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("method", ["psd-f", "psd-a"])
 def test_all_three_caches_match_a_full_recompute_after_a_long_run(family, method):
     config = make_config(method=method, temperature=1.0, seed=3, max_new_tokens=150, tau_q=0.5, tau_t=0.6,
@@ -167,6 +168,7 @@ def test_max_new_tokens_is_exact(family, method):
 R_TOY, Q_TOY = torch.tensor([0.6, 0.3, 0.1]), torch.tensor([0.4, 0.4, 0.2])
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("rule, keep_b", [("sample-qualifier", 0.3), ("residual", 0.75)])
 def test_psd_a_stage_one_emits_a_draw_from_the_qualifier_under_either_rule(rule, keep_b):
     """By hand: the paper's rule keeps a drafted B only when r's own draw is B (r(B) = 0.3); the SD

@@ -152,6 +152,7 @@ def test_an_interrupted_save_leaves_no_temporary_file_and_a_save_keeps_the_mode(
     assert sorted(p.name for p in tmp_path.iterdir()) == ["kept.json", "new.json"]
 
 
+@pytest.mark.slow
 def test_json_into_a_closed_pipe_is_no_traceback(model_dirs):
     """`--json | head -c 1`, with the reader gone before the first write (no race)."""
     command = [sys.executable, "-m", "playground", "generate", "--prompt", "hi", "--target", model_dirs["target"],

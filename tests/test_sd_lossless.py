@@ -13,6 +13,8 @@ from playground.methods import Decoding, speculative
 from playground.sampling import Sampler
 from playground.tiny import char_tokenizer, loaded, tiny_llama
 
+pytestmark = pytest.mark.slow  # thousands of sampled runs per test
+
 SAMPLES = 1500
 ALPHA = 1e-3  # a correct sampler fails this test once in a thousand seeds-of-the-suite
 

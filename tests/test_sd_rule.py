@@ -1,5 +1,6 @@
 """The SD acceptance rule on seed 001's worked example, and the KV cache against recompute."""
 
+import pytest
 import torch
 
 from playground.cache import KVRunner
@@ -29,6 +30,7 @@ def test_worked_example_acceptance_probabilities_and_residual():
     assert torch.equal(residual(P, Q), torch.tensor([1.0, 0.0, 0.0]))
 
 
+@pytest.mark.slow
 def test_worked_example_output_distribution_is_the_target():
     """Draw from q, verify, emit: the frequencies must be p (20,000 draws, 4-sigma tolerance)."""
     check, sampler = check_for(seed=7)

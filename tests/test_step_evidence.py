@@ -11,6 +11,7 @@ import pytest
 import torch
 
 import playground
+from playground import forward_costs
 from playground.engine import format_prompt
 from playground.methods import METHODS
 from playground.step import Evidence
@@ -57,6 +58,8 @@ def test_step_mode_shows_the_numbers_the_sd_ratio_used_for_a_greedy_draft(handle
 
 
 def test_step_mode_runs_no_forward_of_its_own(handlers, family, monkeypatch):
+    # The target's one-token step T(1) is timed once per model and process, by whichever run comes first.
+    forward_costs.single_step_seconds(family["target"].model)
     calls = []
     for model in (family["target"].model, family["draft"].model):
         monkeypatch.setattr(model, "forward", _counting(model.forward, calls))

@@ -3,6 +3,7 @@ Chromium (screenshots under tests/artifacts/, git-ignored)."""
 
 import os
 import re
+import threading
 from pathlib import Path
 from urllib.parse import parse_qsl, urlencode, urlsplit
 
@@ -11,6 +12,8 @@ import pytest
 from playground.methods import METHODS
 from playground.tiny import launch_tiny_app
 from playground.ui.options import all_controls, default_sweep, method_choices, suggested_sweep
+
+pytestmark = pytest.mark.slow
 
 CHROMIUM = "/usr/bin/chromium"
 ARTIFACTS = Path(__file__).resolve().parent / "artifacts"
@@ -63,7 +66,7 @@ def test_gradio_client_reports_errors_as_status(app_url):
 
 
 @pytest.fixture(scope="module")
-def page(app_url):
+def browser(app_url):
     if not os.path.exists(CHROMIUM):
         pytest.skip(f"no Chromium at {CHROMIUM}: install it with `apt-get install -y chromium`")
     from playwright.sync_api import sync_playwright  # noqa: PLC0415
@@ -71,12 +74,30 @@ def page(app_url):
     ARTIFACTS.mkdir(exist_ok=True)
     with sync_playwright() as playwright:
         browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        page = browser.new_page(viewport={"width": 1500, "height": 1300})
-        page.set_default_timeout(60_000)
-        page.goto(app_url, wait_until="domcontentloaded")
-        page.locator("#generate").wait_for()
-        yield page
+        yield browser
         browser.close()
+
+
+@pytest.fixture
+def page(browser, app_url):
+    """A fresh tab, in its own session: no test sees what another one chose or ran."""
+    page = browser.new_page(viewport={"width": 1500, "height": 1300})
+    page.set_default_timeout(60_000)
+    page.goto(app_url, wait_until="domcontentloaded")
+    page.locator("#generate").wait_for()
+    yield page
+    page.close()
+
+
+def generate_and_wait(page) -> None:
+    """Click Generate and wait until the page shows one finished run: done, and the output holds
+    that many tokens (not the last status of a run that a control change replaced beside a new
+    run's first tokens)."""
+    page.locator("#generate").click()
+    page.wait_for_function("""() => {
+        const done = document.querySelector('#status').innerText.match(/done: (\\d+) tokens/);
+        return done && document.querySelectorAll('#output span.tok').length === Number(done[1]);
+    }""")
 
 
 def test_browser_load_describes_the_family(page):
@@ -87,13 +108,7 @@ def test_browser_load_describes_the_family(page):
 
 def test_browser_generate_shows_colored_tokens_and_charts(page):
     page.locator("#opt-temperature input[type=number]").fill("1")
-    page.locator("#generate").click()
-    # Done, and the output holds that many tokens: the view of one finished run, not the last
-    # status of a run the control change started beside a new run's first tokens.
-    page.wait_for_function("""() => {
-        const done = document.querySelector('#status').innerText.match(/done: (\\d+) tokens/);
-        return done && document.querySelectorAll('#output span.tok').length === Number(done[1]);
-    }""")
+    generate_and_wait(page)
     assert page.locator("#output span.tok").count() > 0
     assert "tok-draft" in page.locator("#output").inner_html()
     page.locator("#chart-acceptance .js-plotly-plot").wait_for()
@@ -104,6 +119,7 @@ def test_browser_generate_shows_colored_tokens_and_charts(page):
 
 
 def test_browser_each_chart_downloads_as_png(page):
+    generate_and_wait(page)
     page.locator("#chart-speed .js-plotly-plot").hover()
     with page.expect_download() as download:
         page.locator('#chart-speed .modebar-btn[data-title="Download plot as a PNG"]').click()
@@ -112,6 +128,7 @@ def test_browser_each_chart_downloads_as_png(page):
 
 
 def test_browser_releasing_a_slider_reruns(page):
+    generate_and_wait(page)
     before = page.locator("#output").inner_html()
     slider = page.locator("#opt-temperature input[type=range]")
     slider.scroll_into_view_if_needed()
@@ -130,6 +147,7 @@ def rerun_after(page, change) -> None:
 
 
 def test_browser_every_control_reruns(page):
+    generate_and_wait(page)
     # Typing into a slider's number box, without leaving it: each keystroke is a change, the
     # run starts once they settle.
     temperature = page.locator("#opt-temperature input[type=number]")
@@ -145,16 +163,28 @@ def test_browser_every_control_reruns(page):
     assert page.locator("#output .token-text").inner_html() == text, "the same prompt, seed and options give the same text"
 
 
-def test_browser_stop_cancels_cleanly(page):
-    # The longest run allowed: on the tiny models 512 tokens could finish before Stop arrived.
-    page.locator("#opt-max-new-tokens input[type=number]").fill("2048")
-    page.locator("#opt-max-new-tokens input[type=number]").press("Tab")
-    page.locator("#generate").click()
-    page.locator("#status", has_text="generating").wait_for()
-    page.locator("#stop").click()
+def test_browser_stop_cancels_cleanly(page, family, monkeypatch):
+    """The run cannot end before Stop arrives: the target's next forward pass waits until the
+    server has queued the Stop click, whatever the run's length and the machine's speed."""
+    target, stop_queued, held = family["target"].model, threading.Event(), threading.Event()
+    forward = target.forward
+
+    def held_forward(*args, **kwargs):
+        held.set()
+        stop_queued.wait(timeout=120)
+        return forward(*args, **kwargs)
+
+    monkeypatch.setattr(target, "forward", held_forward)
+    try:
+        page.locator("#generate").click()
+        assert held.wait(timeout=60), "the run never reached the target"
+        with page.expect_response(lambda response: "queue/join" in response.url):
+            page.locator("#stop").click()
+    finally:
+        stop_queued.set()
     page.locator("#status", has_text="stopped after").wait_for()
-    page.locator("#opt-max-new-tokens input[type=number]").fill("30")
-    page.locator("#opt-max-new-tokens input[type=number]").press("Tab")
+    monkeypatch.undo()
+    generate_and_wait(page)  # a stopped run leaves the page usable
 
 
 def test_browser_method_change_shows_only_its_options(page):
@@ -166,6 +196,8 @@ def test_browser_method_change_shows_only_its_options(page):
 
 
 def test_browser_threshold_slider_follows_the_divergence(page):
+    choose_method(page, "fsd")
+    page.locator("#opt-tau").wait_for(state="visible")
     maximum = "document.querySelector('#opt-tau input[type=range]').max"
     assert float(page.evaluate(maximum)) == pytest.approx(0.6931, abs=1e-4)  # JS: ln 2
     for name, expected in (("fsd-js", 2.0), ("js", 0.6931)):
@@ -177,10 +209,12 @@ def test_browser_threshold_slider_follows_the_divergence(page):
 
 
 def choose_method(page, method: str) -> None:
+    """Pick `method` by clicking its option: with its own label typed, the method already chosen
+    lists every option, and ArrowDown, Enter would pick the next one."""
     label = next(label for label, name in method_choices() if name == method)
     page.locator("#method input").fill(label)
-    page.keyboard.press("ArrowDown")
-    page.keyboard.press("Enter")
+    page.get_by_role("option", name=label, exact=True).click()
+    page.wait_for_function("l => document.querySelector('#method input').value === l", arg=label)
 
 
 def compare_and_wait(page, last_column: str) -> None:
@@ -191,16 +225,11 @@ def compare_and_wait(page, last_column: str) -> None:
     assert page.locator("#compare-view .status-error").count() == 0, page.locator("#compare-view").inner_text()
 
 
-@pytest.fixture(scope="module")
-def compare_page(page, app_url):
-    """A second tab on the app, in its own session, for the Compare tab's defaults."""
-    fresh = page.context.browser.new_page(viewport={"width": 1500, "height": 1300})
-    fresh.set_default_timeout(60_000)
-    fresh.goto(app_url, wait_until="domcontentloaded")
-    fresh.locator("#opt-max-new-tokens input[type=number]").fill("30")  # short runs; the Compare defaults stay
-    fresh.get_by_role("tab", name="Compare").click()
-    yield fresh
-    fresh.close()
+@pytest.fixture
+def compare_page(page):
+    page.locator("#opt-max-new-tokens input[type=number]").fill("30")  # short runs; the Compare defaults stay
+    page.get_by_role("tab", name="Compare").click()
+    return page
 
 
 def test_browser_compare_with_the_defaults(compare_page):
@@ -241,7 +270,7 @@ def test_browser_toy(page):
 
 
 def test_browser_export_offers_a_download(page):
-    page.get_by_role("tab", name="Generate").click()
+    generate_and_wait(page)
     page.locator("#export-json").click()
     link = page.locator("#download [data-testid=download-link]")
     link.wait_for()

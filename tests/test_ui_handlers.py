@@ -281,6 +281,7 @@ def test_tau_sweep_compares_against_target_only(handlers):
     assert "100.0%" in views[-1], "tau = 0 accepts nothing: greedy output equals the target's"
 
 
+@pytest.mark.slow  # three runs of every method
 @pytest.mark.parametrize("method", list(METHODS))
 def test_every_methods_default_sweep_runs(handlers, method):
     option = default_sweep(method)

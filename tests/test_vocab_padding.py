@@ -37,6 +37,7 @@ def test_unmasked_padding_would_carry_real_mass(padded_pair, tokenizer):
     assert float(raw_probs(logits)[len(tokenizer):].sum()) > 0.2  # so the next tests can fail
 
 
+@pytest.mark.slow  # 24 runs
 @pytest.mark.parametrize("method", ["ar", "sd", "fsd", "csd"])
 @pytest.mark.parametrize("temperature", [0.0, 1.0])
 def test_padded_ids_are_never_emitted(padded_pair, tokenizer, method, temperature):
