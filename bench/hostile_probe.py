@@ -224,10 +224,10 @@ VALID_EXTREMES = {("lambda_", float("inf")), ("random_accept", -1.0), ("top_k", 
 def api_cases(f: dict) -> list[tuple[str, dict]]:
     from dataclasses import fields  # noqa: PLC0415
 
-    from playground.config import GenerationConfig  # noqa: PLC0415
+    from playground.config import RunConfig  # noqa: PLC0415
 
     cases = []
-    for field in fields(GenerationConfig):
+    for field in fields(RunConfig):
         kind = {"int": int, "float": float, "bool": bool, "str": str}.get(field.type, field.type)
         for value in API_BAD_VALUES[kind]:
             if field.name in ("memory",) and value in ("", "   "):

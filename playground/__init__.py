@@ -5,10 +5,10 @@
     print(run.text, run.stats.acceptance_rate)
 """
 
-from .config import GenerationConfig
+from .config import RunConfig
 from .engine import Run, generate, stream
 from .errors import PlaygroundError
 from .methods import METHODS
 from .models import load_model
 
-__all__ = ["METHODS", "GenerationConfig", "PlaygroundError", "Run", "generate", "load_model", "stream"]
+__all__ = ["METHODS", "RunConfig", "PlaygroundError", "Run", "generate", "load_model", "stream"]

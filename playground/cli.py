@@ -12,13 +12,13 @@ import sys
 import threading
 from dataclasses import fields
 
-from .config import GenerationConfig
+from .config import RunConfig
 from .errors import PlaygroundError
 
 
 def _add_config_flags(parser: argparse.ArgumentParser) -> None:
-    """One flag per GenerationConfig field, named --field-name (or its `flag` metadata)."""
-    for f in fields(GenerationConfig):
+    """One flag per RunConfig field, named --field-name (or its `flag` metadata)."""
+    for f in fields(RunConfig):
         flag = f.metadata.get("flag", "--" + f.name.replace("_", "-"))
         kwargs = {"dest": f.name, "help": f.metadata["help"], "default": argparse.SUPPRESS}
         if f.type is bool:
@@ -57,7 +57,7 @@ def _generate(args) -> int:
     from .engine import generate  # noqa: PLC0415  (keeps `--help` fast)
     from .methods.heterogeneous import same_vocabulary_note  # noqa: PLC0415
 
-    options = {f.name: getattr(args, f.name) for f in fields(GenerationConfig) if hasattr(args, f.name)}
+    options = {f.name: getattr(args, f.name) for f in fields(RunConfig) if hasattr(args, f.name)}
     run = generate(args.prompt, target=args.target, draft=args.draft, qualifier=args.qualifier,
                    device=args.device, dtype=args.dtype, device_map=args.device_map,
                    trust_remote_code=args.trust_remote_code, **options)

@@ -26,7 +26,10 @@ def _opt(default, help_text, **extra):
 
 
 @dataclass
-class GenerationConfig:
+class RunConfig:
+    """One run's settings, read by every method (named apart from transformers' GenerationConfig,
+    which configures `model.generate`)."""
+
     method: str = _opt("sd", "decoding method (see `python -m playground methods`)")
     max_new_tokens: int = _opt(128, "stop after this many generated tokens")
     temperature: float = _opt(0.0, "sampling temperature; 0 means greedy")
@@ -106,7 +109,7 @@ def unread_options(method, given) -> list[str]:
     return [name for name in given if name not in READ_BY_EVERY_METHOD and name not in method.options]
 
 
-def validate(config: GenerationConfig, limits=None) -> GenerationConfig:
+def validate(config: RunConfig, limits=None) -> RunConfig:
     """Raise PlaygroundError with a one-line fix for the first bad setting."""
     from .limits import current_limits  # noqa: PLC0415  (limits reads the environment lazily)
 

@@ -11,7 +11,7 @@ import torch
 
 from . import forward_costs
 from .cache import KVRunner
-from .config import GenerationConfig, unread_options, validate
+from .config import RunConfig, unread_options, validate
 from .draft_vocab import pruned_head
 from .embedded import DEFAULT_FAMILY
 from .errors import PlaygroundError
@@ -30,7 +30,7 @@ class Run:
     """A generation in progress or finished: what the CLI prints and the UI renders."""
 
     method: str
-    config: GenerationConfig
+    config: RunConfig
     prompt: str
     models: dict = field(default_factory=dict)
     tokens: list[TokenRecord] = field(default_factory=list)
@@ -72,18 +72,18 @@ def _finite_numbers(value):
     return value
 
 
-def make_config(config: GenerationConfig | None = None, **options) -> GenerationConfig:
+def make_config(config: RunConfig | None = None, **options) -> RunConfig:
     """A validated config from a base config and keyword overrides (unknown names refused)."""
-    known = {f.name for f in fields(GenerationConfig)}
+    known = {f.name for f in fields(RunConfig)}
     if "lambda" in options:
         options["lambda_"] = options.pop("lambda")
     unknown = sorted(set(options) - known)
     if unknown:
-        raise PlaygroundError(f"unknown option(s) {', '.join(unknown)}: see GenerationConfig for the valid names")
-    return validate(replace(config or GenerationConfig(), **options))
+        raise PlaygroundError(f"unknown option(s) {', '.join(unknown)}: see RunConfig for the valid names")
+    return validate(replace(config or RunConfig(), **options))
 
 
-def stream(prompt: str, config: GenerationConfig | None = None, *, target=None, draft=None,
+def stream(prompt: str, config: RunConfig | None = None, *, target=None, draft=None,
            qualifier=None, device: str | None = None, dtype: str | None = None,
            device_map: str | None = None, trust_remote_code: bool = False, correction_memory=None, **options):
     """Yield (step, run) after every verification round; `run` accumulates text and stats.
@@ -119,7 +119,7 @@ def _ignored_note(method, options: dict) -> list[str]:
     return [f"{method.name} does not read {', '.join(unread)}: ignored"] if unread else []
 
 
-def generate(prompt: str, config: GenerationConfig | None = None, **kwargs) -> Run:
+def generate(prompt: str, config: RunConfig | None = None, **kwargs) -> Run:
     """Run to completion and return the Run (text, token records, statistics)."""
     run = None
     for _, run in stream(prompt, config, **kwargs):
@@ -238,7 +238,7 @@ def _check_vocabularies(method, models: dict[str, LoadedModel]) -> None:
                 "use a heterogeneous method (slem, tli or slrs) or a same-family draft")
 
 
-def _decoding(config: GenerationConfig, models: dict[str, LoadedModel], prompt_ids: list[int], method) -> Decoding:
+def _decoding(config: RunConfig, models: dict[str, LoadedModel], prompt_ids: list[int], method) -> Decoding:
     """The run's context; the drafting levers apply only to the methods that offer them."""
     if "draft_confidence" not in method.options:
         config = replace(config, draft_confidence=0.0)

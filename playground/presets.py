@@ -27,7 +27,7 @@ class Preset:
     qualifier: str | None = None
     description: str = ""
     default_method: str = ""  # the method the app selects with this family
-    methods: dict = field(default_factory=dict)  # method name -> GenerationConfig field values
+    methods: dict = field(default_factory=dict)  # method name -> RunConfig field values
     sources: dict = field(default_factory=dict)  # method name -> where its settings come from
     approx_memory_gb: float = 0.0  # bf16 weights of all its models, before KV caches
     fits: str = "cpu"  # one of FITS
@@ -40,7 +40,7 @@ class Preset:
         return int(self.approx_memory_gb * 1e9)
 
     def settings(self, method: str) -> dict:
-        """The recommended GenerationConfig values for `method` ({} when the preset has none)."""
+        """The recommended RunConfig values for `method` ({} when the preset has none)."""
         return dict(self.methods.get(method, {}))
 
     def specs(self) -> dict[str, str]:

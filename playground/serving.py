@@ -11,7 +11,7 @@ import argparse
 import json
 import shlex
 
-from .config import GenerationConfig
+from .config import RunConfig
 from .embedded import DEFAULT_FAMILY
 from .errors import PlaygroundError
 from .methods import METHODS
@@ -62,10 +62,10 @@ def describe(method: str, target: str, draft: str, candidates: int) -> str:
 
 def register(subparsers) -> None:
     parser = subparsers.add_parser("serving", help="print the vLLM / SGLang command for a setting")
-    parser.add_argument("--method", default=GenerationConfig.method)
+    parser.add_argument("--method", default=RunConfig.method)
     parser.add_argument("--target", default=DEFAULT_FAMILY["target"])
     parser.add_argument("--draft", default=DEFAULT_FAMILY["draft"])
-    parser.add_argument("--candidates", type=int, default=GenerationConfig.candidates)
+    parser.add_argument("--candidates", type=int, default=RunConfig.candidates)
     parser.set_defaults(run=_run)
 
 

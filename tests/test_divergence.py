@@ -8,7 +8,7 @@ from hypothesis import strategies as st
 from scipy.spatial.distance import jensenshannon
 from scipy.stats import entropy
 
-from playground.config import GenerationConfig
+from playground.config import RunConfig
 from playground.divergence import MAXIMUM, SCALES, divergence, js, kl, tv
 from playground.ui.options import threshold_scale
 
@@ -94,7 +94,7 @@ def test_help_texts_name_each_kl_direction_as_computed():
     assert math.isclose(float(divergence("kl-draft", p, q)), 0.510826, rel_tol=1e-5)
     assert SCALES["kl"].label("target", "draft") == "KL(target || draft)"
     assert SCALES["kl-draft"].label("target", "draft") == "KL(draft || target)"
-    help_text = next(f for f in fields(GenerationConfig) if f.name == "divergence").metadata["help"]
+    help_text = next(f for f in fields(RunConfig) if f.name == "divergence").metadata["help"]
     assert "kl = KL(verifier || proposer)" in help_text and "kl-draft = KL(proposer || verifier)" in help_text
     assert "fsd-js = 1/2 KL(M || verifier) + 1/2 KL(M || proposer)" in help_text
     # each threshold slider names its own verifier and proposer: fsd, psd stage 1, psd stage 2

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 import playground
 from playground import embedded
 from playground.cli import main
-from playground.config import GenerationConfig
+from playground.config import RunConfig
 from playground.errors import PlaygroundError
 from playground.models import load_model
 from playground.policy import check_allowed
@@ -31,7 +31,7 @@ special = {
 }
 # Every option, with values of its own type (good and bad) and of every wrong type.
 options = st.fixed_dictionaries({}, optional={
-    f.name: st.one_of(special.get(f.name, by_type[f.type]), wrong_types) for f in fields(GenerationConfig)})
+    f.name: st.one_of(special.get(f.name, by_type[f.type]), wrong_types) for f in fields(RunConfig)})
 prompts = st.one_of(st.text(max_size=40), st.sampled_from(["\x00", "a\udcffb", "ok\x07", "x" * 30_000]), wrong_types)
 
 
@@ -93,7 +93,7 @@ def cli_bad_inputs(paths: dict) -> dict[str, tuple[list, list]]:
     (refused by argparse, by validation, or when the model loads)."""
     tiny = ["--target", paths["target"], "--draft", paths["draft"]]
     config_flags = []
-    for f in fields(GenerationConfig):
+    for f in fields(RunConfig):
         flag = f.metadata.get("flag", "--" + f.name.replace("_", "-"))
         if f.type is int:
             config_flags += [(flag, value) for value in ("x", "1.5", "")]

@@ -5,7 +5,7 @@ from dataclasses import fields
 
 import pytest
 
-from playground.config import GenerationConfig
+from playground.config import RunConfig
 from playground.divergence import SCALES
 from playground.embedded import DEFAULT_FAMILY, EMBEDDED_MODELS
 from playground.errors import PlaygroundError
@@ -14,7 +14,7 @@ from playground.presets import DEFAULT_PRESET, FITS, load_presets
 
 PRESETS = load_presets()
 GATED_ORGS = ("meta-llama/", "google/")
-CONFIG_FIELDS = {f.name for f in fields(GenerationConfig)}
+CONFIG_FIELDS = {f.name for f in fields(RunConfig)}
 
 
 def models_of(preset):
@@ -51,7 +51,7 @@ def test_preset_is_complete_and_consistent(name):
     for method, settings in preset.methods.items():
         assert method in METHODS, f"{name}: unknown method {method}"
         assert set(settings) <= CONFIG_FIELDS, f"{name}.{method}: {set(settings) - CONFIG_FIELDS}"
-        GenerationConfig(method=method, **settings)
+        RunConfig(method=method, **settings)
 
 
 @pytest.mark.parametrize("name", sorted(PRESETS))

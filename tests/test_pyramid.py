@@ -6,7 +6,7 @@ import pytest
 import torch
 
 import playground
-from playground.config import GenerationConfig
+from playground.config import RunConfig
 from playground.divergence import divergence
 from playground.engine import _decoding, format_prompt, make_config
 from playground.methods import METHODS, Decoding
@@ -173,7 +173,7 @@ R_TOY, Q_TOY = torch.tensor([0.6, 0.3, 0.1]), torch.tensor([0.4, 0.4, 0.2])
 def test_psd_a_stage_one_emits_a_draw_from_the_qualifier_under_either_rule(rule, keep_b):
     """By hand: the paper's rule keeps a drafted B only when r's own draw is B (r(B) = 0.3); the SD
     rule keeps it with min(1, r/q) = 0.75. Both emit tokens distributed as r. 20,000 draws, 4 sigma."""
-    ctx = Decoding(GenerationConfig(temperature=1.0, assisted_rule=rule), Sampler(temperature=1.0, seed=11),
+    ctx = Decoding(RunConfig(temperature=1.0, assisted_rule=rule), Sampler(temperature=1.0, seed=11),
                    None, [], 0)
     check, draws = ASSISTED_RULES[rule](ctx), 20_000
     emitted, kept_b, drafted_b = torch.zeros(3), 0, 0
@@ -188,5 +188,5 @@ def test_psd_a_stage_one_emits_a_draw_from_the_qualifier_under_either_rule(rule,
 
 
 def test_psd_a_runs_the_papers_rule_unless_told_otherwise():
-    assert GenerationConfig().assisted_rule == "sample-qualifier"
+    assert RunConfig().assisted_rule == "sample-qualifier"
     assert "assisted_rule" in METHODS["psd-a"].options and "assisted_rule" not in METHODS["psd-f"].options

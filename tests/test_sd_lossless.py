@@ -48,7 +48,7 @@ def sampled_pairs(family, settings, samples=SAMPLES, draft_sampling="sample",
                   draft_vocab=0) -> dict[tuple[int, int], int]:
     """Two-token SD runs, one per seed, driven straight through the method (no engine)."""
     target, draft = family
-    config = playground.GenerationConfig(method="sd", candidates=2, max_new_tokens=2,
+    config = playground.RunConfig(method="sd", candidates=2, max_new_tokens=2,
                                          draft_sampling=draft_sampling, **settings)
     prompt = target.tokenizer("abc").input_ids
     head = pruned_head(draft.model, draft.tokenizer, draft_vocab) if draft_vocab else None

@@ -4,7 +4,7 @@ import pytest
 import torch
 
 from playground.cache import KVRunner
-from playground.config import GenerationConfig
+from playground.config import RunConfig
 from playground.methods import Decoding
 from playground.methods.speculative import Candidate, sd_check
 from playground.sampling import Sampler, residual
@@ -15,7 +15,7 @@ Q = torch.tensor([0.4, 0.4, 0.2])  # draft
 
 
 def check_for(seed=0):
-    ctx = Decoding(GenerationConfig(temperature=1.0), Sampler(temperature=1.0, seed=seed), None, [], 0)
+    ctx = Decoding(RunConfig(temperature=1.0), Sampler(temperature=1.0, seed=seed), None, [], 0)
     return sd_check(ctx), ctx.sampler
 
 

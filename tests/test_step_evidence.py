@@ -144,7 +144,7 @@ def test_csd_rescue_shows_the_memory_count_and_the_gate_ratio(family):
     context = format_prompt(family["target"].tokenizer, PROMPT, True)
     rescues = 0
     for step in steps:
-        explanation = explain_step(step, playground.GenerationConfig(method="csd"))
+        explanation = explain_step(step, playground.RunConfig(method="csd"))
         html = render.explanation_html(explanation, lambda i: decode([i]))
         for check in (c for c in step.evidence if c.verdict == "rescued"):
             rescues += 1

@@ -63,7 +63,7 @@ class Bench:
 
     def __init__(self, models: dict[str, LoadedModel], tasks: list[Task], options: dict, repeats: int = 1,
                  method_options: dict[str, dict] | None = None):
-        """`options`: GenerationConfig values for every run; `method_options`: per-method defaults
+        """`options`: RunConfig values for every run; `method_options`: per-method defaults
         (a family preset's recommended settings), overridden by each setting's own values."""
         self.models, self.tasks, self.options, self.repeats = models, tasks, options, repeats
         self.method_options = method_options or {}

@@ -15,7 +15,7 @@ THRESHOLD_FIELDS = ("tau", "tau_t")  # the option --taus sweeps, first one a met
 @dataclass(frozen=True)
 class Setting:
     method: str  # a METHODS name, RANDOM_CONTROL or one of BASELINES
-    options: dict = field(default_factory=dict)  # GenerationConfig overrides
+    options: dict = field(default_factory=dict)  # RunConfig overrides
 
     @property
     def label(self) -> str:

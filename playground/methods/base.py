@@ -4,7 +4,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
 from ..cache import KVRunner
-from ..config import GenerationConfig
+from ..config import RunConfig
 from ..sampling import Sampler
 from ..step import Step
 
@@ -14,7 +14,7 @@ class Decoding:
     """The state of one generation. The engine appends every emitted token to `ids` between
     steps; methods read `ids` at the start of each step and never change it."""
 
-    config: GenerationConfig
+    config: RunConfig
     sampler: Sampler
     target: KVRunner
     ids: list[int]
@@ -40,5 +40,5 @@ class Method:
     summary: str
     roles: tuple[str, ...] = ("target", "draft")
     vocabulary: str = "same"  # "same": draft must share the target's vocabulary; "any": it need not
-    options: tuple[str, ...] = ()  # GenerationConfig fields this method reads, beyond sampling
+    options: tuple[str, ...] = ()  # RunConfig fields this method reads, beyond sampling
     lossless: bool = True

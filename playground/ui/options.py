@@ -1,4 +1,4 @@
-"""The UI's controls, discovered from GenerationConfig and the METHODS registry.
+"""The UI's controls, discovered from RunConfig and the METHODS registry.
 
 Every option a method reads (`Method.options`) becomes one control, labelled with the field's
 help text, so a new method or a new config field shows up in the UI without editing it.
@@ -8,7 +8,7 @@ import math
 import re
 from dataclasses import MISSING, dataclass, fields
 
-from ..config import GenerationConfig
+from ..config import RunConfig
 from ..divergence import SCALES
 from ..errors import PlaygroundError
 from ..methods import METHODS
@@ -20,7 +20,7 @@ COMMON = ("temperature", "top_k", "top_p", "max_new_tokens", "seed")
 # sliders follow the chosen divergence's scale (see `threshold_scale`).
 THRESHOLDS = {"tau": ("target", "draft", "<"), "tau_q": ("qualifier", "draft", "<="),
               "tau_t": ("target", "qualifier", "<=")}
-DEFAULT_DIVERGENCE = GenerationConfig().divergence
+DEFAULT_DIVERGENCE = RunConfig().divergence
 # Shorter than the CLI's help where the sidebar has no room for it.
 UI_HELP = {"divergence": "compared on the raw (temperature-1) distributions, natural log; each threshold "
                          "slider states what it compares and the bound of the chosen divergence"}
@@ -45,7 +45,7 @@ MAX_SWEEP_VALUES = 8  # a compare runs one generation per value, plus the target
 
 @dataclass(frozen=True)
 class Control:
-    name: str  # the GenerationConfig field
+    name: str  # the RunConfig field
     kind: str  # "slider" | "number" | "dropdown" | "checkbox" | "text"
     default: object
     help: str
@@ -91,14 +91,14 @@ def threshold_scale(name: str, divergence: str) -> tuple[float, str]:
 
 
 def method_option_names() -> list[str]:
-    """Every option any registered method reads, in GenerationConfig order, minus COMMON."""
+    """Every option any registered method reads, in RunConfig order, minus COMMON."""
     wanted = {name for method in METHODS.values() for name in method.options}
-    return [f.name for f in fields(GenerationConfig) if f.name in wanted and f.name not in COMMON]
+    return [f.name for f in fields(RunConfig) if f.name in wanted and f.name not in COMMON]
 
 
 def all_controls() -> list[Control]:
     """COMMON first, then the method options; this order is the generate handler's inputs."""
-    by_name = {f.name: f for f in fields(GenerationConfig)}
+    by_name = {f.name: f for f in fields(RunConfig)}
     return [_control(by_name[name]) for name in (*COMMON, *method_option_names())]
 
 
