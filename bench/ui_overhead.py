@@ -21,7 +21,7 @@ os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from playground import METHODS, generate  # noqa: E402
-from playground.embedded import DEFAULT_FAMILY  # noqa: E402
+from playground.default_family import DEFAULT_FAMILY  # noqa: E402
 from playground.models import load_model  # noqa: E402
 from playground.presets import Preset  # noqa: E402
 from playground.tiny import tiny_family  # noqa: E402

@@ -97,7 +97,7 @@ def check_writable(path: Path) -> None:
 
 
 def _model(role: str, given: str | None) -> str:
-    from .embedded import DEFAULT_FAMILY  # noqa: PLC0415
+    from .default_family import DEFAULT_FAMILY  # noqa: PLC0415
     from .models import refuse_empty  # noqa: PLC0415
 
     refuse_empty(role, given)

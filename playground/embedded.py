@@ -29,6 +29,7 @@ import threading
 import time
 from dataclasses import dataclass
 
+from .default_family import DEFAULT_DRAFT, DEFAULT_QUALIFIER, DEFAULT_TARGET
 from .errors import PlaygroundError
 from .space import on_space
 
@@ -52,9 +53,6 @@ class EmbeddedModel:
         return 2 * self.parameters  # bf16 weights
 
 
-# The default family: what every entry point uses when no model is named (presets/embedded.toml too).
-DEFAULT_TARGET, DEFAULT_DRAFT, DEFAULT_QUALIFIER = "smollm2-135m", "smollm2-draft", "smollm2-qualifier"
-DEFAULT_FAMILY = {"target": DEFAULT_TARGET, "draft": DEFAULT_DRAFT, "qualifier": DEFAULT_QUALIFIER}
 EMBEDDED_MODELS = {
     model.name: model
     for model in (

@@ -13,7 +13,7 @@ from . import forward_costs
 from .cache import KVRunner
 from .config import RunConfig, unread_options, validate
 from .draft_vocab import pruned_head
-from .embedded import DEFAULT_FAMILY
+from .default_family import DEFAULT_FAMILY
 from .errors import PlaygroundError
 from .limits import current_limits
 from .methods import METHODS, Decoding

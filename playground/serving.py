@@ -12,7 +12,7 @@ import json
 import shlex
 
 from .config import RunConfig
-from .embedded import DEFAULT_FAMILY
+from .default_family import DEFAULT_FAMILY
 from .errors import PlaygroundError
 from .methods import METHODS
 from .models import refuse_empty

@@ -7,7 +7,8 @@ import pytest
 
 from playground.config import RunConfig
 from playground.divergence import SCALES
-from playground.embedded import DEFAULT_FAMILY, EMBEDDED_MODELS
+from playground.default_family import DEFAULT_FAMILY
+from playground.embedded import EMBEDDED_MODELS
 from playground.errors import PlaygroundError
 from playground.methods import METHODS
 from playground.presets import DEFAULT_PRESET, FITS, load_presets

@@ -1,0 +1,5 @@
+"""The default family: the embedded SmolLM2 target, its distilled draft and qualifier (embedded.py
+builds them). Its own module so that naming them does not import the builder."""
+
+DEFAULT_TARGET, DEFAULT_DRAFT, DEFAULT_QUALIFIER = "smollm2-135m", "smollm2-draft", "smollm2-qualifier"
+DEFAULT_FAMILY = {"target": DEFAULT_TARGET, "draft": DEFAULT_DRAFT, "qualifier": DEFAULT_QUALIFIER}
