@@ -109,9 +109,12 @@ def test_a_generate_run_joins_the_races_choices(race):
 
 
 def test_race_errors_are_one_line_and_run_nothing(race):
-    (view, _), = list(race.run_methods(KEY, PROMPT, [], *values()))
+    with pytest.warns(UserWarning, match="pick 1 to 4 methods"):  # the toast: gr.Warning outside a request
+        (view, _), = list(race.run_methods(KEY, PROMPT, [], *values()))
     assert "status-error" in view and "pick 1 to 4 methods" in view
-    *_, (view, _) = list(race.run_methods(KEY, "   ", ["ar"], *values()))
+    with pytest.warns(UserWarning, match="empty prompt"):
+        *_, (view, _) = list(race.run_methods(KEY, "   ", ["ar"], *values()))
     assert "status-error" in view and "empty prompt" in view
     assert race.handlers.sessions.get(KEY).race.labels() == []
-    assert "pick 1 to 4 finished runs" in race.race_chosen(KEY, [])
+    with pytest.warns(UserWarning, match="pick 1 to 4 finished runs"):
+        assert "pick 1 to 4 finished runs" in race.race_chosen(KEY, [])
