@@ -6,6 +6,7 @@ import threading
 import time
 
 import gradio as gr
+import plotly.graph_objects as go
 import pytest
 
 from playground.errors import PlaygroundError
@@ -13,7 +14,6 @@ from playground.methods import METHODS
 from playground.presets import DEFAULT_PRESET, Preset
 from playground.tiny import char_tokenizer, loaded, tiny_llama
 from playground.ui import charts, pacing, render
-from playground.ui import session as session_module
 from playground.ui.family import project_presets
 from playground.ui.generate import SETTLE
 from playground.ui.handlers import Handlers
@@ -126,14 +126,20 @@ def test_different_vocabularies_offer_only_heterogeneous_methods(handlers, famil
     assert all(METHODS[name].vocabulary == "any" for _, name in dropdown.choices)
 
 
-def test_generate_streams_colored_tokens_and_charts(handlers):
+def test_generate_streams_colored_tokens_then_its_charts_follow(handlers):
     updates = run_generate(handlers)
-    status, text, stats, *figures = updates[-1]
+    assert all(len(update) == 3 for update in updates), "the run's stream carries status, text and stats only"
+    status, text, stats = updates[-1]
     assert "done: 24 tokens" in status
     assert text.count('class="tok tok-') == 24 and "title=" in text
     assert "acceptance rate" in stats
-    assert len(figures) == len(charts.CHARTS)
     assert handlers.sessions.get(KEY).run.stats.tokens == 24
+    *figures, timer = handlers.live_charts(KEY)
+    assert len(figures) == len(charts.CHARTS) and all(isinstance(f, go.Figure) for f in figures)
+    assert timer.active is False, "the complete charts are the last the page asks for"
+    *again, _ = handlers.live_charts(KEY)
+    assert all(f == gr.skip() for f in again)
+    assert handlers.final_charts(KEY)[0].to_json() == figures[0].to_json(), "/charts gives the same charts"
 
 
 def test_tooltips_carry_diagnostics(handlers):
@@ -206,11 +212,19 @@ def every_refresh(monkeypatch):
     """No pacing: a refresh after every step, so a short run on tiny models streams many views;
     a page that does not say it drew the charts gets no more during the run."""
     monkeypatch.setattr(pacing.Pacer, "spent", lambda pacer, seconds: None)
-    monkeypatch.setattr(session_module, "DRAW_WAIT", 600.0)
+    monkeypatch.setattr(pacing, "DRAW_WAIT", 600.0)
 
 
-def chart_views(updates) -> list[bool]:
-    return [not isinstance(figures[0], dict) for _, _, _, *figures in updates]
+def charts_while_streaming(handlers, draws: bool, **overrides) -> list[bool]:
+    """Ask for live charts after each streamed update, as the page's timer does (the page saying
+    it drew each frame when `draws`); whether each ask got charts."""
+    sent = []
+    for _ in handlers.generate(KEY, PROMPT, "sd", False, *values(max_new_tokens=40, **overrides)):
+        if handlers.sessions.get(KEY).streaming:
+            sent.append(isinstance(handlers.live_charts(KEY)[0], go.Figure))
+            if draws and sent[-1]:
+                handlers.charts_drawn(KEY)
+    return sent
 
 
 def test_streamed_text_only_grows_so_only_new_tokens_are_sent(handlers, every_refresh):
@@ -221,22 +235,43 @@ def test_streamed_text_only_grows_so_only_new_tokens_are_sent(handlers, every_re
 
 
 def test_live_charts_wait_for_the_page_to_draw_the_last_ones(handlers, every_refresh):
-    drawn = chart_views(run_generate(handlers, max_new_tokens=40))
-    assert drawn[-1] and sum(drawn[:-1]) == 1, "no page says it drew them: one live frame, then the final view"
-    frames = 0
-    for _, _, _, *figures in handlers.generate(KEY, PROMPT, "sd", False, *values(max_new_tokens=40)):
-        if not isinstance(figures[0], dict):
-            frames += 1
-            handlers.charts_drawn(KEY)
-    assert frames > 3, "a page that draws each frame gets the next"
+    sent = charts_while_streaming(handlers, draws=False)
+    assert len(sent) > 5 and sent[0] and sum(sent) == 1, "no page says it drew them: one live frame"
+    assert sum(charts_while_streaming(handlers, draws=True)) > 3, "a page that draws each frame gets the next"
+
+
+def test_live_charts_keep_drawing_under_the_pages_share_of_its_time(monkeypatch):
+    clock = [100.0]
+    monkeypatch.setattr(pacing.time, "monotonic", lambda: clock[0])
+    pace = pacing.ChartPacing()
+    assert pace.wanted()
+    pace.sending()
+    clock[0] += 0.5  # the page took half a second to draw them
+    pace.page_drew()
+    waits = 0.5 * (1 / pacing.PAGE_SHARE - 1)
+    clock[0] += waits - 0.01
+    assert not pace.wanted()
+    clock[0] += 0.02
+    assert pace.wanted()
+    pace.shown = False
+    assert not pace.wanted(), "a closed panel waits for the run's end"
+
+
+def test_the_pages_chart_timer_runs_while_a_run_is_queued_or_streaming(handlers):
+    *_, timer = handlers.live_charts(KEY)
+    assert timer.active is False, "nothing queued or streaming: the timer stops"
+    handlers.restart(KEY, 0)
+    *figures, timer = handlers.live_charts(KEY)
+    assert timer == gr.skip() and all(f == gr.skip() for f in figures), "queued: wait for its first charts"
 
 
 def test_closed_charts_wait_for_the_end_and_the_final_view_is_complete(handlers, every_refresh):
     handlers.show_charts(KEY, False)
-    updates = run_generate(handlers, max_new_tokens=40)
-    assert chart_views(updates) == [False] * (len(updates) - 1) + [True]
+    assert not any(charts_while_streaming(handlers, draws=True))
+    *figures, timer = handlers.live_charts(KEY)
     steps = len(handlers.sessions.get(KEY).run.steps)
-    assert len(updates[-1][3 + 1].data[0].x) == steps, "the final speed chart has a point per step"
+    assert len(figures[1].data[0].x) == steps, "the final speed chart has a point per step"
+    assert timer.active is False
 
 
 def test_thinned_charts_keep_the_first_and_last_points():

@@ -16,7 +16,7 @@ COLORS = {"draft": "#4c9f70", "qualifier": "#d9a441", "target": "#5b7fc7", "resc
           "rejected": "#c0504d", "predicted": "#9a9a9a"}
 # The few settings of plotly's "plotly_white" look that these charts use, as plain layout, and an
 # empty template: a whole template is 7 KB, which every streamed figure would carry to the page.
-GRID = {"gridcolor": "#EBF0F8", "zerolinecolor": "#EBF0F8", "linecolor": "#EBF0F8", "automargin": True}
+GRID = {"gridcolor": "#EBF0F8", "zerolinecolor": "#EBF0F8", "linecolor": "#EBF0F8"}
 HOUSE = {"template": {}, "paper_bgcolor": "white", "plot_bgcolor": "white", "font": {"color": "#2a3f5f"},
          "hovermode": "closest", "colorway": ["#636efa", "#EF553B", "#00cc96", "#ab63fa", "#FFA15A", "#19d3f3"]}
 

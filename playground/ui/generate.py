@@ -12,14 +12,13 @@ from ..space import on_space
 from . import charts, render
 from .boundary import error_status
 from .family import decoder
-from .pacing import CHART_INTERVAL, TEXT_INTERVAL, Pacer
+from .pacing import STATS_INTERVAL, TEXT_INTERVAL, Pacer
 from .runs import Runs
 
-LIVE_POINTS = 120  # points per line in a streamed chart
 SETTLE = 0.3  # seconds without a further change before a changed control re-runs
 PREPARING = ("first run on this Space: preparing the embedded models (the target from the Hub, the draft and "
              "qualifier assembled from it; about a minute, once per container)…")
-VIEW_SIZE = 3 + len(charts.CHARTS)  # status, tokens, stats, the charts
+VIEW_SIZE = 3  # status, tokens, stats
 
 
 def _status_only(status: str) -> tuple:
@@ -31,15 +30,24 @@ class Generation:
         self.runs, self.sessions = runs, runs.family.sessions
 
     def generate(self, key: str, prompt: str, method: str, show_rejected: bool, *values):
-        """Yield (status, tokens html, stats html, *chart figures) as the run streams. `stop()`
-        in the same session (also called before each new run) ends it cleanly at its next step."""
+        """Yield (status, tokens html, stats html) as the run streams; its charts follow on their
+        own event (live_charts.py). `stop()` in the same session (also called before each new run)
+        ends it cleanly at its next step."""
         session = self.sessions.get(key)
+        session.streaming += 1
+        try:
+            yield from self._stream(key, session, prompt, method, show_rejected, values)
+        finally:
+            session.streaming -= 1
+            session.final_charts_due = session.run is not None
+
+    def _stream(self, key: str, session, prompt: str, method: str, show_rejected: bool, values):
         ticket = session.stale_runs.start()
         if session.stale_runs.stale(ticket):
             yield _status_only(render.status_html("stopped before it started"))
             return
         session.run, session.timeline, session.show_rejected = None, charts.Timeline(), show_rejected is True
-        session.charts_sent = 0.0  # a new run's first charts go out without waiting for the last run's
+        session.charts.new_run()
         steps = None
         if on_space() and not embedded.all_available():
             yield _status_only(render.status_html(PREPARING))
@@ -48,19 +56,18 @@ class Generation:
                 raise PlaygroundError(f"show rejected drafts must be true or false, got {show_rejected!r}")
             models, steps = self.runs.stream(key, prompt, method, values)
             session.decode = decoder(models[METHODS[method].roles[0]])
-            text_pace, chart_pace = Pacer(TEXT_INTERVAL), Pacer(CHART_INTERVAL)
+            text_pace, stats_pace = Pacer(TEXT_INTERVAL), Pacer(STATS_INTERVAL)
             for _, run in steps:
                 session.run = run
                 session.timeline.add(run)
                 if session.stale_runs.stale(ticket):
                     break
-                with_stats = chart_pace.due()
+                with_stats = stats_pace.due()
                 if with_stats or text_pace.due():
-                    with_charts = with_stats and session.charts_wanted()
                     started = time.monotonic()
-                    yield self._view(session, f"generating… {run.stats.tokens} tokens", with_stats, with_charts)
+                    yield self._view(session, f"generating… {run.stats.tokens} tokens", with_stats)
                     cost = time.monotonic() - started
-                    (chart_pace if with_stats else text_pace).spent(cost)
+                    (stats_pace if with_stats else text_pace).spent(cost)
                     if with_stats:
                         text_pace.spent(0.0)
         except Exception as error:  # noqa: BLE001  (the UI boundary: show it, stay usable)
@@ -74,24 +81,18 @@ class Generation:
             session.race.add(run, session.decode)
         ending = f"done: {run.stats.tokens} tokens ({run.stop_reason})" if run.finished else \
             f"stopped after {run.stats.tokens} tokens"
-        yield self._view(session, ending, True, True, final=True)
+        yield self._view(session, ending, True)
 
     @staticmethod
-    def _view(session, status: str, with_stats: bool, with_charts: bool, final: bool = False) -> tuple:
-        """(status, token spans, stats or skip, *figures or skips). While streaming, the figures
-        carry at most LIVE_POINTS points per line; the final view carries every point."""
+    def _view(session, status: str, with_stats: bool) -> tuple:
+        """(status, token spans, stats or skip)."""
         run = session.run
         text = render.token_spans(run.tokens, session.decode, session.show_rejected)
         stats = gr.skip()
         if with_stats:
             stats = render.stats_html({**run.stats.to_dict(), "stop_reason": run.stop_reason or "running"})
             stats += render.serving_html(run) if run.finished else ""
-        figures = [gr.skip()] * len(charts.CHARTS)
-        if with_charts:
-            figures = charts.all_figures(run, session.timeline)
-            figures = figures if final else [charts.thinned(f, LIVE_POINTS) for f in figures]
-            session.charts_sent = time.monotonic()
-        return (render.status_html(status), text, stats, *figures)
+        return render.status_html(status), text, stats
 
     def stop(self, key: str) -> None:
         """End the session's running (or queued) generation at its next step."""
@@ -119,14 +120,6 @@ class Generation:
         """A tab was chosen: controls re-run Generate only while its tab shows (elsewhere the
         re-run would compete with Compare or Step mode for the same cores)."""
         self.sessions.get(key).generate_shown = shown
-
-    def show_charts(self, key: str, shown: bool) -> None:
-        """The charts panel was opened or closed: closed charts wait for the run's end."""
-        self.sessions.get(key).charts_shown = shown
-
-    def charts_drawn(self, key: str) -> None:
-        """The page has drawn the last charts it received: it can afford the next ones."""
-        self.sessions.get(key).charts_drawn = time.monotonic()
 
     def rerender(self, key: str, show_rejected: bool) -> str:
         """Apply the "show rejected drafts" toggle (a running generation follows it too)."""

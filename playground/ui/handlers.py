@@ -8,6 +8,7 @@ message (and a toast), never a broken app. Each concern lives in its own module:
   controls.py   the option controls follow the method, the preset and the divergence
   runs.py       starts a session's run from the controls (with csd's memory from memory.py)
   generate.py   the Generate tab: streaming, pacing (pacing.py), Stop and re-runs (stale_runs.py)
+  live_charts.py  its charts, on their own event, as often as the page can draw them
   compare.py    the Compare tab
   step_mode.py  the Step mode and toy tabs
   export.py     the downloads
@@ -20,6 +21,7 @@ from .controls import Controls
 from .export import Exports
 from .family import FamilyPanel, project_presets
 from .generate import Generation
+from .live_charts import LiveCharts
 from .memory import CorrectionMemories
 from .runs import Runs
 from .session import Sessions
@@ -42,8 +44,10 @@ class Handlers:
         self.method_changed, self.divergence_changed = controls.method_changed, controls.divergence_changed
         self.generate, self.stop, self.restart, self.changed = (generation.generate, generation.stop,
                                                                 generation.restart, generation.changed)
-        self.show_generate, self.show_charts, self.charts_drawn, self.rerender = (
-            generation.show_generate, generation.show_charts, generation.charts_drawn, generation.rerender)
+        self.show_generate, self.rerender = generation.show_generate, generation.rerender
+        live = LiveCharts(self.sessions)
+        self.live_charts, self.final_charts, self.start_charts = live.live_charts, live.final, live.start
+        self.show_charts, self.charts_drawn = live.show_charts, live.charts_drawn
         self.compare = comparison.compare
         self.step, self.step_position, self.step_reset = steps.step, steps.step_position, steps.step_reset
         self.toy_reset, self.toy_step = steps.toy_reset, steps.toy_step

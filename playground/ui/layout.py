@@ -15,6 +15,7 @@ from ..limits import current_limits
 from ..methods import METHODS
 from . import race, render, share
 from .charts import CHARTS
+from .pacing import CHART_INTERVAL
 from .handlers import Handlers
 from .options import THRESHOLDS, all_controls, default_sweep, finite_number, method_choices, suggested_sweep, \
     sweep_options, visible_options
@@ -24,6 +25,13 @@ ASSETS = Path(__file__).resolve().parents[2] / "assets"
 CSS_PATH = ASSETS / "ui.css"
 DEFAULT_METHOD = "sd" if "sd" in METHODS else next(iter(METHODS))
 PRIVATE = {"api_visibility": "private"}
+# The events whose outputs show Gradio's progress while a user waits on them; every other event
+# shows it on an invisible state. Gradio's page revisits every component that has ever shown an
+# event's progress at each status message of any event, and a streamed run sends one per update:
+# with the option controls (the method's change) and the charts among them, each update of a
+# run cost the page work for 30 components (bench/results/browser_speed/README.md).
+SHOWS_PROGRESS = {"load", "unload", "compare", "step", "race", "export_json", "export_charts", "correction_memory",
+                  "upload_memory"}
 
 
 def load_examples(path: Path = ASSETS / "examples.toml") -> list[dict]:
@@ -147,8 +155,16 @@ def build_demo(loader=None, presets=None) -> gr.Blocks:
         _wire_thresholds(handlers, widgets)
         loading.then(on_method, method, [*widgets, about], **PRIVATE)  # the new preset's defaults
         share.wire(demo, share_button, share_box, handlers, family, method, shared.prompt, widgets, about, status)
+        _progress_only_where_users_wait(demo)
         demo.unload(_keyed(handlers.sessions.drop))
     return demo
+
+
+def _progress_only_where_users_wait(demo: gr.Blocks) -> None:
+    quiet = gr.State()
+    for event in demo.fns.values():
+        if event.api_name not in SHOWS_PROGRESS:
+            event.show_progress_on = [quiet]
 
 
 def _wire_thresholds(handlers: Handlers, widgets: list) -> None:
@@ -216,13 +232,20 @@ def _generate_tab(ui: Shared) -> None:
     # re-runs the same prompt and seed once the changes settle; they may overlap, the last wins.
     tick = gr.State(0)
     tick.change(_keyed(ui.handlers.generate), [ui.prompt, ui.method, show_rejected, *ui.widgets],
-                [ui.status, output, stats, *plots], api_name="generate", show_progress="hidden")
+                [ui.status, output, stats], api_name="generate", show_progress="hidden")
+    # The charts follow on their own event (live_charts.py): a timer runs while a run is queued or
+    # streaming; API callers ask for the last run's charts with /charts.
+    live = gr.Timer(CHART_INTERVAL, active=False)
+    tick.change(ui.handlers.start_charts, None, live, queue=False, **PRIVATE)
+    live.tick(_keyed(ui.handlers.live_charts), None, [*plots, live], queue=False, **PRIVATE)
+    charts_button = gr.Button(visible=False)
+    charts_button.click(_keyed(ui.handlers.final_charts), None, plots, api_name="charts")
     gr.on([generate.click, ui.prompt.submit], _keyed(ui.handlers.restart), tick, tick, **PRIVATE)
     gr.on([w.input for w in (ui.method, *ui.widgets)], _keyed(ui.handlers.changed), tick, tick,
           trigger_mode="multiple", concurrency_limit=None, show_progress="hidden", **PRIVATE)
     stop.click(_keyed(ui.handlers.stop), None, None, **PRIVATE)
-    # Live charts are sent only while their panel is open, and only once the page has drawn the
-    # previous ones (a Plot's change fires when the page has its new figure).
+    # Live charts are sent only while their panel is open, and when the page has drawn the previous
+    # ones (a Plot's change fires when the page has its new figure) and can afford the next.
     chart_panel.expand(_keyed(lambda key: ui.handlers.show_charts(key, True)), None, None, **PRIVATE)
     chart_panel.collapse(_keyed(lambda key: ui.handlers.show_charts(key, False)), None, None, **PRIVATE)
     plots[-1].change(_keyed(ui.handlers.charts_drawn), None, None, queue=False, show_progress="hidden", **PRIVATE)

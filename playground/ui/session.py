@@ -17,13 +17,13 @@ from dataclasses import dataclass, field
 from ..errors import PlaygroundError
 from ..presets import Preset
 from .charts import Timeline
+from .pacing import ChartPacing
 from .replay import History
 from .stale_runs import StaleRunGuard
 from .stepper import Toy
 
 SESSION_IDLE_SECONDS = 30 * 60
 RATE_WINDOW_SECONDS = 60
-DRAW_WAIT = 3.0  # seconds to wait for the page to draw live charts before sending more
 
 
 @dataclass
@@ -63,16 +63,10 @@ class Session:
             raise PlaygroundError(f"this deployment allows {per_minute} runs per minute per visitor (a compare "
                                   f"counts each column): try again in {max(1, round(wait))} s")
         self.started.extend([now] * runs)
-    charts_shown: bool = True  # the charts panel is open
     generate_shown: bool = True  # the Generate tab is the one showing
-    charts_sent: float = 0.0  # time.monotonic() when live charts were last sent...
-    charts_drawn: float = 0.0  # ...and when the page last said it had drawn them
-
-    def charts_wanted(self) -> bool:
-        """Live charts are worth sending: their panel is open and the page has drawn the last
-        ones, or has not said so for DRAW_WAIT seconds (no page, or one in the background)."""
-        waited = time.monotonic() - self.charts_sent
-        return self.charts_shown and (self.charts_drawn >= self.charts_sent or waited > DRAW_WAIT)
+    streaming: int = 0  # Generate runs streaming now
+    final_charts_due: bool = False  # a run has ended and the page has not had its complete charts
+    charts: ChartPacing = field(default_factory=ChartPacing)  # when the page can afford live charts
 
 
 def _return_free_memory() -> None:
