@@ -106,11 +106,14 @@ class Page:
         self.page.wait_for_function("!document.querySelector('#status').innerText.includes('generating')")
 
     def configure(self, method: str, prompt: str, tokens: int) -> None:
+        from playground.ui.options import method_choices  # noqa: PLC0415
+
         page = self.page
         page.locator("#prompt textarea").fill(prompt)
-        page.locator("#method input").fill(method + ":")
-        page.keyboard.press("ArrowDown")
-        page.keyboard.press("Enter")
+        label = next(label for label, name in method_choices() if name == method)
+        page.locator("#method input").fill(label)  # then click it: ArrowDown would pass the chosen one
+        page.get_by_role("option", name=label, exact=True).click()
+        page.wait_for_function("l => document.querySelector('#method input').value === l", arg=label)
         box = page.locator("#opt-max-new-tokens input[type=number]")
         box.fill(str(tokens))
         box.press("Tab")
