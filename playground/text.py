@@ -4,8 +4,10 @@ Decoding one byte-level token alone can yield half a character (U+FFFD). We deco
 trailing window instead and hand out only the new, complete suffix; a token that completes no
 character gets "" and its bytes show up with the token that completes them.
 
-Not `tokenizers`' DecodeStream, which gives the same pieces: in the served app it cut the browser's
-tokens/s for sd from 9.0 to 2.8-3.6 (bench/browser_speed.py, one prompt, the CLI at 10.3-12.2).
+`tokenizers`' DecodeStream gives the same pieces. It was tried and reverted after single browser
+runs blamed it for a slowdown; later measurements found that slowdown in the page (Gradio's
+progress bookkeeping and the charts, bench/results/README.md), so the blame is unproven and the
+swap was not measured again.
 """
 
 
