@@ -1,11 +1,14 @@
 """The CPU speed levers keep every method exact: prepacked weights, the pruned draft head and
 confidence-ended draft blocks; and the prediction that the stats show follows its formula."""
 
+import time
+
 import pytest
 import torch
 import torch.nn.functional as F
 
 import playground
+from playground import forward_costs
 from playground.draft_vocab import pruned_head
 from playground.errors import PlaygroundError
 from playground.prepacked import PrepackedLinear, prepack_linears
@@ -128,3 +131,15 @@ def test_without_a_one_token_step_the_prediction_falls_back_to_leviathans_unit_c
     assert result["verify_cost"] is None
     assert result["cost_ratio"] == pytest.approx(0.2 / 1.5)
     assert result["expected_speedup"] == pytest.approx(2 / (2 * 0.2 / 1.5 + 1))
+
+
+def test_the_one_token_step_is_remeasured_once_its_passes_are_stale(family, monkeypatch):
+    """A run's draft cost is divided by T(1) measured under the same load, not by a pass timed
+    minutes earlier while the machine did something else."""
+    model, clock = family["draft"].model, [time.monotonic() + 1e6]  # every earlier pass is stale
+    monkeypatch.setattr(forward_costs.time, "monotonic", lambda: clock[0])
+    forward_costs.record(model, 1, 123.0)
+    assert forward_costs.single_step_seconds(model) == 123.0, "a recent pass is used as it is"
+    clock[0] += forward_costs.FRESH_SECONDS + 1
+    assert forward_costs.typical(model, 1) is None
+    assert forward_costs.single_step_seconds(model) < 1.0, "a stale one is measured again"

@@ -58,7 +58,7 @@ def test_step_mode_shows_the_numbers_the_sd_ratio_used_for_a_greedy_draft(handle
 
 
 def test_step_mode_runs_no_forward_of_its_own(handlers, family, monkeypatch):
-    # The target's one-token step T(1) is timed once per model and process, by whichever run comes first.
+    # The target's one-token step T(1) is timed by a run when no pass of the last 30 s recorded it.
     forward_costs.single_step_seconds(family["target"].model)
     calls = []
     for model in (family["target"].model, family["draft"].model):
