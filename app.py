@@ -14,7 +14,7 @@ import threading
 from playground import embedded
 from playground.space import on_space
 from playground.ui import build_demo, launch_options
-from playground.ui.serving import queue_settings, server_address
+from playground.ui.serving import queue_settings, quiet_queue, server_address
 
 
 demo = build_demo()
@@ -24,4 +24,4 @@ if on_space():  # start preparing the embedded models now, so the first visitor 
 
 if __name__ == "__main__":
     host, port = server_address()
-    demo.queue(**queue_settings()).launch(server_name=host, server_port=port, **launch_options())
+    quiet_queue(demo.queue(**queue_settings())).launch(server_name=host, server_port=port, **launch_options())

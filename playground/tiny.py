@@ -57,10 +57,11 @@ def tiny_family(tokenizer=None) -> dict[str, LoadedModel]:
 def launch_tiny_app(family: dict, **queue):
     """The whole Gradio app on the tiny family, on 127.0.0.1. Returns (demo, url)."""
     from .ui import build_demo, launch_options  # noqa: PLC0415  (gradio is slow to import)
+    from .ui.serving import quiet_queue  # noqa: PLC0415
 
     by_spec = {m.spec: m for m in family.values()}
     preset = Preset("tiny", "tiny-target", "tiny-draft", "tiny-qualifier", "tiny test family", default_method="sd")
     demo = build_demo(loader=by_spec.__getitem__, presets=[preset])
-    _, url, _ = demo.queue(**queue).launch(prevent_thread_lock=True, server_name="127.0.0.1", quiet=True,
+    _, url, _ = quiet_queue(demo.queue(**queue)).launch(prevent_thread_lock=True, server_name="127.0.0.1", quiet=True,
                                            **launch_options())
     return demo, url

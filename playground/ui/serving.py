@@ -23,6 +23,24 @@ def queue_settings() -> dict:
             "max_size": _env_int("PLAYGROUND_QUEUE_SIZE", 32)}
 
 
+# Gradio's queue looks for work every millisecond while it is idle or all its workers are busy
+# (and for progress every 10 ms): a thousand wake-ups a second of the server's event loop, each
+# taking the GIL from the running generation between its tensor operations. Through gradio_client
+# (sd, embedded family, 2 cores, 6 alternating pairs) polling every 20 ms ran faster in every pair
+# and its measured draft cost ratio fell by a third (bench/results/browser_speed/README.md).
+QUEUE_POLL_SECONDS = 0.02
+PROGRESS_POLL_SECONDS = 0.1
+
+
+def quiet_queue(demo):
+    """`demo` (queued) with its queue polling every QUEUE_POLL_SECONDS; a Gradio without these
+    settings keeps its own (tests/test_ui_e2e.py notices)."""
+    queue = getattr(demo, "_queue", None)
+    if queue is not None and hasattr(queue, "sleep_when_free"):
+        queue.sleep_when_free, queue.progress_update_sleep_when_free = QUEUE_POLL_SECONDS, PROGRESS_POLL_SECONDS
+    return demo
+
+
 def server_address() -> tuple[str, int]:
     """Where to listen, by Gradio's conventions: GRADIO_SERVER_NAME and GRADIO_SERVER_PORT (or
     PORT). By default 127.0.0.1 on a desktop, Gradio's own default, so that nothing else on the
