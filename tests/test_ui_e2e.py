@@ -1,17 +1,20 @@
 """The whole app on tiny models: launched on 127.0.0.1, driven by gradio_client and by a headless
 Chromium (screenshots under tests/artifacts/, git-ignored)."""
 
+import json
 import os
 import re
 import threading
 from pathlib import Path
 from urllib.parse import parse_qsl, urlencode, urlsplit
+from urllib.request import urlopen
 
 import pytest
 
 from playground.methods import METHODS
 from playground.tiny import launch_tiny_app
 from playground.ui.options import all_controls, default_sweep, method_choices, suggested_sweep
+from playground.ui.serving import PROGRESS_POLL_SECONDS, QUEUE_POLL_SECONDS
 
 pytestmark = pytest.mark.slow
 
@@ -22,10 +25,23 @@ CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networki
 
 
 @pytest.fixture(scope="module")
-def app_url(family):
+def app(family):
     demo, url = launch_tiny_app(family)
-    yield url
+    yield demo, url
     demo.close()
+
+
+@pytest.fixture(scope="module")
+def app_url(app):
+    return app[1]
+
+
+def test_the_running_queue_polls_rarely(app):
+    """Gradio's queue polls every millisecond by default; the launched app's polls every 20 ms (a
+    Gradio that renamed these settings fails here rather than silently polling again)."""
+    queue = app[0]._queue
+    assert (queue.sleep_when_free, queue.progress_update_sleep_when_free) == (QUEUE_POLL_SECONDS,
+                                                                              PROGRESS_POLL_SECONDS)
 
 
 def control_values(**overrides) -> list:
@@ -64,6 +80,19 @@ def test_gradio_client_reports_errors_as_status(app_url):
     client = Client(app_url, verbose=False)
     status, *_ = client.predict("   ", "sd", False, *control_values(), api_name="/generate")
     assert "status-error" in status and "empty prompt" in status
+
+
+def test_the_pages_streamed_run_reads_one_input(app_url):
+    """Gradio's page revisits every input of an ended event at each status message of any later
+    event, and a streamed run sends one per update: the page's run reads the controls from one
+    list it keeps, not one input per control (the API's /generate keeps them all)."""
+    config = json.loads(urlopen(app_url + "config").read())
+    ids = {c["props"].get("elem_id"): c["id"] for c in config["components"]}
+    runs = [d for d in config["dependencies"] if ids["output"] in d["outputs"] and d["types"]["generator"]]
+    by_visibility = {d["api_visibility"]: d for d in runs}
+    assert set(by_visibility) == {"private", "public"} and len(runs) == 2
+    assert len(by_visibility["private"]["inputs"]) == 1
+    assert len(by_visibility["public"]["inputs"]) == 3 + len(all_controls())
 
 
 @pytest.fixture(scope="module")

@@ -13,7 +13,7 @@ from playground.errors import PlaygroundError
 from playground.methods import METHODS
 from playground.presets import DEFAULT_PRESET, Preset
 from playground.tiny import char_tokenizer, loaded, tiny_llama
-from playground.ui import charts, pacing, render
+from playground.ui import charts, live_charts, pacing, render
 from playground.ui.family import project_presets
 from playground.ui.generate import SETTLE
 from playground.ui.handlers import Handlers
@@ -232,6 +232,18 @@ def test_streamed_text_only_grows_so_only_new_tokens_are_sent(handlers, every_re
     assert len(texts) > 5
     assert all(later.startswith(earlier) for earlier, later in zip(texts, texts[1:]))
     assert texts[-1].count('class="tok tok-') == 40
+
+
+def test_only_the_running_charts_stream_and_the_end_brings_all(handlers, every_refresh):
+    live_ids = set()
+    for _ in handlers.generate(KEY, PROMPT, "sd", False, *values(max_new_tokens=40)):
+        if handlers.sessions.get(KEY).streaming:
+            *figures, _ = handlers.live_charts(KEY)
+            live_ids |= {elem_id for (elem_id, _), f in zip(charts.CHARTS, figures) if isinstance(f, go.Figure)}
+            handlers.charts_drawn(KEY)
+    assert live_ids == set(live_charts.LIVE)
+    *figures, _ = handlers.live_charts(KEY)
+    assert all(isinstance(f, go.Figure) for f in figures)
 
 
 def test_live_charts_wait_for_the_page_to_draw_the_last_ones(handlers, every_refresh):

@@ -17,6 +17,7 @@ from . import race, render, share
 from .charts import CHARTS
 from .pacing import CHART_INTERVAL
 from .handlers import Handlers
+from .live_charts import LIVE
 from .options import THRESHOLDS, all_controls, default_sweep, finite_number, method_choices, suggested_sweep, \
     sweep_options, visible_options
 from .stepper import Toy
@@ -231,8 +232,18 @@ def _generate_tab(ui: Shared) -> None:
     # control's change (dragging or typing into a slider, a dropdown, a checkbox, the method)
     # re-runs the same prompt and seed once the changes settle; they may overlap, the last wins.
     tick = gr.State(0)
-    tick.change(_keyed(ui.handlers.generate), [ui.prompt, ui.method, show_rejected, *ui.widgets],
-                [ui.status, output, stats], api_name="generate", show_progress="hidden")
+    # The page's runs read the controls from one hidden list that the page keeps current itself:
+    # Gradio revisits every input of an ended event at each status message of any later event,
+    # and a streamed run sends one per update (24 controls, each snapshotted, per text refresh).
+    # API callers keep /generate with every control as its own argument.
+    run_inputs = [ui.prompt, ui.method, show_rejected, *ui.widgets]
+    settings = gr.JSON([c.value for c in run_inputs], visible="hidden", elem_id="run-settings")
+    gr.on([c.change for c in run_inputs], None, run_inputs, settings, js="(...values) => [values]", **PRIVATE)
+    tick.change(_keyed(ui.handlers.generate_from_page), settings, [ui.status, output, stats], show_progress="hidden",
+                **PRIVATE)
+    api_generate = gr.Button(visible=False)
+    api_generate.click(_keyed(ui.handlers.generate), run_inputs, [ui.status, output, stats], api_name="generate",
+                       show_progress="hidden")
     # The charts follow on their own event (live_charts.py): a timer runs while a run is queued or
     # streaming; API callers ask for the last run's charts with /charts.
     live = gr.Timer(CHART_INTERVAL, active=False)
@@ -248,7 +259,8 @@ def _generate_tab(ui: Shared) -> None:
     # ones (a Plot's change fires when the page has its new figure) and can afford the next.
     chart_panel.expand(_keyed(lambda key: ui.handlers.show_charts(key, True)), None, None, **PRIVATE)
     chart_panel.collapse(_keyed(lambda key: ui.handlers.show_charts(key, False)), None, None, **PRIVATE)
-    plots[-1].change(_keyed(ui.handlers.charts_drawn), None, None, queue=False, show_progress="hidden", **PRIVATE)
+    drawn_live = plots[[elem_id for elem_id, _ in CHARTS].index(LIVE[-1])]
+    drawn_live.change(_keyed(ui.handlers.charts_drawn), None, None, queue=False, show_progress="hidden", **PRIVATE)
     show_rejected.change(_keyed(ui.handlers.rerender), show_rejected, output, **PRIVATE)
     export_json.click(_keyed(_offer(ui.handlers.export_json)), None, [download, ui.status], api_name="export_json")
     export_charts.click(_keyed(_offer(ui.handlers.export_charts)), None, [download, ui.status],

@@ -5,8 +5,9 @@ of a streamed event at every update, sent or skipped (it snapshots each one's va
 plots on the run's stream made watching the text cost the page more than drawing it. Instead a
 timer on the page asks for the charts while a run is queued or streaming (`live_charts`); they
 go out when the page can afford to draw them (`pacing.ChartPacing`), once more with every point
-when the run has ended, and then the timer stops. API callers ask for the last run's complete
-charts the same way (`/charts`).
+when the run has ended, and then the timer stops. Only the running charts (LIVE) stream: the
+others summarise the whole run, and each chart drawn costs the page tens of milliseconds. API
+callers ask for the last run's complete charts the same way (`/charts`).
 """
 
 import gradio as gr
@@ -15,6 +16,7 @@ from . import charts
 from .session import Sessions
 
 LIVE_POINTS = 120  # points per line in a streamed chart
+LIVE = ("chart-acceptance", "chart-speed")  # the charts drawn while a run streams
 
 
 def _all_skipped() -> list:
@@ -34,8 +36,7 @@ class LiveCharts:
             return (*self.final(key), self._timer(session))
         if session.streaming > 0 and session.run is not None and session.charts.wanted():
             session.charts.sending()
-            figures = charts.all_figures(session.run, session.timeline)
-            return (*[charts.thinned(f, LIVE_POINTS) for f in figures], gr.skip())
+            return (*self._live(session), gr.skip())
         return (*_all_skipped(), self._timer(session))
 
     def final(self, key: str) -> list:
@@ -44,6 +45,11 @@ class LiveCharts:
         if session.run is None:
             return _all_skipped()
         return charts.all_figures(session.run, session.timeline)
+
+    @staticmethod
+    def _live(session) -> list:
+        return [charts.thinned(make(session.run, session.timeline), LIVE_POINTS) if elem_id in LIVE else gr.skip()
+                for elem_id, make in charts.CHARTS]
 
     @staticmethod
     def _timer(session):
