@@ -27,7 +27,7 @@ def queue_settings() -> dict:
 # (and for progress every 10 ms): a thousand wake-ups a second of the server's event loop, each
 # taking the GIL from the running generation between its tensor operations. Through gradio_client
 # (sd, embedded family, 2 cores, 6 alternating pairs) polling every 20 ms ran faster in every pair
-# and its measured draft cost ratio fell by a third (bench/results/browser_speed/README.md).
+# (bench/results/README.md, "The page vs the CLI").
 QUEUE_POLL_SECONDS = 0.02
 PROGRESS_POLL_SECONDS = 0.1
 
