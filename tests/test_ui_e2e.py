@@ -91,8 +91,10 @@ def test_the_pages_streamed_run_reads_one_input(app_url):
     runs = [d for d in config["dependencies"] if ids["output"] in d["outputs"] and d["types"]["generator"]]
     by_visibility = {d["api_visibility"]: d for d in runs}
     assert set(by_visibility) == {"private", "public"} and len(runs) == 2
-    assert len(by_visibility["private"]["inputs"]) == 1
+    assert by_visibility["private"]["inputs"] == [ids["run-settings"]]
     assert len(by_visibility["public"]["inputs"]) == 3 + len(all_controls())
+    share = next(d for d in config["dependencies"] if ids["share-link"] in d["outputs"] and d["inputs"])
+    assert share["inputs"] == [ids["share-link"], ids["run-settings"]], "a share link reads the same list"
 
 
 @pytest.fixture(scope="module")

@@ -105,6 +105,7 @@ class Shared:
     widgets: list
     status: gr.HTML
     prompt: gr.Textbox = None
+    settings: gr.JSON = None  # the run's controls in one list, kept by the page (see _generate_tab)
 
 
 def _component(control):
@@ -155,7 +156,7 @@ def build_demo(loader=None, presets=None) -> gr.Blocks:
         method.change(on_method, method, [*widgets, about], **PRIVATE)
         _wire_thresholds(handlers, widgets)
         loading.then(on_method, method, [*widgets, about], **PRIVATE)  # the new preset's defaults
-        share.wire(demo, share_button, share_box, handlers, family, method, shared.prompt, widgets, about, status)
+        share.wire(demo, share_button, share_box, handlers, family, method, shared, about)
         _progress_only_where_users_wait(demo)
         demo.unload(_keyed(handlers.sessions.drop))
     return demo
@@ -237,9 +238,9 @@ def _generate_tab(ui: Shared) -> None:
     # and a streamed run sends one per update (24 controls, each snapshotted, per text refresh).
     # API callers keep /generate with every control as its own argument.
     run_inputs = [ui.prompt, ui.method, show_rejected, *ui.widgets]
-    settings = gr.JSON([c.value for c in run_inputs], visible="hidden", elem_id="run-settings")
-    gr.on([c.change for c in run_inputs], None, run_inputs, settings, js="(...values) => [values]", **PRIVATE)
-    tick.change(_keyed(ui.handlers.generate_from_page), settings, [ui.status, output, stats], show_progress="hidden",
+    ui.settings = gr.JSON([c.value for c in run_inputs], visible="hidden", elem_id="run-settings")
+    gr.on([c.change for c in run_inputs], None, run_inputs, ui.settings, js="(...values) => [values]", **PRIVATE)
+    tick.change(_keyed(ui.handlers.generate_from_page), ui.settings, [ui.status, output, stats], show_progress="hidden",
                 **PRIVATE)
     api_generate = gr.Button(visible=False)
     api_generate.click(_keyed(ui.handlers.generate), run_inputs, [ui.status, output, stats], api_name="generate",

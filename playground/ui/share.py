@@ -209,18 +209,21 @@ def panel():
     return button, box
 
 
-def wire(demo, button, box, handlers, family_controls: list, method, prompt, widgets: list, about, status) -> None:
+def wire(demo, button, box, handlers, family_controls: list, method, ui, about) -> None:
     """Open a link as the page loads; make one on the button. `family_controls` are the preset
-    dropdown, the target, draft and qualifier boxes and the family description."""
+    dropdown, the target, draft and qualifier boxes and the family description; `ui` is layout's
+    Shared (the prompt, the controls, the status and the page's list of the run's controls)."""
     sharing = Sharing(handlers)
 
     def on_open(request: gr.Request, page_method):
         return sharing.open(request.session_hash, dict(request.query_params), page_method)
 
-    def on_link(request: gr.Request, page, prompt_text, chosen, *values):
+    def on_link(request: gr.Request, page, settings):
+        prompt_text, chosen, _show_rejected, *values = settings
         return sharing.link(request.session_hash, page, prompt_text, chosen, *values)
 
-    demo.load(on_open, method, [*family_controls, method, prompt, status, *widgets, about], **PRIVATE)
-    # The page's own address (a Space's proxy hides it from the server) goes in as the first input.
-    button.click(on_link, [box, prompt, method, *widgets], [box, status],
+    demo.load(on_open, method, [*family_controls, method, ui.prompt, ui.status, *ui.widgets, about], **PRIVATE)
+    # The page's own address (a Space's proxy hides it from the server) goes in as the first input;
+    # the controls come as the page's one list of them (layout.py says why).
+    button.click(on_link, [box, ui.settings], [box, ui.status],
                  js="(box, ...rest) => [window.location.origin + window.location.pathname, ...rest]", **PRIVATE)
