@@ -82,17 +82,19 @@ def test_gradio_client_reports_errors_as_status(app_url):
     assert "status-error" in status and "empty prompt" in status
 
 
-def test_the_pages_streamed_run_reads_one_input(app_url):
+def test_page_events_read_the_controls_as_one_list(app_url):
     """Gradio's page revisits every input of an ended event at each status message of any later
-    event, and a streamed run sends one per update: the page's run reads the controls from one
-    list it keeps, not one input per control (the API's /generate keeps them all)."""
+    event, and a streamed run sends one per update: the page's events read the run's controls
+    from the one list the page keeps; API callers still pass each control."""
     config = json.loads(urlopen(app_url + "config").read())
     ids = {c["props"].get("elem_id"): c["id"] for c in config["components"]}
-    runs = [d for d in config["dependencies"] if ids["output"] in d["outputs"] and d["types"]["generator"]]
-    by_visibility = {d["api_visibility"]: d for d in runs}
-    assert set(by_visibility) == {"private", "public"} and len(runs) == 2
-    assert by_visibility["private"]["inputs"] == [ids["run-settings"]]
-    assert len(by_visibility["public"]["inputs"]) == 3 + len(all_controls())
+    controls = {ids[c.elem_id] for c in all_controls()}
+    by_name = {d["api_name"]: d for d in config["dependencies"]}
+    for name in ("generate", "compare", "step", "race"):
+        api, page = by_name[name], by_name[name + "_from_page"]
+        assert controls <= set(api["inputs"]) and api["api_visibility"] == "public"
+        assert ids["run-settings"] in page["inputs"] and not controls & set(page["inputs"])
+    assert by_name["generate_from_page"]["inputs"] == [ids["run-settings"]]
     share = next(d for d in config["dependencies"] if ids["share-link"] in d["outputs"] and d["inputs"])
     assert share["inputs"] == [ids["share-link"], ids["run-settings"]], "a share link reads the same list"
 

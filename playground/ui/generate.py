@@ -41,10 +41,6 @@ class Generation:
             session.streaming -= 1
             session.final_charts_due = session.run is not None
 
-    def generate_from_page(self, key: str, settings: list):
-        """generate() with the controls' values as the page keeps them, in one list (layout.py)."""
-        yield from self.generate(key, *settings)
-
     def _stream(self, key: str, session, prompt: str, method: str, show_rejected: bool, values):
         ticket = session.stale_runs.start()
         if session.stale_runs.stale(ticket):

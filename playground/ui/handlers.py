@@ -44,7 +44,6 @@ class Handlers:
         self.method_changed, self.divergence_changed = controls.method_changed, controls.divergence_changed
         self.generate, self.stop, self.restart, self.changed = (generation.generate, generation.stop,
                                                                 generation.restart, generation.changed)
-        self.generate_from_page = generation.generate_from_page
         self.show_generate, self.rerender = generation.show_generate, generation.rerender
         live = LiveCharts(self.sessions)
         self.live_charts, self.final_charts, self.start_charts = live.live_charts, live.final, live.start

@@ -26,6 +26,7 @@ ASSETS = Path(__file__).resolve().parents[2] / "assets"
 CSS_PATH = ASSETS / "ui.css"
 DEFAULT_METHOD = "sd" if "sd" in METHODS else next(iter(METHODS))
 PRIVATE = {"api_visibility": "private"}
+FROM_PAGE = "_from_page"  # the API name of an API event's twin for the page (Shared.page_and_api)
 # The events whose outputs show Gradio's progress while a user waits on them; every other event
 # shows it on an invisible state. Gradio's page revisits every component that has ever shown an
 # event's progress at each status message of any event, and a streamed run sends one per update:
@@ -96,6 +97,24 @@ def _offer(handler):
     return offer
 
 
+def _reading_list(handler, inputs: list, listed: list):
+    """`handler(key, *values of inputs)` as a callback taking (key, the values of `listed` in one
+    list, *the values of the other inputs); generators stay generators."""
+    where = {id(c): i for i, c in enumerate(listed)}
+
+    def values(in_list, others):
+        others = iter(others)
+        return [in_list[where[id(c)]] if id(c) in where else next(others) for c in inputs]
+
+    if inspect.isgeneratorfunction(handler):
+        def reading(key, in_list, *others):
+            yield from handler(key, *values(in_list, others))
+    else:
+        def reading(key, in_list, *others):
+            return handler(key, *values(in_list, others))
+    return reading
+
+
 @dataclass
 class Shared:
     """Components and helpers every tab uses."""
@@ -105,7 +124,22 @@ class Shared:
     widgets: list
     status: gr.HTML
     prompt: gr.Textbox = None
-    settings: gr.JSON = None  # the run's controls in one list, kept by the page (see _generate_tab)
+    # The run's controls (prompt, method, show rejected, options) and the page's one list of
+    # their values, which a browser-only event keeps equal to them (see `page_and_api`).
+    run_inputs: list = None
+    settings: gr.JSON = None
+
+    def page_and_api(self, trigger, handler, inputs: list, outputs: list, api_name: str, **options) -> None:
+        """Wire `handler(key, *values of inputs)` for API callers as `api_name` (a hidden button,
+        every input its own argument), and for the page on `trigger`, where the run's controls
+        among `inputs` come as the page's one list. Gradio's page revisits every input of an ended
+        event at each status message of any later event, and a streamed run sends one per update:
+        21 controls as inputs of any page event made every later run's view cost 21 snapshots
+        per update (bench/results/README.md, "The page vs the CLI")."""
+        gr.Button(visible=False).click(_keyed(handler), inputs, outputs, api_name=api_name, **options)
+        others = [c for c in inputs if all(c is not listed for listed in self.run_inputs)]
+        trigger(_keyed(_reading_list(handler, inputs, self.run_inputs)), [self.settings, *others], outputs,
+                api_name=api_name + FROM_PAGE, api_visibility="private", **options)
 
 
 def _component(control):
@@ -165,7 +199,7 @@ def build_demo(loader=None, presets=None) -> gr.Blocks:
 def _progress_only_where_users_wait(demo: gr.Blocks) -> None:
     quiet = gr.State()
     for event in demo.fns.values():
-        if event.api_name not in SHOWS_PROGRESS:
+        if (event.api_name or "").removesuffix(FROM_PAGE) not in SHOWS_PROGRESS:
             event.show_progress_on = [quiet]
 
 
@@ -233,18 +267,12 @@ def _generate_tab(ui: Shared) -> None:
     # control's change (dragging or typing into a slider, a dropdown, a checkbox, the method)
     # re-runs the same prompt and seed once the changes settle; they may overlap, the last wins.
     tick = gr.State(0)
-    # The page's runs read the controls from one hidden list that the page keeps current itself:
-    # Gradio revisits every input of an ended event at each status message of any later event,
-    # and a streamed run sends one per update (24 controls, each snapshotted, per text refresh).
-    # API callers keep /generate with every control as its own argument.
-    run_inputs = [ui.prompt, ui.method, show_rejected, *ui.widgets]
-    ui.settings = gr.JSON([c.value for c in run_inputs], visible="hidden", elem_id="run-settings")
-    gr.on([c.change for c in run_inputs], None, run_inputs, ui.settings, js="(...values) => [values]", **PRIVATE)
-    tick.change(_keyed(ui.handlers.generate_from_page), ui.settings, [ui.status, output, stats], show_progress="hidden",
-                **PRIVATE)
-    api_generate = gr.Button(visible=False)
-    api_generate.click(_keyed(ui.handlers.generate), run_inputs, [ui.status, output, stats], api_name="generate",
-                       show_progress="hidden")
+    ui.run_inputs = [ui.prompt, ui.method, show_rejected, *ui.widgets]
+    ui.settings = gr.JSON([c.value for c in ui.run_inputs], visible="hidden", elem_id="run-settings")
+    gr.on([c.change for c in ui.run_inputs], None, ui.run_inputs, ui.settings, js="(...values) => [values]",
+          **PRIVATE)
+    ui.page_and_api(tick.change, ui.handlers.generate, ui.run_inputs, [ui.status, output, stats], "generate",
+                    show_progress="hidden")
     # The charts follow on their own event (live_charts.py): a timer runs while a run is queued or
     # streaming; API callers ask for the last run's charts with /charts.
     live = gr.Timer(CHART_INTERVAL, active=False)
@@ -298,8 +326,8 @@ def _compare_tab(ui: Shared) -> None:
     ui.method.change(sweep_for, ui.method, [option, values], **PRIVATE)
     option.input(suggested_sweep, option, values, **PRIVATE)
     mode.change(show_mode, mode, [option, values, methods], **PRIVATE)
-    start.click(_keyed(ui.handlers.compare), [ui.prompt, ui.method, mode, option, values, methods,
-                                                      *ui.widgets], view, api_name="compare")
+    ui.page_and_api(start.click, ui.handlers.compare, [ui.prompt, ui.method, mode, option, values, methods,
+                                                       *ui.widgets], [view], "compare")
 
 
 def _step_tab(ui: Shared) -> None:
@@ -323,8 +351,8 @@ def _step_tab(ui: Shared) -> None:
     text = gr.HTML(elem_id="step-output")
     explanation = gr.HTML(elem_id="step-explanation")
     bars = gr.Plot(elem_id="step-bars", show_label=False)
-    step.click(_keyed(ui.handlers.step), [ui.prompt, ui.method, position, *ui.widgets],
-               [ui.status, text, explanation, bars], api_name="step")
+    ui.page_and_api(step.click, ui.handlers.step, [ui.prompt, ui.method, position, *ui.widgets],
+                    [ui.status, text, explanation, bars], "step")
     reset.click(_keyed(ui.handlers.step_reset), None, ui.status, **PRIVATE)
     position.change(_keyed(ui.handlers.step_position), position, bars, **PRIVATE)
 

@@ -82,6 +82,6 @@ def build_tab(ui, tab, keyed) -> None:
                                     elem_id="race-runs", scale=3)
         again = gr.Button("Race the chosen runs", elem_id="race-chosen", scale=1)
     view = gr.HTML(elem_id="race-view", js_on_load=REPLAY_JS)
-    start.click(keyed(race.run_methods), [ui.prompt, methods, *ui.widgets], [view, finished], api_name="race")
+    ui.page_and_api(start.click, race.run_methods, [ui.prompt, methods, *ui.widgets], [view, finished], "race")
     again.click(keyed(race.race_chosen), finished, view, **PRIVATE)
     tab.select(keyed(race.choices), None, finished, **PRIVATE)
