@@ -97,9 +97,10 @@ def _offer(handler):
     return offer
 
 
-def _reading_list(handler, inputs: list, listed: list):
-    """`handler(key, *values of inputs)` as a callback taking (key, the values of `listed` in one
-    list, *the values of the other inputs); generators stay generators."""
+def _reading_list(handler, inputs: list, listed: list) -> tuple:
+    """(callback, the inputs not in `listed`): `handler(key, *values of inputs)` as a callback
+    taking (key, the values of `listed` in one list, *the values of those other inputs);
+    generators stay generators."""
     where = {id(c): i for i, c in enumerate(listed)}
 
     def values(in_list, others):
@@ -112,7 +113,7 @@ def _reading_list(handler, inputs: list, listed: list):
     else:
         def reading(key, in_list, *others):
             return handler(key, *values(in_list, others))
-    return reading
+    return reading, [c for c in inputs if id(c) not in where]
 
 
 @dataclass
@@ -137,9 +138,9 @@ class Shared:
         21 controls as inputs of any page event made every later run's view cost 21 snapshots
         per update (bench/results/README.md, "The page vs the CLI")."""
         gr.Button(visible=False).click(_keyed(handler), inputs, outputs, api_name=api_name, **options)
-        others = [c for c in inputs if all(c is not listed for listed in self.run_inputs)]
-        trigger(_keyed(_reading_list(handler, inputs, self.run_inputs)), [self.settings, *others], outputs,
-                api_name=api_name + FROM_PAGE, api_visibility="private", **options)
+        reading, others = _reading_list(handler, inputs, self.run_inputs)
+        trigger(_keyed(reading), [self.settings, *others], outputs, api_name=api_name + FROM_PAGE,
+                api_visibility="private", **options)
 
 
 def _component(control):
