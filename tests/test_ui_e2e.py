@@ -5,6 +5,7 @@ import json
 import os
 import re
 import threading
+import time
 from pathlib import Path
 from urllib.parse import parse_qsl, urlencode, urlsplit
 from urllib.request import urlopen
@@ -219,6 +220,39 @@ def test_browser_stop_cancels_cleanly(page, family, monkeypatch):
     page.locator("#status", has_text="stopped after").wait_for()
     monkeypatch.undo()
     generate_and_wait(page)  # a stopped run leaves the page usable
+
+
+SPY_ON_THE_TOKEN_VIEW = """() => {
+    const view = document.querySelector('#output .appending-view');
+    const insert = view.insertAdjacentHTML.bind(view);
+    const inner = Object.getOwnPropertyDescriptor(Element.prototype, 'innerHTML');
+    window.parsed = [];
+    view.insertAdjacentHTML = (where, html) => { window.parsed.push(['tail', html]); insert(where, html); };
+    Object.defineProperty(view, 'innerHTML', {
+        set(html) { window.parsed.push(['all', html]); inner.set.call(this, html); },
+        get() { return inner.get.call(this); },
+    });
+}"""
+
+
+def test_browser_streamed_text_is_parsed_once(page, family, monkeypatch):
+    """While a run streams, the page parses each token's HTML once: the first update fills the
+    view, later ones add only their new tail (Gradio's HTML view parses and walks the whole text
+    at every update). Each target pass is held 50 ms so that the run streams in several updates."""
+    target = family["target"].model
+    forward = target.forward
+
+    def slow_forward(*args, **kwargs):
+        time.sleep(0.05)
+        return forward(*args, **kwargs)
+
+    monkeypatch.setattr(target, "forward", slow_forward)
+    page.evaluate(SPY_ON_THE_TOKEN_VIEW)
+    generate_and_wait(page)
+    parsed = page.evaluate("() => window.parsed")
+    assert [kind for kind, _ in parsed].count("tail") >= 1, "the run was shown in one piece: it did not stream"
+    parsed_spans = sum(html.count('class="tok ') for _, html in parsed)
+    assert parsed_spans == page.locator("#output span.tok").count()
 
 
 def test_browser_method_change_shows_only_its_options(page):

@@ -14,6 +14,7 @@ import gradio as gr
 from ..limits import current_limits
 from ..methods import METHODS
 from . import race, render, share
+from .appending_view import appending_html
 from .charts import CHARTS
 from .pacing import CHART_INTERVAL
 from .handlers import Handlers
@@ -247,7 +248,7 @@ def _generate_tab(ui: Shared) -> None:
         stop = gr.Button("Stop", variant="stop", elem_id="stop")
         show_rejected = gr.Checkbox(False, label="show rejected drafts", elem_id="show-rejected")
     gr.HTML(render.legend_html(), elem_id="legend")
-    output = gr.HTML(elem_id="output", elem_classes="token-text")
+    output = appending_html(elem_id="output", elem_classes="token-text")
     stats = gr.HTML(elem_id="stats")
     with gr.Accordion("Charts (close to draw them only when the run ends)", open=True,
                       elem_id="charts-panel") as chart_panel:
