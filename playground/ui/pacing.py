@@ -1,16 +1,19 @@
 """How often a streaming run refreshes its view: often enough to watch, rarely enough to cost
-little. Text and stats are paced by what building them costs the server (Gradio sends a view
-while the generator waits at its yield); live charts by what drawing them costs the page, which
-on a desktop shares the model's cores."""
+little. On a desktop the page shares the model's cores, and every refresh costs it CPU time
+(receiving, updating, laying out, painting) that the model's threads lose: at ten text refreshes
+and two live chart draws a second the page used a third of a core. Text and stats are paced by
+what building them costs the server too (Gradio sends a view while the generator waits at its
+yield); live charts by what drawing them costs the page.
+"""
 
 import time
 from dataclasses import dataclass
 
-TEXT_INTERVAL = 0.1  # at least this many seconds between text refreshes while generating...
-STATS_INTERVAL = 0.5  # ...and between refreshes of the stats...
+TEXT_INTERVAL = 0.25  # at least this many seconds between text refreshes while generating...
+STATS_INTERVAL = 1.0  # ...and between refreshes of the stats...
 REFRESH_SHARE = 0.04  # ...and longer if each kind of refresh would take over 4% of the run's time
 CHART_INTERVAL = 0.5  # the page asks for live charts this often
-PAGE_SHARE = 0.2  # live charts keep the page drawing at most this share of the time
+PAGE_SHARE = 0.05  # live charts keep the page drawing at most this share of the time
 DRAW_WAIT = 3.0  # seconds to wait for the page to say it drew live charts before sending more
 
 
