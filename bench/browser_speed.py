@@ -4,7 +4,8 @@ The app (`app.py`, the embedded family) and a headless Chromium share the machin
 desktop. For each method and prompt, runs alternate CLI, browser, gradio_client, so load changes
 hit all three alike. Reported per method: the medians of tokens/s and of the draft/target cost
 ratio c, as the CLI measures them and as the page displays them, their ratios, and the bytes per
-second the page received from the queue's event stream while it streamed (Chromium's own count).
+second the page received from the queue's event stream while it streamed (Chromium's own count),
+and the CPU the browser's processes used during the run, in cores (from /proc; one browser runs).
 
     python bench/browser_speed.py --methods sd,fsd --repeats 3 --out bench/results/browser_speed
     python bench/browser_speed.py --smoke        # one short run of each path: proves it works
@@ -30,6 +31,7 @@ sys.path.insert(0, str(ROOT))
 CHROMIUM = "/usr/bin/chromium"
 PROMPTS = ["Write a Python function that returns a string reversed.",
            *(ROOT / "bench" / "chat_prompts.txt").read_text(encoding="utf-8").splitlines()[:2]]
+DRAW_SECONDS = 3  # after the settling run: its complete charts are drawn before the measured run starts
 ENV = {**os.environ, "HF_HUB_OFFLINE": "1", "GRADIO_ANALYTICS_ENABLED": "False"}
 
 
@@ -72,6 +74,35 @@ def shown(stats_html: str, label: str) -> float | None:
 def displayed(stats_html: str) -> dict:
     return {"tokens_per_second": shown(stats_html, "tokens/s"),
             "cost_ratio": shown(stats_html, "draft step / target step (c)")}
+
+
+RUN_IN_THE_PAGE = """() => new Promise(resolve => {
+    const status = document.querySelector('#status');
+    let started = null;
+    const watch = new MutationObserver(() => {
+        const text = status.innerText;
+        if (started === null && text.includes('generating')) started = performance.now();
+        if (started !== null && text.includes('done')) {
+            watch.disconnect();
+            resolve((performance.now() - started) / 1000);
+        }
+    });
+    watch.observe(status, {subtree: true, childList: true, characterData: true});
+    document.querySelector('#generate').click();
+})"""
+
+
+def chromium_cpu_seconds() -> float:
+    """CPU seconds used so far by every Chromium process on the machine (from /proc)."""
+    ticks = 0
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            text = stat.read_text()
+        except OSError:
+            continue
+        if "chrom" in text[text.find("(") + 1:text.rfind(")")]:
+            ticks += sum(int(field) for field in text[text.rfind(")") + 2:].split()[11:13])
+    return ticks / os.sysconf("SC_CLK_TCK")
 
 
 class Page:
@@ -118,16 +149,16 @@ class Page:
         box.fill(str(tokens))
         box.press("Tab")
         self.settle()
+        time.sleep(DRAW_SECONDS)
 
     def run(self) -> dict:
-        page, before = self.page, self.received
-        page.locator("#generate").click()
-        page.locator("#status", has_text="generating").wait_for()
-        started = time.perf_counter()
-        page.locator("#status", has_text="done").wait_for()
-        seconds = time.perf_counter() - started
-        result = displayed(page.locator("#stats").inner_html())
-        return {**result, "bytes_per_second": (self.received - before) / seconds}
+        """Click Generate and wait, inside the page, for the status to say done: Playwright's own
+        waiting polls the page every frame, work a user's page does not do."""
+        before, cpu_before = self.received, chromium_cpu_seconds()
+        seconds = self.page.evaluate(RUN_IN_THE_PAGE)
+        result = displayed(self.page.locator("#stats").inner_html())
+        return {**result, "bytes_per_second": (self.received - before) / seconds,
+                "page_cores": (chromium_cpu_seconds() - cpu_before) / seconds}
 
     def close(self) -> None:
         self.browser.close()
@@ -161,6 +192,7 @@ def summarize(method: str, runs: dict) -> dict:
     row["client_over_cli"] = ratio(row["client_tokens_per_second"], row["cli_tokens_per_second"])
     row["browser_c_over_cli_c"] = ratio(row["browser_cost_ratio"], row["cli_cost_ratio"])
     row["browser_bytes_per_second"] = median(browser, "bytes_per_second")
+    row["page_cores"] = median(browser, "page_cores")
     return row
 
 
@@ -171,13 +203,13 @@ def markdown(rows: list[dict], settings: dict) -> str:
     lines = ["# Browser and gradio_client vs CLI (embedded family, greedy)", "",
              f"Settings: {json.dumps(settings)}", "",
              "| method | CLI tok/s | browser tok/s | browser/CLI | client/CLI | c CLI | c shown | c ratio | "
-             "bytes/s to the page |", "|---|---|---|---|---|---|---|---|---|"]
+             "bytes/s to the page | page's CPU (cores) |", "|---|---|---|---|---|---|---|---|---|---|"]
     for r in rows:
         lines.append(f"| {r['method']} | {cell(r['cli_tokens_per_second'], '{:.2f}')} | "
                      f"{cell(r['browser_tokens_per_second'], '{:.2f}')} | {cell(r['browser_over_cli'], '{:.2f}x')} | "
                      f"{cell(r['client_over_cli'], '{:.2f}x')} | {cell(r['cli_cost_ratio'], '{:.3f}')} | "
                      f"{cell(r['browser_cost_ratio'], '{:.3f}')} | {cell(r['browser_c_over_cli_c'], '{:.2f}')} | "
-                     f"{cell(r['browser_bytes_per_second'], '{:,.0f}')} |")
+                     f"{cell(r['browser_bytes_per_second'], '{:,.0f}')} | {cell(r.get('page_cores'), '{:.2f}')} |")
     return "\n".join(lines) + "\n"
 
 
