@@ -198,18 +198,28 @@ def test_browser_every_control_reruns(page):
     assert page.locator("#output .token-text").inner_html() == text, "the same prompt, seed and options give the same text"
 
 
+def before_each_target_pass(family, monkeypatch, do) -> None:
+    """Call `do()` before each forward pass of the tiny family's target (until monkeypatch.undo())."""
+    target = family["target"].model
+    forward = target.forward
+
+    def forward_after(*args, **kwargs):
+        do()
+        return forward(*args, **kwargs)
+
+    monkeypatch.setattr(target, "forward", forward_after)
+
+
 def test_browser_stop_cancels_cleanly(page, family, monkeypatch):
     """The run cannot end before Stop arrives: the target's next forward pass waits until the
     server has queued the Stop click, whatever the run's length and the machine's speed."""
-    target, stop_queued, held = family["target"].model, threading.Event(), threading.Event()
-    forward = target.forward
+    stop_queued, held = threading.Event(), threading.Event()
 
-    def held_forward(*args, **kwargs):
+    def hold():
         held.set()
         stop_queued.wait(timeout=120)
-        return forward(*args, **kwargs)
 
-    monkeypatch.setattr(target, "forward", held_forward)
+    before_each_target_pass(family, monkeypatch, hold)
     try:
         page.locator("#generate").click()
         assert held.wait(timeout=60), "the run never reached the target"
@@ -239,14 +249,7 @@ def test_browser_streamed_text_is_parsed_once(page, family, monkeypatch):
     """While a run streams, the page parses each token's HTML once: the first update fills the
     view, later ones add only their new tail (Gradio's HTML view parses and walks the whole text
     at every update). Each target pass is held 50 ms so that the run streams in several updates."""
-    target = family["target"].model
-    forward = target.forward
-
-    def slow_forward(*args, **kwargs):
-        time.sleep(0.05)
-        return forward(*args, **kwargs)
-
-    monkeypatch.setattr(target, "forward", slow_forward)
+    before_each_target_pass(family, monkeypatch, lambda: time.sleep(0.05))
     page.evaluate(SPY_ON_THE_TOKEN_VIEW)
     generate_and_wait(page)
     parsed = page.evaluate("() => window.parsed")
