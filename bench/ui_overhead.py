@@ -1,7 +1,7 @@
 """Tokens/s through the UI's generate handler vs the same run through the Python API.
 
-The handler renders token HTML while streaming and rebuilds the charts at most every 0.5 s;
-this measures what that costs. Runs alternate (API, UI, API, UI, ...) so that load changes on
+The handler renders token HTML, stats and their running lines while streaming (paced, see
+playground/ui/pacing.py); this measures what that costs. Runs alternate (API, UI, API, UI, ...) so that load changes on
 the machine hit both alike; the ratio of the medians is reported. Target: UI >= 0.9 x API.
 
     python bench/ui_overhead.py --family tiny       # tiny in-code models (fast, no weights)

@@ -153,6 +153,14 @@ def test_browser_generate_shows_colored_tokens_and_charts(page):
     page.screenshot(path=str(ARTIFACTS / "ui-generate.png"), full_page=True)
 
 
+def test_browser_stats_draw_the_running_lines(page):
+    generate_and_wait(page)
+    assert page.locator("#output span.tok").count() > 1
+    assert page.locator("#stats .sparkline polyline").count() == 2, "the running acceptance and tokens/s lines"
+    speed = page.locator("#stats .stat", has_text="tokens/s").first.locator("b").inner_text()
+    assert page.locator("#stats figcaption", has_text="tokens/s so far").locator("b").inner_text() == speed
+
+
 def test_browser_each_chart_downloads_as_png(page):
     generate_and_wait(page)
     page.locator("#chart-speed .js-plotly-plot").hover()

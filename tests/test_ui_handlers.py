@@ -2,6 +2,7 @@
 
 import json
 import math
+import re
 import threading
 import time
 
@@ -13,7 +14,7 @@ from playground.errors import PlaygroundError
 from playground.methods import METHODS
 from playground.presets import DEFAULT_PRESET, Preset
 from playground.tiny import char_tokenizer, loaded, tiny_llama
-from playground.ui import charts, live_charts, pacing, render
+from playground.ui import charts, pacing, render, sparklines
 from playground.ui.family import project_presets
 from playground.ui.generate import SETTLE
 from playground.ui.handlers import Handlers
@@ -134,10 +135,10 @@ def test_generate_streams_colored_tokens_then_its_charts_follow(handlers):
     assert text.count('class="tok tok-') == 24 and "title=" in text
     assert "acceptance rate" in stats
     assert handlers.sessions.get(KEY).run.stats.tokens == 24
-    *figures, timer = handlers.live_charts(KEY)
+    *figures, timer = handlers.poll_charts(KEY)
     assert len(figures) == len(charts.CHARTS) and all(isinstance(f, go.Figure) for f in figures)
     assert timer.active is False, "the complete charts are the last the page asks for"
-    *again, _ = handlers.live_charts(KEY)
+    *again, _ = handlers.poll_charts(KEY)
     assert all(f == gr.skip() for f in again)
     assert handlers.final_charts(KEY)[0].to_json() == figures[0].to_json(), "/charts gives the same charts"
 
@@ -209,22 +210,8 @@ def test_control_changes_rerun_only_while_the_generate_tab_shows(handlers):
 
 @pytest.fixture
 def every_refresh(monkeypatch):
-    """No pacing: a refresh after every step, so a short run on tiny models streams many views;
-    a page that does not say it drew the charts gets no more during the run."""
+    """No pacing: a refresh after every step, so a short run on tiny models streams many views."""
     monkeypatch.setattr(pacing.Pacer, "spent", lambda pacer, seconds: None)
-    monkeypatch.setattr(pacing, "DRAW_WAIT", 600.0)
-
-
-def charts_while_streaming(handlers, draws: bool, **overrides) -> list[bool]:
-    """Ask for live charts after each streamed update, as the page's timer does (the page saying
-    it drew each frame when `draws`); whether each ask got charts."""
-    sent = []
-    for _ in handlers.generate(KEY, PROMPT, "sd", False, *values(max_new_tokens=40, **overrides)):
-        if handlers.sessions.get(KEY).streaming:
-            sent.append(isinstance(handlers.live_charts(KEY)[0], go.Figure))
-            if draws and sent[-1]:
-                handlers.charts_drawn(KEY)
-    return sent
 
 
 def test_streamed_text_only_grows_so_only_new_tokens_are_sent(handlers, every_refresh):
@@ -234,64 +221,48 @@ def test_streamed_text_only_grows_so_only_new_tokens_are_sent(handlers, every_re
     assert texts[-1].count('class="tok tok-') == 40
 
 
-def test_only_the_running_charts_stream_and_the_end_brings_all(handlers, every_refresh):
-    live_ids = set()
-    for _ in handlers.generate(KEY, PROMPT, "sd", False, *values(max_new_tokens=40)):
-        if handlers.sessions.get(KEY).streaming:
-            *figures, _ = handlers.live_charts(KEY)
-            live_ids |= {elem_id for (elem_id, _), f in zip(charts.CHARTS, figures) if isinstance(f, go.Figure)}
-            handlers.charts_drawn(KEY)
-    assert live_ids == set(live_charts.LIVE)
-    *figures, _ = handlers.live_charts(KEY)
-    assert all(isinstance(f, go.Figure) for f in figures)
+def polyline_points(stats: str, label: str) -> int:
+    """How many points the stats panel's running line called `label` has (0 if none)."""
+    line = re.search(rf'aria-label="{label}"><polyline points="([^"]*)"', stats)
+    return len(line.group(1).split()) if line else 0
 
 
-def test_live_charts_wait_for_the_page_to_draw_the_last_ones(handlers, every_refresh):
-    sent = charts_while_streaming(handlers, draws=False)
-    assert len(sent) > 5 and sent[0] and sum(sent) == 1, "no page says it drew them: one live frame"
-    assert sum(charts_while_streaming(handlers, draws=True)) > 3, "a page that draws each frame gets the next"
+def test_streamed_stats_draw_the_running_lines_as_the_run_goes(handlers, every_refresh):
+    shown = [stats for _, _, stats in run_generate(handlers, "sd", max_new_tokens=40) if stats != gr.skip()]
+    speed_points = [polyline_points(stats, "tokens/s so far") for stats in shown]
+    assert len(shown) > 5 and speed_points[-1] > speed_points[1] > 0, "the tokens/s line grows with the run"
+    run = handlers.sessions.get(KEY).run
+    assert polyline_points(shown[-1], "acceptance so far") == len(run.steps)
+    assert f"acceptance so far: <b>{run.stats.acceptance_rate:.0%}</b>" in shown[-1]
 
 
-def test_live_charts_keep_drawing_under_the_pages_share_of_its_time(monkeypatch):
-    clock = [100.0]
-    monkeypatch.setattr(pacing.time, "monotonic", lambda: clock[0])
-    pace = pacing.ChartPacing()
-    assert pace.wanted()
-    pace.sending()
-    clock[0] += 0.5  # the page took half a second to draw them
-    pace.page_drew()
-    waits = 0.5 * (1 / pacing.PAGE_SHARE - 1)
-    clock[0] += waits - 0.01
-    assert not pace.wanted()
-    clock[0] += 0.02
-    assert pace.wanted()
-    pace.shown = False
-    assert not pace.wanted(), "a closed panel waits for the run's end"
+def test_methods_without_a_draft_draw_only_the_speed_line(handlers):
+    stats = run_generate(handlers, "ar", max_new_tokens=12)[-1][2]
+    assert polyline_points(stats, "tokens/s so far") > 0 and "acceptance so far" not in stats
 
 
-def test_the_pages_chart_timer_runs_while_a_run_is_queued_or_streaming(handlers):
-    *_, timer = handlers.live_charts(KEY)
-    assert timer.active is False, "nothing queued or streaming: the timer stops"
-    handlers.restart(KEY, 0)
-    *figures, timer = handlers.live_charts(KEY)
-    assert timer == gr.skip() and all(f == gr.skip() for f in figures), "queued: wait for its first charts"
+def test_a_line_needs_two_known_points_and_keeps_the_first_and_last():
+    assert sparklines.line_svg("x", [1, 2], [None, 0.5], "50%") == ""
+    xs, ys = sparklines.thinned(list(range(1000)), [i / 1000 for i in range(1000)], 120)
+    assert len(xs) <= 121 and (xs[0], xs[-1]) == (0, 999) and ys[-1] == 0.999
 
 
-def test_closed_charts_wait_for_the_end_and_the_final_view_is_complete(handlers, every_refresh):
-    handlers.show_charts(KEY, False)
-    assert not any(charts_while_streaming(handlers, draws=True))
-    *figures, timer = handlers.live_charts(KEY)
+def test_plotly_charts_wait_for_the_runs_end_and_come_complete(handlers, every_refresh):
+    stream = handlers.generate(KEY, PROMPT, "sd", False, *values(max_new_tokens=40))
+    asked = [handlers.poll_charts(KEY) for _ in stream]
+    assert len(asked) > 5 and all(part == gr.skip() for reply in asked for part in reply), "none while streaming"
+    *figures, timer = handlers.poll_charts(KEY)
     steps = len(handlers.sessions.get(KEY).run.steps)
     assert len(figures[1].data[0].x) == steps, "the final speed chart has a point per step"
     assert timer.active is False
 
 
-def test_thinned_charts_keep_the_first_and_last_points():
-    run = type("Run", (), {})()
-    timeline = charts.Timeline([(0.1 * i, i) for i in range(1, 1001)])
-    figure = charts.thinned(charts.speed_over_time(run, timeline), 120)
-    xs = figure.data[0].x
-    assert len(xs) <= 121 and xs[0] == 0.1 and xs[-1] == 100.0
+def test_the_pages_chart_timer_runs_while_a_run_is_queued_or_streaming(handlers):
+    *_, timer = handlers.poll_charts(KEY)
+    assert timer.active is False, "nothing queued or streaming: the timer stops"
+    handlers.restart(KEY, 0)
+    *figures, timer = handlers.poll_charts(KEY)
+    assert timer == gr.skip() and all(f == gr.skip() for f in figures), "queued: wait for its charts"
 
 
 def test_closing_the_stream_keeps_the_partial_run(handlers):

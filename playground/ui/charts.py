@@ -49,9 +49,18 @@ def _running(values_per_step, numerator, denominator) -> list[float | None]:
     return out
 
 
+def running_acceptance(run) -> tuple[list[int], list[float | None]]:
+    """(verification rounds, accepted / drafted so far after each)."""
+    return list(range(1, len(run.steps) + 1)), _running(run.steps, lambda s: s.accepted, lambda s: s.drafted)
+
+
+def speed(timeline) -> tuple[list[float], list[float | None]]:
+    """(seconds since the start, tokens/s so far after each step)."""
+    return [t for t, _ in timeline.points], [n / t if t else None for t, n in timeline.points]
+
+
 def acceptance_over_steps(run, timeline) -> go.Figure:
-    rounds = list(range(1, len(run.steps) + 1))
-    running = _running(run.steps, lambda s: s.accepted, lambda s: s.drafted)
+    rounds, running = running_acceptance(run)
     per_step = [s.accepted / s.drafted if s.drafted else None for s in run.steps]
     return _figure("Acceptance rate", [
         go.Scatter(x=rounds, y=per_step, mode="markers", name="this round", marker=dict(size=4, opacity=0.5)),
@@ -60,8 +69,7 @@ def acceptance_over_steps(run, timeline) -> go.Figure:
 
 
 def speed_over_time(run, timeline) -> go.Figure:
-    seconds = [t for t, _ in timeline.points]
-    rate = [n / t if t else None for t, n in timeline.points]
+    seconds, rate = speed(timeline)
     return _figure("Tokens per second", [go.Scatter(x=seconds, y=rate, mode="lines")], "seconds", "tokens/s")
 
 
@@ -136,18 +144,6 @@ CHARTS = (("chart-acceptance", acceptance_over_steps), ("chart-speed", speed_ove
 
 def all_figures(run, timeline) -> list[go.Figure]:
     return [make(run, timeline) for _, make in CHARTS]
-
-
-def thinned(figure: go.Figure, points: int) -> go.Figure:
-    """The figure with at most about `points` points per line or marker trace (every k-th point
-    and the last): a live view's refreshes stay small however long the run; the final view is
-    drawn from all of them."""
-    for trace in figure.data:
-        if trace.type == "scatter" and trace.x is not None and len(trace.x) > points:
-            every = -(-len(trace.x) // points)
-            keep = [*range(0, len(trace.x) - 1, every), len(trace.x) - 1]
-            trace.x, trace.y = [trace.x[i] for i in keep], [trace.y[i] for i in keep]
-    return figure
 
 
 def figures_html(figures: list[go.Figure]) -> str:

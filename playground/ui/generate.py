@@ -9,7 +9,7 @@ from .. import embedded
 from ..errors import PlaygroundError
 from ..methods import METHODS
 from ..space import on_space
-from . import charts, render
+from . import charts, render, sparklines
 from .boundary import error_status
 from .family import decoder
 from .pacing import STATS_INTERVAL, TEXT_INTERVAL, Pacer
@@ -30,9 +30,9 @@ class Generation:
         self.runs, self.sessions = runs, runs.family.sessions
 
     def generate(self, key: str, prompt: str, method: str, show_rejected: bool, *values):
-        """Yield (status, tokens html, stats html) as the run streams; its charts follow on their
-        own event (live_charts.py). `stop()` in the same session (also called before each new run)
-        ends it cleanly at its next step."""
+        """Yield (status, tokens html, stats html with the running lines) as the run streams; its
+        plotly charts follow on their own event (run_charts.py). `stop()` in the same session
+        (also called before each new run) ends it cleanly at its next step."""
         session = self.sessions.get(key)
         session.streaming += 1
         try:
@@ -47,7 +47,6 @@ class Generation:
             yield _status_only(render.status_html("stopped before it started"))
             return
         session.run, session.timeline, session.show_rejected = None, charts.Timeline(), show_rejected is True
-        session.charts.new_run()
         steps = None
         if on_space() and not embedded.all_available():
             yield _status_only(render.status_html(PREPARING))
@@ -91,6 +90,7 @@ class Generation:
         stats = gr.skip()
         if with_stats:
             stats = render.stats_html({**run.stats.to_dict(), "stop_reason": run.stop_reason or "running"})
+            stats += sparklines.running_lines_html(run, session.timeline)
             stats += render.serving_html(run) if run.finished else ""
         return render.status_html(status), text, stats
 

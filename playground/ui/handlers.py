@@ -8,7 +8,7 @@ message (and a toast), never a broken app. Each concern lives in its own module:
   controls.py   the option controls follow the method, the preset and the divergence
   runs.py       starts a session's run from the controls (with csd's memory from memory.py)
   generate.py   the Generate tab: streaming, pacing (pacing.py), Stop and re-runs (stale_runs.py)
-  live_charts.py  its charts, on their own event, as often as the page can draw them
+  run_charts.py its plotly charts, on their own event, once the run has ended
   compare.py    the Compare tab
   step_mode.py  the Step mode and toy tabs
   export.py     the downloads
@@ -21,7 +21,7 @@ from .controls import Controls
 from .export import Exports
 from .family import FamilyPanel, project_presets
 from .generate import Generation
-from .live_charts import LiveCharts
+from .run_charts import RunCharts
 from .memory import CorrectionMemories
 from .runs import Runs
 from .session import Sessions
@@ -45,9 +45,8 @@ class Handlers:
         self.generate, self.stop, self.restart, self.changed = (generation.generate, generation.stop,
                                                                 generation.restart, generation.changed)
         self.show_generate, self.rerender = generation.show_generate, generation.rerender
-        live = LiveCharts(self.sessions)
-        self.live_charts, self.final_charts, self.start_charts = live.live_charts, live.final, live.start
-        self.show_charts, self.charts_drawn = live.show_charts, live.charts_drawn
+        run_charts = RunCharts(self.sessions)
+        self.poll_charts, self.final_charts, self.start_charts = run_charts.poll, run_charts.final, run_charts.start
         self.compare = comparison.compare
         self.step, self.step_position, self.step_reset = steps.step, steps.step_position, steps.step_reset
         self.toy_reset, self.toy_step = steps.toy_reset, steps.toy_step

@@ -18,7 +18,6 @@ from .appending_view import appending_html
 from .charts import CHARTS
 from .pacing import CHART_INTERVAL
 from .handlers import Handlers
-from .live_charts import LIVE
 from .options import THRESHOLDS, all_controls, default_sweep, finite_number, method_choices, suggested_sweep, \
     sweep_options, visible_options
 from .stepper import Toy
@@ -250,8 +249,8 @@ def _generate_tab(ui: Shared) -> None:
     gr.HTML(render.legend_html(), elem_id="legend")
     output = appending_html(elem_id="output", elem_classes="token-text")
     stats = gr.HTML(elem_id="stats")
-    with gr.Accordion("Charts (close to draw them only when the run ends)", open=True,
-                      elem_id="charts-panel") as chart_panel:
+    with gr.Accordion("Charts (drawn when a run ends; the stats show its running lines)", open=True,
+                      elem_id="charts-panel"):
         with gr.Row(elem_id="charts"):
             plots = [gr.Plot(elem_id=elem_id, show_label=False, min_width=340) for elem_id, _ in CHARTS]
         gr.Markdown("Each chart's camera button (top right, on hover) downloads it as a PNG.")
@@ -275,23 +274,17 @@ def _generate_tab(ui: Shared) -> None:
           **PRIVATE)
     ui.page_and_api(tick.change, ui.handlers.generate, ui.run_inputs, [ui.status, output, stats], "generate",
                     show_progress="hidden")
-    # The charts follow on their own event (live_charts.py): a timer runs while a run is queued or
+    # The charts follow on their own event (run_charts.py): a timer runs while a run is queued or
     # streaming; API callers ask for the last run's charts with /charts.
-    live = gr.Timer(CHART_INTERVAL, active=False)
-    tick.change(ui.handlers.start_charts, None, live, queue=False, **PRIVATE)
-    live.tick(_keyed(ui.handlers.live_charts), None, [*plots, live], queue=False, **PRIVATE)
+    poll = gr.Timer(CHART_INTERVAL, active=False)
+    tick.change(ui.handlers.start_charts, None, poll, queue=False, **PRIVATE)
+    poll.tick(_keyed(ui.handlers.poll_charts), None, [*plots, poll], queue=False, **PRIVATE)
     charts_button = gr.Button(visible=False)
     charts_button.click(_keyed(ui.handlers.final_charts), None, plots, api_name="charts")
     gr.on([generate.click, ui.prompt.submit], _keyed(ui.handlers.restart), tick, tick, **PRIVATE)
     gr.on([w.input for w in (ui.method, *ui.widgets)], _keyed(ui.handlers.changed), tick, tick,
           trigger_mode="multiple", concurrency_limit=None, show_progress="hidden", **PRIVATE)
     stop.click(_keyed(ui.handlers.stop), None, None, **PRIVATE)
-    # Live charts are sent only while their panel is open, and when the page has drawn the previous
-    # ones (a Plot's change fires when the page has its new figure) and can afford the next.
-    chart_panel.expand(_keyed(lambda key: ui.handlers.show_charts(key, True)), None, None, **PRIVATE)
-    chart_panel.collapse(_keyed(lambda key: ui.handlers.show_charts(key, False)), None, None, **PRIVATE)
-    drawn_live = plots[[elem_id for elem_id, _ in CHARTS].index(LIVE[-1])]
-    drawn_live.change(_keyed(ui.handlers.charts_drawn), None, None, queue=False, show_progress="hidden", **PRIVATE)
     show_rejected.change(_keyed(ui.handlers.rerender), show_rejected, output, **PRIVATE)
     export_json.click(_keyed(_offer(ui.handlers.export_json)), None, [download, ui.status], api_name="export_json")
     export_charts.click(_keyed(_offer(ui.handlers.export_charts)), None, [download, ui.status],

@@ -17,7 +17,6 @@ from dataclasses import dataclass, field
 from ..errors import PlaygroundError
 from ..presets import Preset
 from .charts import Timeline
-from .pacing import ChartPacing
 from .replay import History
 from .stale_runs import StaleRunGuard
 from .stepper import Toy
@@ -66,7 +65,6 @@ class Session:
     generate_shown: bool = True  # the Generate tab is the one showing
     streaming: int = 0  # Generate runs streaming now
     final_charts_due: bool = False  # a run has ended and the page has not had its complete charts
-    charts: ChartPacing = field(default_factory=ChartPacing)  # when the page can afford live charts
 
 
 def _return_free_memory() -> None:
