@@ -16,7 +16,7 @@ from ..methods import METHODS
 from . import race, render, share
 from .appending_view import appending_html
 from .charts import CHARTS
-from .pacing import CHART_INTERVAL
+from .pacing import POLL_INTERVAL
 from .handlers import Handlers
 from .options import THRESHOLDS, all_controls, default_sweep, finite_number, method_choices, suggested_sweep, \
     sweep_options, visible_options
@@ -276,7 +276,7 @@ def _generate_tab(ui: Shared) -> None:
                     show_progress="hidden")
     # The charts follow on their own event (run_charts.py): a timer runs while a run is queued or
     # streaming; API callers ask for the last run's charts with /charts.
-    poll = gr.Timer(CHART_INTERVAL, active=False)
+    poll = gr.Timer(POLL_INTERVAL, active=False)
     tick.change(ui.handlers.start_charts, None, poll, queue=False, **PRIVATE)
     poll.tick(_keyed(ui.handlers.poll_charts), None, [*plots, poll], queue=False, **PRIVATE)
     charts_button = gr.Button(visible=False)

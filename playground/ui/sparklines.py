@@ -1,7 +1,7 @@
 """A streaming run's running lines, drawn as two small inline SVGs in the stats panel: the
-acceptance rate so far and tokens/s so far. A few hundred bytes of SVG cost the page about a
-millisecond where a plotly figure cost it a tenth of a second; the plotly charts follow once the
-run has ended (run_charts.py)."""
+acceptance rate so far and tokens/s so far. They are a few hundred bytes redrawn with the stats,
+where each plotly figure took the page about a tenth of a second to redraw; the plotly charts
+follow once the run has ended (run_charts.py)."""
 
 from html import escape
 
@@ -21,7 +21,8 @@ def thinned(xs: list, ys: list, points: int = POINTS) -> tuple[list, list]:
 
 
 def line_svg(label: str, xs: list, ys: list, shown: str, top: float | None = None) -> str:
-    """One labelled line from 0 to `top` (the largest value if None); empty below two points."""
+    """One line from 0 to `top` (the largest value if None), captioned with its last known value
+    formatted by `shown`; empty below two known points."""
     known = [(x, y) for x, y in zip(xs, ys, strict=True) if y is not None]
     if len(known) < 2:
         return ""
@@ -32,14 +33,11 @@ def line_svg(label: str, xs: list, ys: list, shown: str, top: float | None = Non
                       for x, y in zip(xs, ys, strict=True))
     return (f'<figure class="sparkline"><svg viewBox="0 0 {WIDTH} {HEIGHT}" preserveAspectRatio="none" '
             f'role="img" aria-label="{escape(label)}"><polyline points="{points}"/></svg>'
-            f"<figcaption>{escape(label)}: <b>{escape(shown)}</b></figcaption></figure>")
+            f"<figcaption>{escape(label)}: <b>{shown.format(ys[-1])}</b></figcaption></figure>")
 
 
 def running_lines_html(run, timeline) -> str:
     """The running acceptance rate (methods that draft) and tokens/s, as far as the run has got."""
-    rounds, acceptance = charts.running_acceptance(run)
-    seconds, rate = charts.speed(timeline)
-    lines = [line_svg("acceptance so far", rounds, acceptance, f"{acceptance[-1]:.0%}", top=1.0)
-             if acceptance and acceptance[-1] is not None else "",
-             line_svg("tokens/s so far", seconds, rate, f"{rate[-1]:.1f}") if rate and rate[-1] else ""]
-    return f'<div class="sparklines">{"".join(lines)}</div>' if any(lines) else ""
+    lines = line_svg("acceptance so far", *charts.running_acceptance(run), "{:.0%}", top=1.0) + \
+        line_svg("tokens/s so far", *charts.speed(timeline), "{:.1f}")
+    return f'<div class="sparklines">{lines}</div>' if lines else ""
