@@ -243,6 +243,8 @@ def test_methods_without_a_draft_draw_only_the_speed_line(handlers):
 
 def test_a_line_needs_two_known_points_and_keeps_the_first_and_last():
     assert sparklines.line_svg("x", [1, 2], [None, 0.5], "{:.0%}") == ""
+    line = sparklines.line_svg("x", [0, 1, 2, 3], [0.2, None, 0.6, None], "{:.0%}")
+    assert polyline_points(line, "x") == 2 and "x: <b>60%</b>" in line, "captioned with the last known value"
     xs, ys = sparklines.thinned(list(range(1000)), [i / 1000 for i in range(1000)], 120)
     assert len(xs) <= 121 and (xs[0], xs[-1]) == (0, 999) and ys[-1] == 0.999
 
