@@ -1,7 +1,7 @@
-"""Does a bf16 draft pay beside the fp32 target? Lossless sd (the default levers) on the embedded
-family with the draft in float32 (oneDNN-prepacked) and in bfloat16 (half the bytes to read, no
-prepacking on AVX2), every sd run paired with an `ar` run of the same prompt, the two drafts
-interleaved prompt by prompt.
+"""Which precision pays for the draft beside the fp32 target? Lossless sd (the default levers) on
+the embedded family with the draft in float32 (oneDNN-prepacked), in bfloat16 (half the bytes to
+read, no prepacking on AVX2) and with int8 linear layers (`draft_int8`, a quarter of the bytes),
+every sd run paired with an `ar` run of the same prompt, the drafts interleaved prompt by prompt.
 
     HF_HUB_OFFLINE=1 python -m bench.draft_dtype --out bench/results/draft_dtype
 
@@ -18,7 +18,7 @@ from playground.quality import load_tasks
 
 from .speed_levers import BEST, CHAT_PROMPTS
 
-DTYPES = ("float32", "bfloat16")
+PRECISIONS = {"float32": ("float32", False), "bfloat16": ("bfloat16", False), "int8": ("float32", True)}
 
 
 def main() -> None:
@@ -28,26 +28,26 @@ def main() -> None:
     parser.add_argument("--max-new-tokens", type=int, default=48)
     args = parser.parse_args()
     target, tasks = load_model("smollm2-135m"), load_tasks(CHAT_PROMPTS)
-    setting = Setting("sd", BEST)
-    lines = ["| draft dtype | temperature | sd/ar (quartiles) | c | acceptance | identical to ar |", "|---|---|---|---|---|---|"]
+    lines = ["| draft precision | temperature | sd/ar (quartiles) | c | acceptance | identical to ar |", "|---|---|---|---|---|---|"]
     rows = []
     for temperature in (0.0, 0.7):
-        benches = {dtype: Bench({"target": target, "draft": load_model("smollm2-draft", dtype=dtype)}, tasks,
-                                {"max_new_tokens": args.max_new_tokens, "temperature": temperature})
-                   for dtype in DTYPES}
-        measured = {dtype: [] for dtype in DTYPES}
+        benches = {name: Bench({"target": target, "draft": load_model("smollm2-draft", dtype=dtype)}, tasks,
+                               {"max_new_tokens": args.max_new_tokens, "temperature": temperature})
+                   for name, (dtype, _) in PRECISIONS.items()}
+        measured = {name: [] for name in PRECISIONS}
         for repeat in range(args.repeats):
             for task in tasks:
-                for dtype in DTYPES if repeat % 2 == 0 else reversed(DTYPES):
-                    pair = benches[dtype].measure_pair(setting, task, repeat)
-                    measured[dtype].append(pair[1])
-                    rows += [{**row, "setting": f"{row['setting']} draft {dtype}"} for row in pair]
-        for dtype, sd_rows in measured.items():
+                for name in PRECISIONS if repeat % 2 == 0 else reversed(PRECISIONS):
+                    setting = Setting("sd", {**BEST, "draft_int8": PRECISIONS[name][1]})
+                    pair = benches[name].measure_pair(setting, task, repeat)
+                    measured[name].append(pair[1])
+                    rows += [{**row, "setting": f"{row['setting']} draft {name}"} for row in pair]
+        for name, sd_rows in measured.items():
             speed = spread([r["speedup"] for r in sd_rows])
             c = statistics.fmean(r["cost_ratio"] for r in sd_rows)
             acceptance = statistics.fmean(r["acceptance_rate"] for r in sd_rows)
             exact = statistics.fmean(r["exact_match"] for r in sd_rows)
-            lines.append(f"| {dtype} | {temperature:g} | {speed['median']:.2f} ({speed['q1']:.2f}-{speed['q3']:.2f}) "
+            lines.append(f"| {name} | {temperature:g} | {speed['median']:.2f} ({speed['q1']:.2f}-{speed['q3']:.2f}) "
                          f"| {c:.3f} | {acceptance:.0%} | {exact:.0%} |")
     args.out.mkdir(parents=True, exist_ok=True)
     write_csv(args.out / "runs.csv", rows, COLUMNS)

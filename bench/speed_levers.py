@@ -24,10 +24,10 @@ from playground.quality import load_tasks
 
 CHAT_PROMPTS = pathlib.Path(__file__).resolve().parent / "chat_prompts.txt"
 K = 4
-BEST = {"candidates": K, "draft_vocab": 8192, "draft_confidence": 0.6}
+BEST = {"candidates": K, "draft_vocab": 8192, "draft_confidence": 0.6, "draft_int8": True}
 
 
-OFF = {"candidates": K, "draft_vocab": 0, "draft_confidence": 0.0}
+OFF = {"candidates": K, "draft_vocab": 0, "draft_confidence": 0.0, "draft_int8": False}
 
 
 def settings(baseline_only: bool, temperature: float) -> list[Setting]:
@@ -36,9 +36,9 @@ def settings(baseline_only: bool, temperature: float) -> list[Setting]:
     plain = [Setting("hf-generate"), Setting("sd", OFF), Setting("hf-assisted", OFF)]
     if baseline_only:
         return plain
-    alone = [Setting("sd", {**OFF, "draft_vocab": BEST["draft_vocab"]}),
-             Setting("sd", {**OFF, "draft_confidence": BEST["draft_confidence"]})]
-    best = [Setting("sd", BEST), Setting("hf-assisted", {**OFF, "draft_confidence": BEST["draft_confidence"]})]
+    alone = [Setting("sd", {**OFF, lever: BEST[lever]}) for lever in ("draft_vocab", "draft_confidence", "draft_int8")]
+    best = [Setting("sd", {**BEST, "draft_int8": False}), Setting("sd", BEST),
+            Setting("hf-assisted", {**OFF, "draft_confidence": BEST["draft_confidence"], "draft_int8": True})]
     return [*plain, *alone, *best] if temperature == 0 else [Setting("hf-generate"), Setting("sd", OFF), *best]
 
 

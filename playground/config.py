@@ -43,6 +43,8 @@ class RunConfig:
                             "(FR-Spec pruned output layer; stays lossless; 0: all tokens)")
     draft_confidence: float = _opt(0.6, "sd: end a draft block after a token the draft gives less than "
                                    "this probability (0: always draft K; stays lossless)")
+    draft_int8: bool = _opt(True, "sd: a CPU float32 draft runs its linear layers in int8 (about half its step "
+                            "on a small CPU; q is the quantized draft's, so sd stays lossless)")
     chat_template: bool = _opt(True, "wrap the prompt in the tokenizer's chat template")
     # Fuzzy SD (seed 000)
     tau: float = _opt(0.4, "fsd: accept a candidate when Div(target, draft) < tau, on the divergence's "

@@ -22,6 +22,7 @@ import torch
 from torch import nn
 
 from .errors import PlaygroundError
+from .int8_draft import Int8Linear
 from .prepacked import PrepackedLinear
 
 RANKING_FILE = pathlib.Path(__file__).resolve().parent.parent / "assets" / "embedded" / "smollm2-token-ranking.json"
@@ -51,14 +52,14 @@ def ranked_token_ids(tokenizer, vocab_size: int) -> list[int]:
 class PrunedHead(nn.Module):
     """The model's output layer restricted to `token_ids`; logits of all other ids are -inf."""
 
-    def __init__(self, output_weight: torch.Tensor, token_ids: list[int], vocab_size: int):
+    def __init__(self, output_weight: torch.Tensor, token_ids: list[int], vocab_size: int, int8: bool = False):
         super().__init__()
         self.vocab_size = vocab_size
         self.register_buffer("token_ids", torch.tensor(token_ids, device=output_weight.device), persistent=False)
         rows = nn.Linear(output_weight.shape[1], len(token_ids), bias=False, device=output_weight.device,
                          dtype=output_weight.dtype)
         rows.weight.data = output_weight.detach()[self.token_ids].clone()
-        self.rows = _prepacked_or(rows)
+        self.rows = Int8Linear(rows.weight, None) if int8 else _prepacked_or(rows)
 
     def forward(self, hidden: torch.Tensor) -> torch.Tensor:
         scores = self.rows(hidden)
@@ -80,24 +81,25 @@ _heads_lock = threading.Lock()
 HEADS_KEPT = 2  # per model: each size is a copy of part of the output layer (about 19 MB for 8192 rows)
 
 
-def pruned_head(model, tokenizer, size: int) -> PrunedHead | None:
+def pruned_head(model, tokenizer, size: int, int8: bool = False) -> PrunedHead | None:
     """The draft's output layer pruned to its `size` most frequent tokens and its end-of-text
-    tokens (kept for the HEADS_KEPT sizes used last, so that a sweep over sizes cannot fill the
-    memory); None when `size` covers the whole vocabulary."""
+    tokens, with int8 weights if `int8` (kept for the HEADS_KEPT settings used last, so that a
+    sweep over sizes cannot fill the memory); None when `size` covers the whole vocabulary."""
     vocab_size = model.config.get_text_config().vocab_size
     if size >= vocab_size:
         return None
     _check_supported(model)
     with _heads_lock:  # concurrent runs share the models
         heads = _heads.setdefault(model, {})
-        if size not in heads:
+        key = (size, int8)
+        if key not in heads:
             kept = set(ranked_token_ids(tokenizer, vocab_size)[:size])
             kept |= {i for i in _eos_ids(model, tokenizer) if i < vocab_size}
-            heads[size] = PrunedHead(model.get_output_embeddings().weight, sorted(kept), vocab_size)
-        heads[size] = heads.pop(size)  # the most recently used last
+            heads[key] = PrunedHead(model.get_output_embeddings().weight, sorted(kept), vocab_size, int8)
+        heads[key] = heads.pop(key)  # the most recently used last
         while len(heads) > HEADS_KEPT:
             heads.pop(next(iter(heads)))
-        return heads[size]
+        return heads[key]
 
 
 def _eos_ids(model, tokenizer) -> list[int]:

@@ -9,7 +9,7 @@ from dataclasses import asdict, dataclass, field, fields, replace
 
 import torch
 
-from . import forward_costs
+from . import forward_costs, int8_draft
 from .cache import KVRunner
 from .config import RunConfig, unread_options, validate
 from .draft_vocab import pruned_head
@@ -238,14 +238,23 @@ def _check_vocabularies(method, models: dict[str, LoadedModel]) -> None:
                 "use a heterogeneous method (slem, tli or slrs) or a same-family draft")
 
 
+def _draft_runner(config: RunConfig, method, draft: LoadedModel) -> KVRunner:
+    """The draft with the run's drafting levers: int8 linear layers, a pruned output layer."""
+    int8 = "draft_int8" in method.options and config.draft_int8 and int8_draft.applies(draft.model)
+    runner = KVRunner(int8_draft.int8_twin(draft.model) if int8 else draft.model, name="draft",
+                      tokens=len(draft.tokenizer))
+    if "draft_vocab" in method.options and config.draft_vocab:
+        runner.head = pruned_head(draft.model, draft.tokenizer, config.draft_vocab, int8=int8)
+    return runner
+
+
 def _decoding(config: RunConfig, models: dict[str, LoadedModel], prompt_ids: list[int], method) -> Decoding:
     """The run's context; the drafting levers apply only to the methods that offer them."""
     if "draft_confidence" not in method.options:
         config = replace(config, draft_confidence=0.0)
     runners = {role: KVRunner(m.model, name=role, tokens=len(m.tokenizer)) for role, m in models.items()}
-    if "draft_vocab" in method.options and config.draft_vocab:
-        draft = models["draft"]
-        runners["draft"].head = pruned_head(draft.model, draft.tokenizer, config.draft_vocab)
+    if "draft" in models:
+        runners["draft"] = _draft_runner(config, method, models["draft"])
     device = next(iter(models.values())).model.device
     sampler = Sampler(config.temperature, config.top_k, config.top_p, config.seed, device=device)
     return Decoding(

@@ -1,5 +1,5 @@
-"""The CPU speed levers keep every method exact: prepacked weights, the pruned draft head and
-confidence-ended draft blocks; and the prediction that the stats show follows its formula."""
+"""The CPU speed levers keep every method exact: prepacked weights, the int8 draft, the pruned draft
+head and confidence-ended draft blocks; and the prediction that the stats show follows its formula."""
 
 import time
 
@@ -10,6 +10,7 @@ import torch.nn.functional as F
 import playground
 from playground import forward_costs
 from playground.draft_vocab import pruned_head
+from playground.int8_draft import Int8Linear, dense_weight, int8_twin
 from playground.errors import PlaygroundError
 from playground.prepacked import PrepackedLinear, prepack_linears
 from playground.stats import Stats
@@ -50,6 +51,49 @@ def test_prepacking_can_be_switched_off(tokenizer, monkeypatch):
     assert type(model.lm_head) is torch.nn.Linear
 
 
+def test_int8_linear_stays_within_its_quantization_error():
+    """Weights with one scale per output channel and 7-bit activations: each output is off by
+    about a percent of the largest one."""
+    torch.manual_seed(0)
+    linear = torch.nn.Linear(64, 96)
+    x = torch.randn(1, 6, 64)
+    with torch.no_grad():
+        exact, quantized = F.linear(x, linear.weight, linear.bias), Int8Linear(linear.weight, linear.bias)(x)
+    error = (quantized - exact).abs().max() / exact.abs().max()
+    assert 0 < error < 0.03
+
+
+def test_a_prepacked_weight_reads_back_exactly():
+    torch.manual_seed(1)
+    linear = torch.nn.Linear(48, 80, bias=True)
+    assert torch.equal(dense_weight(PrepackedLinear(linear)), linear.weight.detach())
+
+
+def test_int8_twin_shares_the_draft_and_leaves_it_unchanged(tokenizer):
+    model = tiny_llama(len(tokenizer), layers=2, hidden=64, seed=5)
+    prepack_linears(model)
+    twin = int8_twin(model)
+    assert int8_twin(model) is twin  # built once per model
+    assert type(twin.model.layers[0].mlp.up_proj) is Int8Linear
+    assert type(model.model.layers[0].mlp.up_proj) is PrepackedLinear
+    assert twin.model.embed_tokens.weight is model.model.embed_tokens.weight
+    assert twin.lm_head is model.lm_head  # the output layer stays: a pruned head replaces it per run
+    ids = torch.tensor([tokenizer("hello there").input_ids])
+    with torch.no_grad():
+        exact, quantized = model(ids).logits, twin(ids).logits
+    assert 0 < (quantized - exact).abs().max() < 0.05 * exact.abs().max()  # about a percent per layer
+    assert int8_twin(tiny_llama(len(tokenizer)).to(torch.bfloat16)).dtype == torch.bfloat16  # not applied
+
+
+@pytest.mark.parametrize("enabled", [True, False])
+def test_the_int8_option_decides_which_draft_runs(family, monkeypatch, enabled):
+    calls = []
+    forward = Int8Linear.forward
+    monkeypatch.setattr(Int8Linear, "forward", lambda self, x: calls.append(1) or forward(self, x))
+    greedy(family, "sd", candidates=4, draft_int8=enabled)
+    assert bool(calls) == enabled
+
+
 def test_pruned_head_scores_only_its_tokens(family):
     draft = family["draft"]
     head = pruned_head(draft.model, draft.tokenizer, 10)
@@ -72,8 +116,10 @@ def greedy(family, method, **options):
 
 
 @pytest.mark.parametrize("options", [{"draft_vocab": 8, "draft_confidence": 0}, {"draft_vocab": 0, "draft_confidence": 0.5},
-                                     {"draft_vocab": 12, "draft_confidence": 0.3}],
-                         ids=["pruned", "confidence", "both"])
+                                     {"draft_vocab": 12, "draft_confidence": 0.3},
+                                     {"draft_vocab": 0, "draft_confidence": 0, "draft_int8": True},
+                                     {"draft_vocab": 0, "draft_confidence": 0, "draft_int8": False}],
+                         ids=["pruned", "confidence", "both", "int8-only", "none"])
 def test_levers_keep_greedy_sd_identical_to_the_target(family, options):
     _, reference = greedy(family, "ar")
     _, ids = greedy(family, "sd", candidates=4, **options)
@@ -97,7 +143,8 @@ def test_confidence_ends_blocks_early(family):
 
 
 @pytest.mark.parametrize("option, value", [("draft_vocab", -1), ("draft_vocab", 2.5),
-                                           ("draft_confidence", 1.5), ("draft_confidence", -0.1)])
+                                           ("draft_confidence", 1.5), ("draft_confidence", -0.1),
+                                           ("draft_int8", "yes")])
 def test_bad_lever_values_are_one_line_errors(family, option, value):
     with pytest.raises(PlaygroundError) as error:
         greedy(family, "sd", **{option: value})

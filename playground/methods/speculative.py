@@ -164,4 +164,4 @@ def standard(ctx: Decoding):
 
 
 SD = Method("sd", standard, "standard speculative decoding: lossless, residual resampling + bonus token",
-            options=("candidates", "draft_sampling", "draft_vocab", "draft_confidence"))
+            options=("candidates", "draft_sampling", "draft_vocab", "draft_confidence", "draft_int8"))
