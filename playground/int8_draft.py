@@ -3,8 +3,8 @@ channel) and activations quantized per call (torch's dynamic int8 kernels).
 
 A one-token draft step reads every weight once, so on a CPU it runs at memory speed: int8 reads a
 quarter of the bytes, and a small draft's int8 weights fit in the last-level cache. On a 2-core
-AVX2 EPYC the embedded draft's step fell from about 0.21 to 0.11 of a target step
-(`bench/results/speed_levers.md`).
+EPYC (AVX-512 with VNNI) the embedded draft's step fell from about 0.21 to 0.11 of a target step
+(`bench/results/speed_levers.md`); CPUs with AVX2 only run fbgemm's AVX2 kernels (not measured).
 
 Speculative decoding stays exact: its rule weighs the target's p against the q of the draft that
 proposed the tokens, whatever that draft computes. The twin shares the loaded draft's embeddings,
@@ -59,8 +59,9 @@ def dense_weight(linear: nn.Module) -> torch.Tensor:
 
 
 def applies(model) -> bool:
-    """Whether int8 applies: a float32 model on an x86 CPU (GPUs and half precision keep their own)."""
-    return (model.device.type == "cpu" and model.dtype == torch.float32
+    """Whether int8 applies: a float32 model on an x86 CPU, in one piece (GPUs, half precision and
+    models that accelerate spread with its forward hooks keep their own)."""
+    return (model.device.type == "cpu" and model.dtype == torch.float32 and not hasattr(model, "hf_device_map")
             and torch.backends.quantized.engine in ("x86", "fbgemm"))
 
 

@@ -62,10 +62,18 @@ def agreement_by_hand(student, prompts: list[list[int]], answers: list[list[int]
 
 
 def test_quick_answers_are_the_targets_greedy_answers(target, quick_answers):
-    """Teacher-forced in one pass, the target picks its own answers' tokens: all but near-ties,
-    where one full pass and cached generation round differently (one token of 218 here)."""
-    examples = quick_answers[1]
-    assert agreement_by_hand(target[0], *zip(*examples)) >= 0.99
+    """Teacher-forced in one pass, the target picks its own answers' tokens, but for near-ties,
+    where one full pass and cached generation round differently (1 token of 218 on an AVX2 CPU, 4
+    on an AVX-512 one): there the answer's token is within one rounding step of the best logit."""
+    misses = tokens = 0
+    with torch.no_grad():
+        for prompt, answer in quick_answers[1]:
+            logits = target[0](torch.tensor([prompt + answer])).logits[0, len(prompt) - 1:-1]
+            best = logits.max(-1).values
+            gap = best - logits.gather(-1, torch.tensor(answer)[:, None])[:, 0]
+            assert (gap <= torch.finfo(logits.dtype).eps * best.abs()).all(), f"a token {gap.max():.3f} below the best"
+            misses, tokens = misses + int((gap > 0).sum()), tokens + len(answer)
+    assert misses <= 0.03 * tokens
 
 
 @pytest.mark.parametrize("name", STUDENTS)

@@ -11,7 +11,7 @@ import pytest
 import torch
 
 import playground
-from playground import forward_costs
+from playground import forward_costs, int8_draft
 from playground.engine import format_prompt
 from playground.methods import METHODS
 from playground.step import Evidence
@@ -61,7 +61,8 @@ def test_step_mode_runs_no_forward_of_its_own(handlers, family, monkeypatch):
     # The target's one-token step T(1) is timed by a run when no pass of the last 30 s recorded it.
     forward_costs.single_step_seconds(family["target"].model)
     calls = []
-    for model in (family["target"].model, family["draft"].model):
+    draft = family["draft"].model
+    for model in {family["target"].model, draft, int8_draft.int8_twin(draft)}:  # sd drafts with the twin
         monkeypatch.setattr(model, "forward", _counting(model.forward, calls))
     handlers.step(KEY, PROMPT, "sd", 0, *values(temperature=1.0, seed=1))
     run = handlers.sessions.get(KEY).stepping.run
