@@ -252,9 +252,8 @@ def _decoding(config: RunConfig, models: dict[str, LoadedModel], prompt_ids: lis
     """The run's context; the drafting levers apply only to the methods that offer them."""
     if "draft_confidence" not in method.options:
         config = replace(config, draft_confidence=0.0)
-    runners = {role: KVRunner(m.model, name=role, tokens=len(m.tokenizer)) for role, m in models.items()}
-    if "draft" in models:
-        runners["draft"] = _draft_runner(config, method, models["draft"])
+    runners = {role: _draft_runner(config, method, m) if role == "draft"
+               else KVRunner(m.model, name=role, tokens=len(m.tokenizer)) for role, m in models.items()}
     device = next(iter(models.values())).model.device
     sampler = Sampler(config.temperature, config.top_k, config.top_p, config.seed, device=device)
     return Decoding(
