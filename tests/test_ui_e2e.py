@@ -141,6 +141,25 @@ def test_browser_load_describes_the_family(page):
     assert "share one vocabulary" in page.locator("#family-info").inner_text()
 
 
+def test_browser_compare_and_race_offer_only_the_loaded_familys_methods(page):
+    def offered(picker):
+        page.wait_for_function(f"() => document.querySelector('#{picker}')")  # a tab draws when first shown
+        return page.locator(f"#{picker} label").all_inner_texts()
+
+    page.locator("#qualifier-spec textarea").fill("")
+    page.locator("#load").click()
+    page.locator("#family-info", has_text="MiB").wait_for()
+    page.get_by_role("tab", name="Race").click()
+    page.wait_for_function("() => !(document.querySelector('#race-methods')?.innerText ?? 'psd-f').includes('psd-f')")
+    assert "sd" in offered("race-methods")
+    page.get_by_role("tab", name="Compare").click()
+    page.get_by_label("methods side by side").check()
+    assert "sd" in offered("compare-methods") and not any("psd" in m for m in offered("compare-methods"))
+    page.locator("#qualifier-spec textarea").fill("tiny-qualifier")
+    page.locator("#load").click()
+    page.wait_for_function("() => document.querySelector('#compare-methods').innerText.includes('psd-f')")
+
+
 def test_browser_generate_shows_colored_tokens_and_charts(page):
     page.locator("#opt-temperature input[type=number]").fill("1")
     generate_and_wait(page)

@@ -102,6 +102,15 @@ def test_load_describes_device_memory_and_shared_vocabulary(handlers):
     assert "sd" in offered and all("qualifier" not in METHODS[m].roles for m in offered)
 
 
+def test_compare_and_race_pickers_follow_the_loaded_family(handlers):
+    handlers.load(KEY, "tiny-target", "tiny-draft", "")
+    compare, race = handlers.family.method_lists(KEY, ["ar", "sd", "psd-f"], None)
+    assert "psd-f" not in compare["choices"] and "sd" in compare["choices"]
+    assert compare["value"] == ["ar", "sd"] and race["value"] == []
+    handlers.load(KEY, "tiny-target", "tiny-draft", "tiny-qualifier")
+    assert "psd-f" in handlers.family.method_lists(KEY, ["ar"])[0]["choices"]
+
+
 def test_load_selects_the_presets_method_else_keeps_the_current_one(handlers):
     assert handlers.load(KEY, "tiny-target", "tiny-draft", "", "fsd")[2].value == "fsd"
     handlers.presets[0] = Preset("tiny", "tiny-target", "tiny-draft", "tiny-qualifier", default_method="psd-f")

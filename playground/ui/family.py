@@ -57,12 +57,27 @@ class FamilyPanel:
             return error_status(error), gr.skip(), gr.skip()
         session.specs = {role: m.spec for role, m in models.items()}
         session.preset = next((p for p in self.presets if p.specs() == {r: s or "" for r, s in specs.items()}), None)
-        choices = method_choices(relation(models), set(models))
+        choices = self.usable_methods(key)
         usable = [name for _, name in choices]
         preferred = [session.preset.default_method if session.preset else "", method, *usable[:1]]
         chosen = next((name for name in preferred if name in usable), None)
         return (render.status_html(f"loaded {', '.join(m.spec for m in models.values())}"),
                 describe_family(models), gr.Dropdown(choices=choices, value=chosen))
+
+    def usable_methods(self, key: str) -> list[tuple[str, str]]:
+        """(label, name) of the methods the session's family can run; every method before one is loaded."""
+        specs = self.sessions.get(key).specs
+        if not specs:
+            return method_choices()
+        models = {role: self.loader(spec) for role, spec in specs.items()}
+        return method_choices(relation(models), set(models))
+
+    def method_lists(self, key: str, *chosen_lists):
+        """Compare's and Race's method pickers after a load: the family's methods, each picker
+        keeping those of its choices the family can still run."""
+        usable = [name for _, name in self.usable_methods(key)]
+        return tuple(gr.update(choices=usable, value=[m for m in chosen or [] if m in usable])
+                     for chosen in chosen_lists)
 
     def unload(self, key: str):
         session = self.sessions.get(key)

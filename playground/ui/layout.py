@@ -177,11 +177,11 @@ def build_demo(loader=None, presets=None) -> gr.Blocks:
                     with gr.Tab("Generate", id="generate-tab") as generate_tab:
                         _generate_tab(shared)
                     with gr.Tab("Compare", id="compare-tab") as compare_tab:
-                        _compare_tab(shared)
+                        compare_methods = _compare_tab(shared)
                     with gr.Tab("Step mode", id="step-tab") as step_tab:
                         _step_tab(shared)
                     with gr.Tab("Race", id="race-tab") as race_tab:
-                        race.build_tab(shared, race_tab, _keyed)
+                        race_methods = race.build_tab(shared, race_tab, _keyed)
                     with gr.Tab("Toy: seed-001 example", id="toy-tab") as toy_tab:
                         _toy_tab(handlers)
         for tab in (generate_tab, compare_tab, step_tab, race_tab, toy_tab):
@@ -191,6 +191,8 @@ def build_demo(loader=None, presets=None) -> gr.Blocks:
         method.change(on_method, method, [*widgets, about], **PRIVATE)
         _wire_thresholds(handlers, widgets)
         loading.then(on_method, method, [*widgets, about], **PRIVATE)  # the new preset's defaults
+        method_lists = [compare_methods, race_methods]
+        loading.then(_keyed(handlers.family.method_lists), method_lists, method_lists, **PRIVATE)
         share.wire(demo, share_button, share_box, handlers, family, method, shared, about)
         _progress_only_where_users_wait(demo)
         demo.unload(_keyed(handlers.sessions.drop))
@@ -294,7 +296,8 @@ def _generate_tab(ui: Shared) -> None:
     upload.upload(_keyed(ui.handlers.upload_memory), upload, memory_view, api_name="upload_memory")
 
 
-def _compare_tab(ui: Shared) -> None:
+def _compare_tab(ui: Shared) -> gr.CheckboxGroup:
+    """The Compare tab; returns its method picker (which follows the loaded family)."""
     gr.Markdown("Run the prompt above with the same seed several times: sweep one option of the chosen "
                 "method (e.g. tau), or put methods side by side. Each column is scored against a "
                 "target-only run: token agreement, and the target's mean log-likelihood of the text.")
@@ -323,6 +326,7 @@ def _compare_tab(ui: Shared) -> None:
     mode.change(show_mode, mode, [option, values, methods], **PRIVATE)
     ui.page_and_api(start.click, ui.handlers.compare, [ui.prompt, ui.method, mode, option, values, methods,
                                                        *ui.widgets], [view], "compare")
+    return methods
 
 
 def _step_tab(ui: Shared) -> None:

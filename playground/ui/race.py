@@ -64,8 +64,9 @@ class Race:
         return gr.update(choices=labels, value=chosen if chosen is not None else labels[-2:])
 
 
-def build_tab(ui, tab, keyed) -> None:
-    """The Race tab's components and events; `ui` is layout's Shared, `keyed` its session wrapper."""
+def build_tab(ui, tab, keyed) -> gr.CheckboxGroup:
+    """The Race tab's components and events; `ui` is layout's Shared, `keyed` its session wrapper.
+    Returns its method picker (which follows the loaded family)."""
     race = Race(ui.handlers)
     gr.Markdown("Which method finishes first, truly? Each run decodes alone (racing two at once on one "
                 "machine would slow both), its steps' times are recorded, and the runs are replayed side by "
@@ -85,3 +86,4 @@ def build_tab(ui, tab, keyed) -> None:
     ui.page_and_api(start.click, race.run_methods, [ui.prompt, methods, *ui.widgets], [view, finished], "race")
     again.click(keyed(race.race_chosen), finished, view, **PRIVATE)
     tab.select(keyed(race.choices), None, finished, **PRIVATE)
+    return methods
