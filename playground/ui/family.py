@@ -57,7 +57,7 @@ class FamilyPanel:
             return error_status(error), gr.skip(), gr.skip()
         session.specs = {role: m.spec for role, m in models.items()}
         session.preset = next((p for p in self.presets if p.specs() == {r: s or "" for r, s in specs.items()}), None)
-        choices = self.usable_methods(key)
+        choices = runnable_methods(models)
         usable = [name for _, name in choices]
         preferred = [session.preset.default_method if session.preset else "", method, *usable[:1]]
         chosen = next((name for name in preferred if name in usable), None)
@@ -69,8 +69,7 @@ class FamilyPanel:
         specs = self.sessions.get(key).specs
         if not specs:
             return method_choices()
-        models = {role: self.loader(spec) for role, spec in specs.items()}
-        return method_choices(relation(models), set(models))
+        return runnable_methods({role: self.loader(spec) for role, spec in specs.items()})
 
     def method_lists(self, key: str, *chosen_lists):
         """Compare's and Race's method pickers after a load: the family's methods, each picker
@@ -118,6 +117,12 @@ def load_family(specs: dict[str, str], loader: Loader, progress=None) -> dict[st
             progress(i / len(wanted), desc=f"loading {role}: {spec}")
         models[role] = loader(spec)
     return models
+
+
+def runnable_methods(models: dict[str, LoadedModel]) -> list[tuple[str, str]]:
+    """(label, name) of the methods these models can run: every role present, a shared vocabulary
+    unless the method accepts any."""
+    return method_choices(relation(models), set(models))
 
 
 def relation(models: dict[str, LoadedModel]) -> str | None:
