@@ -30,8 +30,9 @@ def read_corpus(path: str | Path = DEFAULT_CORPUS) -> list[str]:
     return prompts
 
 
-# csd drafts K tokens from the full vocabulary (seed 003): sd's drafting levers stay off here.
-CSD_DRAFTING = {"draft_vocab": 0, "draft_confidence": 0.0}
+# csd drafts K tokens from the full vocabulary with the draft as loaded (seed 003): sd's drafting
+# levers stay off here, so that calibration sees the rejections csd will see.
+CSD_DRAFTING = {"draft_vocab": 0, "draft_confidence": 0.0, "draft_int8": False}
 
 
 def calibrate(prompts: list[str], memory: CorrectionMemory, *, target=None, draft=None, progress: bool = True,

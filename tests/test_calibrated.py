@@ -108,9 +108,10 @@ def test_a_loaded_memory_starts_the_run(tmp_path, family):
     calibrated = CorrectionMemory(*PAIR)
     calibrated.observe(run(family, "sd", max_new_tokens=200, seed=9, **CSD_DRAFTING).tokens)
     path = calibrated.save(tmp_path / "memory.json")
-    warm = run(family, "csd", memory=str(path), lambda_=3, gate_tau=0.01, seed=4)
-    cold = run(family, "csd", lambda_=3, gate_tau=0.01, seed=4)
-    assert warm.stats.origins["rescued"] > cold.stats.origins["rescued"]
+    def rescued(**memory):  # over a few seeds: one run's rescues are few and depend on its draws
+        return sum(run(family, "csd", lambda_=3, gate_tau=0.01, seed=seed, **memory).stats.origins["rescued"]
+                   for seed in range(4, 10))
+    assert rescued(memory=str(path)) > rescued()
 
 
 @pytest.mark.parametrize(("content", "message"), [

@@ -84,6 +84,15 @@ def chi_square_p_value(counts, expected_probs, samples=SAMPLES) -> float:
     return float(torch.special.gammaincc(dof, torch.tensor(statistic / 2, dtype=torch.float64)))
 
 
+def test_a_draw_follows_its_distribution_and_never_picks_a_token_without_mass():
+    sampler, probs = Sampler(temperature=1.0, seed=5), torch.tensor([0.0, 0.1, 0.0, 0.45, 0.25, 0.2, 0.0])
+    draws = [sampler.draw(probs) for _ in range(SAMPLES)]
+    assert set(draws) == {1, 3, 4, 5}
+    counts = {token: draws.count(token) for token in set(draws)}
+    assert chi_square_p_value(counts, {token: float(p) for token, p in enumerate(probs) if p > 0}) > ALPHA
+    assert {sampler.draw(torch.tensor([0.0, 0.0, 1.0])) for _ in range(20)} == {2}
+
+
 SETTINGS = [
     {"temperature": 1.0},
     {"temperature": 0.7, "top_p": 0.9},
