@@ -15,7 +15,7 @@ from ..methods import METHODS
 from ..models import LoadedModel, unload_all, vocabulary_relation
 from ..policy import public_mode
 from ..presets import DEFAULT_PRESET, Preset, load_presets
-from . import render
+from . import model_thread, render
 from .boundary import check_method, error_status
 from .options import method_choices
 from .session import Sessions
@@ -33,7 +33,8 @@ class FamilyPanel:
     the first preset's until the session loads one."""
 
     def __init__(self, loader: Loader, presets: list[Preset], sessions: Sessions):
-        self.loader, self.presets, self.sessions = loader, presets, sessions
+        self.presets, self.sessions = presets, sessions
+        self.loader = lambda spec: model_thread.call(loader, spec)
 
     def preset(self, name: str) -> tuple:
         """The preset's target, draft and qualifier specs, its description and its method."""

@@ -8,6 +8,7 @@
 from ..engine import format_prompt
 from ..models import LoadedModel
 from ..quality import mean_log_likelihood
+from . import model_thread
 
 
 def target_ids(run, target: LoadedModel) -> list[int]:
@@ -26,4 +27,4 @@ def token_agreement(ids: list[int], reference: list[int]) -> float | None:
 
 def target_log_likelihood(target: LoadedModel, prompt: str, ids: list[int], chat_template: bool) -> float | None:
     prompt_ids = format_prompt(target.tokenizer, prompt, chat_template)
-    return mean_log_likelihood(target.model, prompt_ids, ids)
+    return model_thread.call(mean_log_likelihood, target.model, prompt_ids, ids)

@@ -4,6 +4,7 @@ the correction memory the app keeps for that family."""
 from ..engine import generate, stream
 from ..limits import current_limits
 from ..methods import METHODS
+from . import model_thread
 from .family import FamilyPanel
 from .memory import CorrectionMemories
 from .options import options_from_values
@@ -24,9 +25,9 @@ class Runs:
         """(the method's models, the engine's step stream); counts one run against the session's rate."""
         models, arguments = self._prepare(key, method, values, {})
         self.family.sessions.get(key).admit(1, current_limits().runs_per_minute)
-        return models, stream(prompt, **arguments)
+        return models, model_thread.iterate(stream(prompt, **arguments))
 
     def finished(self, key: str, prompt: str, method: str, values, **override):
         """The finished Run, `override` taking the place of some of the controls' options (the
         caller counts it against the session's rate)."""
-        return generate(prompt, **self._prepare(key, method, values, override)[1])
+        return model_thread.call(generate, prompt, **self._prepare(key, method, values, override)[1])

@@ -1,0 +1,37 @@
+"""The app's model work, all on one long-lived thread.
+
+Each thread that enters an OpenMP parallel region keeps its own pool of OpenMP threads, and once
+more of them exist than CPUs, libgomp throttles their spinning: every region then wakes its idle
+workers through the kernel. Gradio runs handlers on a pool of worker threads, so a run on one of
+them, once another had run one, decoded about 25% slower than the same run through the CLI
+(`bench/results/README.md`). Loading, generating and scoring through this one thread keeps one
+pool. Runs of several visitors interleave here step by step.
+"""
+
+import threading
+from concurrent.futures import ThreadPoolExecutor
+
+_executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="models")
+_on_model_thread = threading.local()
+_DONE = object()
+
+
+def call(function, *args, **kwargs):
+    """`function(*args, **kwargs)`, run on the model thread (directly when already there)."""
+    if getattr(_on_model_thread, "value", False):
+        return function(*args, **kwargs)
+    return _executor.submit(_marked, function, *args, **kwargs).result()
+
+
+def iterate(generator):
+    """`generator`'s items, each computed on the model thread; closing this closes it there."""
+    try:
+        while (item := call(next, generator, _DONE)) is not _DONE:
+            yield item
+    finally:
+        call(generator.close)
+
+
+def _marked(function, *args, **kwargs):
+    _on_model_thread.value = True
+    return function(*args, **kwargs)
