@@ -5,7 +5,8 @@ more of them exist than CPUs, libgomp throttles their spinning: every region the
 workers through the kernel. Gradio runs handlers on a pool of worker threads, so a run on one of
 them, once another had run one, decoded about 25% slower than the same run through the CLI
 (`bench/results/README.md`). Loading, generating and scoring through this one thread keeps one
-pool. Runs of several visitors interleave here step by step.
+pool. Visitors' streamed runs interleave here step by step; a Compare or Race column holds the
+thread for its whole generation.
 """
 
 import threading
