@@ -240,11 +240,11 @@ def _check_vocabularies(method, models: dict[str, LoadedModel]) -> None:
 
 def _draft_runner(config: RunConfig, method, draft: LoadedModel) -> KVRunner:
     """The draft with the run's drafting levers: int8 linear layers, a pruned output layer."""
-    int8 = "draft_int8" in method.options and config.draft_int8 and int8_draft.applies(draft.model)
-    runner = KVRunner(int8_draft.int8_twin(draft.model) if int8 else draft.model, name="draft",
-                      tokens=len(draft.tokenizer))
+    wanted = "draft_int8" in method.options and config.draft_int8
+    model = int8_draft.int8_twin(draft.model) if wanted else draft.model  # the model itself where int8 cannot run
+    runner = KVRunner(model, name="draft", tokens=len(draft.tokenizer))
     if "draft_vocab" in method.options and config.draft_vocab:
-        runner.head = pruned_head(draft.model, draft.tokenizer, config.draft_vocab, int8=int8)
+        runner.head = pruned_head(draft.model, draft.tokenizer, config.draft_vocab, int8=model is not draft.model)
     return runner
 
 

@@ -108,7 +108,7 @@ class Bench:
         if setting.method in BASELINES:
             draft = {"hf-assisted": self.models.get("draft"), "hf-universal": self.models.get("hetero_draft"),
                      "hf-generate": None}[setting.method]
-            if draft is not None and options.get("draft_int8") and int8_draft.applies(draft.model):
+            if draft is not None and options.get("draft_int8"):
                 draft = replace(draft, model=int8_draft.int8_twin(draft.model))  # the same draft as ours
             sampling = {k: options[k] for k in ("temperature", "top_k", "top_p", "seed") if k in options}
             run = assisted_generate(self.target, draft, self.prompt_ids[task.id], candidates=options.get("candidates", 0),
