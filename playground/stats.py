@@ -1,5 +1,6 @@
 """Running statistics of a run, named as the serving engines name them."""
 
+import statistics
 import time
 from collections import Counter
 
@@ -33,6 +34,10 @@ class Stats:
         self.step_clock: list[float] = []
         self.steps = self.drafted = self.accepted = self.tokens = 0
         self.draft_seconds = self.verify_seconds = 0.0
+        # Seconds per forward within each step, by role: c and the verification cost are their
+        # medians, so a step the machine held up (a page redrawing beside the run) does not pass
+        # for the model's cost. The totals above stay the wall-clock truth.
+        self.step_costs: dict[str, list[float]] = {target_role: [], draft_role: []}
         self.position_drafted: Counter = Counter()
         self.position_accepted: Counter = Counter()
         self.acceptance_lengths: Counter = Counter()
@@ -52,6 +57,9 @@ class Stats:
         self.draft_seconds += step.draft_seconds
         self.verify_seconds += step.verify_seconds
         self.forwards.update(step.forwards)
+        for role, seconds in ((self.draft_role, step.draft_seconds), (self.target_role, step.verify_seconds)):
+            if seconds and step.forwards.get(role):
+                self.step_costs[role].append(seconds / step.forwards[role])
         self.origins.update(t.origin for t in step.tokens)
         for position, accepted in enumerate(step.accepted_flags):
             self.position_drafted[position] += 1
@@ -94,20 +102,21 @@ class Stats:
     def origin_shares(self) -> dict[str, float]:
         return {origin: self.origins[origin] / self.tokens if self.tokens else 0.0 for origin in ORIGINS}
 
-    def _seconds_per_forward(self, role: str, seconds: float) -> float | None:
-        forwards = self.forwards[role]
-        return seconds / forwards if forwards and seconds else None
+    def _seconds_per_forward(self, role: str) -> float | None:
+        """The typical step's seconds per forward of `role` (the median over the steps)."""
+        costs = self.step_costs[role]
+        return statistics.median(costs) if costs else None
 
     def cost_ratio(self) -> float | None:
         """Seconds per draft forward over the target's one-token step (Leviathan's c); over a
         verification pass when T(1) is unknown."""
-        draft = self._seconds_per_forward(self.draft_role, self.draft_seconds)
-        unit = self.single_step_seconds or self._seconds_per_forward(self.target_role, self.verify_seconds)
+        draft = self._seconds_per_forward(self.draft_role)
+        unit = self.single_step_seconds or self._seconds_per_forward(self.target_role)
         return draft / unit if draft and unit else None
 
     def verify_cost(self) -> float | None:
         """Seconds per verification pass over T(1): what Leviathan's formula takes to be 1."""
-        verify = self._seconds_per_forward(self.target_role, self.verify_seconds)
+        verify = self._seconds_per_forward(self.target_role)
         return verify / self.single_step_seconds if verify and self.single_step_seconds else None
 
     def predicted_speedup(self) -> float | None:

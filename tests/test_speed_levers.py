@@ -170,6 +170,18 @@ def test_predicted_speedup_uses_the_measured_verification_cost():
     assert result["expected_speedup"] == pytest.approx(2 / 1.9)
 
 
+def test_a_step_the_machine_held_up_does_not_pass_for_the_models_cost():
+    """Four blocks at 0.2 s per draft step and 1.5 s per verification, one of them held up by
+    other work on the machine (10x): c and the verification cost are the typical step's."""
+    stats = Stats(single_step_seconds=1.0)
+    for slowdown in (1, 1, 10, 1):
+        stats.add(step(2, [True, False], 0.4 * slowdown, 1.5 * slowdown))
+    result = stats.to_dict()
+    assert result["cost_ratio"] == pytest.approx(0.2)
+    assert result["verify_cost"] == pytest.approx(1.5)
+    assert result["draft_seconds"] == pytest.approx(0.4 * 13), "the totals keep every second"
+
+
 def test_without_a_one_token_step_the_prediction_falls_back_to_leviathans_unit_cost():
     stats = Stats()
     stats.add(step(2, [True, True], 0.4, 1.5))
