@@ -144,11 +144,10 @@ def test_generate_streams_colored_tokens_then_its_charts_follow(handlers):
     assert text.count('class="tok tok-') == 24 and "title=" in text
     assert "acceptance rate" in stats
     assert handlers.sessions.get(KEY).run.stats.tokens == 24
-    *figures, timer = handlers.poll_charts(KEY)
+    figures = handlers.charts_after_run(KEY)
     assert len(figures) == len(charts.CHARTS) and all(isinstance(f, go.Figure) for f in figures)
-    assert timer.active is False, "the complete charts are the last the page asks for"
-    *again, _ = handlers.poll_charts(KEY)
-    assert all(f == gr.skip() for f in again)
+    again = handlers.charts_after_run(KEY)
+    assert all(f == gr.skip() for f in again), "a run's charts are drawn once"
     assert handlers.final_charts(KEY)[0].to_json() == figures[0].to_json(), "/charts gives the same charts"
 
 
@@ -260,20 +259,21 @@ def test_a_line_needs_two_known_points_and_keeps_the_first_and_last():
 
 def test_plotly_charts_wait_for_the_runs_end_and_come_complete(handlers, every_refresh):
     stream = handlers.generate(KEY, PROMPT, "sd", False, *values(max_new_tokens=40))
-    asked = [handlers.poll_charts(KEY) for _ in stream]
-    assert len(asked) > 5 and all(part == gr.skip() for reply in asked for part in reply), "none while streaming"
-    *figures, timer = handlers.poll_charts(KEY)
+    asked = [handlers.charts_after_run(KEY) for _ in stream]
+    assert len(asked) > 5 and all(part == gr.skip() for reply in asked[:-1] for part in reply), \
+        "none while streaming"
+    figures = asked[-1]  # asked after the final view, as the page's next event does
     steps = len(handlers.sessions.get(KEY).run.steps)
     assert len(figures[1].data[0].x) == steps, "the final speed chart has a point per step"
-    assert timer.active is False
 
 
-def test_the_pages_chart_timer_runs_while_a_run_is_queued_or_streaming(handlers):
-    *_, timer = handlers.poll_charts(KEY)
-    assert timer.active is False, "nothing queued or streaming: the timer stops"
-    handlers.restart(KEY, 0)
-    *figures, timer = handlers.poll_charts(KEY)
-    assert timer == gr.skip() and all(f == gr.skip() for f in figures), "queued: wait for its charts"
+def test_a_new_run_does_not_draw_the_charts_of_the_one_it_replaced(handlers):
+    run_generate(handlers)
+    stream = handlers.generate(KEY, PROMPT, "ar", False, *values(max_new_tokens=40))
+    next(stream)
+    assert all(f == gr.skip() for f in handlers.charts_after_run(KEY)), "the new run is streaming"
+    list(stream)
+    assert all(isinstance(f, go.Figure) for f in handlers.charts_after_run(KEY))
 
 
 def test_closing_the_stream_keeps_the_partial_run(handlers):

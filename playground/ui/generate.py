@@ -31,15 +31,9 @@ class Generation:
 
     def generate(self, key: str, prompt: str, method: str, show_rejected: bool, *values):
         """Yield (status, tokens html, stats html with the running lines) as the run streams; its
-        plotly charts follow on their own event (run_charts.py). `stop()` in the same session
-        (also called before each new run) ends it cleanly at its next step."""
-        session = self.sessions.get(key)
-        session.streaming += 1
-        try:
-            yield from self._stream(key, session, prompt, method, show_rejected, values)
-        finally:
-            session.streaming -= 1
-            session.final_charts_due = session.run is not None
+        plotly charts follow on their own event once it has ended (run_charts.py). `stop()` in the
+        same session (also called before each new run) ends it cleanly at its next step."""
+        yield from self._stream(key, self.sessions.get(key), prompt, method, show_rejected, values)
 
     def _stream(self, key: str, session, prompt: str, method: str, show_rejected: bool, values):
         ticket = session.stale_runs.start()
@@ -47,6 +41,7 @@ class Generation:
             yield _status_only(render.status_html("stopped before it started"))
             return
         session.run, session.timeline, session.show_rejected = None, charts.Timeline(), show_rejected is True
+        session.final_charts_due = False  # an earlier run's charts are not this one's
         steps = None
         if on_space() and not embedded.all_available():
             yield _status_only(render.status_html(PREPARING))
@@ -75,6 +70,7 @@ class Generation:
         finally:
             if steps is not None:
                 steps.close()
+            session.final_charts_due = session.run is not None
         run = session.run
         if run.finished:
             session.race.add(run, session.decode)

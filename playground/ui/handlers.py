@@ -46,7 +46,7 @@ class Handlers:
                                                                 generation.restart, generation.changed)
         self.show_generate, self.rerender = generation.show_generate, generation.rerender
         run_charts = RunCharts(self.sessions)
-        self.poll_charts, self.final_charts, self.start_charts = run_charts.poll, run_charts.final, run_charts.start
+        self.charts_after_run, self.final_charts = run_charts.after_run, run_charts.final
         self.compare = comparison.compare
         self.step, self.step_position, self.step_reset = steps.step, steps.step_position, steps.step_reset
         self.toy_reset, self.toy_step = steps.toy_reset, steps.toy_step

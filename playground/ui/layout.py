@@ -16,7 +16,6 @@ from ..methods import METHODS
 from . import race, render, share
 from .appending_view import appending_html
 from .charts import CHARTS
-from .pacing import POLL_INTERVAL
 from .handlers import Handlers
 from .options import THRESHOLDS, all_controls, default_sweep, finite_number, method_choices, suggested_sweep, \
     sweep_options, visible_options
@@ -130,17 +129,17 @@ class Shared:
     run_inputs: list = None
     settings: gr.JSON = None
 
-    def page_and_api(self, trigger, handler, inputs: list, outputs: list, api_name: str, **options) -> None:
+    def page_and_api(self, trigger, handler, inputs: list, outputs: list, api_name: str, **options):
         """Wire `handler(key, *values of inputs)` for API callers as `api_name` (a hidden button,
         every input its own argument), and for the page on `trigger`, where the run's controls
         among `inputs` come as the page's one list. Gradio's page revisits every input of an ended
         event at each status message of any later event, and a streamed run sends one per update:
         21 controls as inputs of any page event made every later run's view cost 21 snapshots
-        per update (bench/results/README.md, "The page vs the CLI")."""
+        per update (bench/results/README.md, "The page vs the CLI"). Returns the page's event."""
         gr.Button(visible=False).click(_keyed(handler), inputs, outputs, api_name=api_name, **options)
         reading, others = _reading_list(handler, inputs, self.run_inputs)
-        trigger(_keyed(reading), [self.settings, *others], outputs, api_name=api_name + FROM_PAGE,
-                api_visibility="private", **options)
+        return trigger(_keyed(reading), [self.settings, *others], outputs, api_name=api_name + FROM_PAGE,
+                       api_visibility="private", **options)
 
 
 def _component(control):
@@ -274,13 +273,11 @@ def _generate_tab(ui: Shared) -> None:
     ui.settings = gr.JSON([c.value for c in ui.run_inputs], visible="hidden", elem_id="run-settings")
     gr.on([c.change for c in ui.run_inputs], None, ui.run_inputs, ui.settings, js="(...values) => [values]",
           **PRIVATE)
-    ui.page_and_api(tick.change, ui.handlers.generate, ui.run_inputs, [ui.status, output, stats], "generate",
-                    show_progress="hidden")
-    # The charts follow on their own event (run_charts.py): a timer runs while a run is queued or
-    # streaming; API callers ask for the last run's charts with /charts.
-    poll = gr.Timer(POLL_INTERVAL, active=False)
-    tick.change(ui.handlers.start_charts, None, poll, queue=False, **PRIVATE)
-    poll.tick(_keyed(ui.handlers.poll_charts), None, [*plots, poll], queue=False, **PRIVATE)
+    run = ui.page_and_api(tick.change, ui.handlers.generate, ui.run_inputs, [ui.status, output, stats], "generate",
+                          show_progress="hidden")
+    # The charts follow on their own event once the run's has ended (run_charts.py); API callers
+    # ask for the last run's charts with /charts.
+    run.then(_keyed(ui.handlers.charts_after_run), None, plots, **PRIVATE)
     charts_button = gr.Button(visible=False)
     charts_button.click(_keyed(ui.handlers.final_charts), None, plots, api_name="charts")
     gr.on([generate.click, ui.prompt.submit], _keyed(ui.handlers.restart), tick, tick, **PRIVATE)

@@ -11,7 +11,6 @@ import time
 TEXT_INTERVAL = 0.25  # at least this many seconds between text refreshes while generating...
 STATS_INTERVAL = 1.0  # ...and between refreshes of the stats...
 REFRESH_SHARE = 0.04  # ...and longer if each kind of refresh would take over 4% of the run's time
-POLL_INTERVAL = 0.5  # while a run is queued or streaming, the page asks this often whether it ended
 
 
 class Pacer:

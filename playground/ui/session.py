@@ -51,6 +51,8 @@ class Session:
     link: object = None  # the share.Setting this page was opened with, if any
     started: deque = field(default_factory=deque)  # monotonic start times of recent runs
     last_seen: float = field(default_factory=time.monotonic)
+    generate_shown: bool = True  # the Generate tab is the one showing
+    final_charts_due: bool = False  # a run has ended and the page has not had its complete charts
 
     def admit(self, runs: int, per_minute: int) -> None:
         """Count `runs` new generations against the limit of `per_minute` (0: none), or refuse."""
@@ -62,9 +64,6 @@ class Session:
             raise PlaygroundError(f"this deployment allows {per_minute} runs per minute per visitor (a compare "
                                   f"counts each column): try again in {max(1, round(wait))} s")
         self.started.extend([now] * runs)
-    generate_shown: bool = True  # the Generate tab is the one showing
-    streaming: int = 0  # Generate runs streaming now
-    final_charts_due: bool = False  # a run has ended and the page has not had its complete charts
 
 
 def _return_free_memory() -> None:

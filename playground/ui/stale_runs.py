@@ -23,11 +23,6 @@ class StaleRunGuard:
     def stops(self) -> int:
         return self._stops
 
-    @property
-    def queued(self) -> bool:
-        """A triggered run has not started yet."""
-        return self._queued is not None
-
     def stop(self) -> None:
         """Make the running (or queued) run stale."""
         with self._lock:
