@@ -80,7 +80,8 @@ class Generation:
 
     @staticmethod
     def _view(session, status: str, with_stats: bool) -> tuple:
-        """(status, token spans, stats or skip)."""
+        """(status, token spans, stats); status and stats are skips between stats refreshes (each
+        updated component costs the page work that the model's cores pay for)."""
         run = session.run
         text = render.token_spans(run.tokens, session.decode, session.show_rejected)
         stats = gr.skip()
@@ -88,7 +89,7 @@ class Generation:
             stats = render.stats_html({**run.stats.to_dict(), "stop_reason": run.stop_reason or "running"})
             stats += sparklines.running_lines_html(run, session.timeline)
             stats += render.serving_html(run) if run.finished else ""
-        return render.status_html(status), text, stats
+        return (render.status_html(status) if with_stats else gr.skip()), text, stats
 
     def stop(self, key: str) -> None:
         """End the session's running (or queued) generation at its next step."""
