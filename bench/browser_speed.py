@@ -31,7 +31,7 @@ sys.path.insert(0, str(ROOT))
 CHROMIUM = "/usr/bin/chromium"
 PROMPTS = ["Write a Python function that returns a string reversed.",
            *(ROOT / "bench" / "chat_prompts.txt").read_text(encoding="utf-8").splitlines()[:2]]
-DRAW_SECONDS = 3  # after the settling run: its complete charts are drawn before the measured run starts
+DRAW_SECONDS = 3  # after a run in the page: its complete charts are drawn before the next run starts
 ENV = {**os.environ, "HF_HUB_OFFLINE": "1", "GRADIO_ANALYTICS_ENABLED": "False"}
 
 
@@ -156,9 +156,11 @@ class Page:
         waiting polls the page every frame, work a user's page does not do."""
         before, cpu_before = self.received, chromium_cpu_seconds()
         seconds = self.page.evaluate(RUN_IN_THE_PAGE)
-        result = displayed(self.page.locator("#stats").inner_html())
-        return {**result, "bytes_per_second": (self.received - before) / seconds,
-                "page_cores": (chromium_cpu_seconds() - cpu_before) / seconds}
+        result = {**displayed(self.page.locator("#stats").inner_html()),
+                  "bytes_per_second": (self.received - before) / seconds,
+                  "page_cores": (chromium_cpu_seconds() - cpu_before) / seconds}
+        time.sleep(DRAW_SECONDS)  # the run's charts draw after its end: not during the next path's run
+        return result
 
     def close(self) -> None:
         self.browser.close()
