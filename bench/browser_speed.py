@@ -156,9 +156,9 @@ class Page:
         waiting polls the page every frame, work a user's page does not do."""
         before, cpu_before = self.received, chromium_cpu_seconds()
         seconds = self.page.evaluate(RUN_IN_THE_PAGE)
+        received, cpu = self.received - before, chromium_cpu_seconds() - cpu_before  # before the charts' event
         result = {**displayed(self.page.locator("#stats").inner_html()),
-                  "bytes_per_second": (self.received - before) / seconds,
-                  "page_cores": (chromium_cpu_seconds() - cpu_before) / seconds}
+                  "bytes_per_second": received / seconds, "page_cores": cpu / seconds}
         time.sleep(DRAW_SECONDS)  # the run's charts draw after its end: not during the next path's run
         return result
 
