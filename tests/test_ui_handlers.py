@@ -100,6 +100,11 @@ def test_load_describes_device_memory_and_shared_vocabulary(handlers):
     assert "loaded" in status and "MiB" in described and "share one vocabulary" in described
     offered = {name for _, name in dropdown.choices}
     assert "sd" in offered and all("qualifier" not in METHODS[m].roles for m in offered)
+    needing_one = [name for name in METHODS if "qualifier" in METHODS[name].roles]
+    assert "every method is available" not in described
+    assert all(name in described for name in needing_one) and "need a qualifier model" in described
+    _, described, _ = handlers.load(KEY, "tiny-target", "tiny-draft", "tiny-qualifier")
+    assert "every method is available" in described
 
 
 def test_compare_and_race_pickers_follow_the_loaded_family(handlers):

@@ -140,7 +140,19 @@ def describe_family(models: dict[str, LoadedModel]) -> str:
     lines = [f"- **{role}** `{m.spec}`: {m.device}, {m.dtype}, {m.memory_bytes / 2**20:,.0f} MiB"
              for role, m in models.items()]
     total = sum(m.memory_bytes for m in {id(m): m for m in models.values()}.values())
-    vocabulary = {"same": "the models share one vocabulary: every method is available",
-                  "different": "the vocabularies differ: only methods for heterogeneous vocabularies "
-                               "are available"}.get(relation(models), "")
-    return "\n".join([*lines, "", f"{total / 2**20:,.0f} MiB of weights in all; {vocabulary}."])
+    return "\n".join([*lines, "", f"{total / 2**20:,.0f} MiB of weights in all; {_availability(models)}."])
+
+
+def _availability(models: dict[str, LoadedModel]) -> str:
+    """Which methods the family can run, in words."""
+    if relation(models) == "different":
+        return "the vocabularies differ: only methods for heterogeneous vocabularies are available"
+    if relation(models) is None:
+        return ""
+    runnable = {name for _, name in runnable_methods(models)}
+    missing = [name for name in METHODS if name not in runnable]
+    if not missing:
+        return "the models share one vocabulary: every method is available"
+    needed = sorted({role for name in missing for role in METHODS[name].roles if role not in models})
+    return (f"the models share one vocabulary; {', '.join(missing)} need a {' and a '.join(needed)} model, "
+            "so every other method is available")
