@@ -16,7 +16,8 @@ Each row has the columns of `COLUMNS` (runs.csv):
   mean_acceptance_length  tokens per target forward, bonus included (ours only)
   expected_speedup     Leviathan's prediction from the measured acceptance and cost ratio
   cost_ratio           Leviathan's c: seconds per draft forward over the target's one-token step
-  verify_cost          seconds per verification pass over that one-token step
+                       (the typical step's: the median over the run's steps)
+  verify_cost          seconds per verification pass over that one-token step (also the median)
   share_draft, share_qualifier, share_target, share_rescued   token origin shares
   exact_match          1 if the output equals the target-only (ar) output for the prompt
   first_divergence     first token position where it differs from that output (empty if equal)
