@@ -339,8 +339,9 @@ def _step_tab(ui: Shared) -> None:
                 "costs more (the stats show it as *verification pass / target step*), so the predicted "
                 "speedup is tokens per round / (K c + that cost): the draft must be cheap and right "
                 "often enough to pay for both. Both costs are the typical round's (medians), so a moment "
-                "the machine spent on something else does not count as the models' cost. On a CPU, sd runs the draft's linear layers in int8 "
-                "(*draft int8*), about half of c; the target is never quantized, so the output stays its own.")
+                "the machine spent on something else does not count as the models' cost. On a CPU, sd "
+                "runs the draft's linear layers in int8 (*draft int8*), about half of c; the target is "
+                "never quantized, so the output stays its own.")
     with gr.Row():
         step = gr.Button("Step one round", variant="primary", elem_id="step")
         reset = gr.Button("Restart", elem_id="step-reset")
