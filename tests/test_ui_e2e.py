@@ -285,6 +285,36 @@ def test_browser_streamed_text_is_parsed_once(page, family, monkeypatch):
     assert parsed_spans == page.locator("#output span.tok").count()
 
 
+def run_with_max_new_tokens(page, tokens: int) -> None:
+    """Set max new tokens (the change re-runs the prompt) and wait for a finished run that long."""
+    box = page.locator("#opt-max-new-tokens input[type=number]")
+    box.fill(str(tokens))
+    box.press("Tab")
+    page.wait_for_function("""tokens => {
+        const done = document.querySelector('#status').innerText.match(/done: (\\d+) tokens/);
+        return done && Number(done[1]) === tokens && document.querySelectorAll('#output span.tok').length === tokens;
+    }""", arg=tokens)
+
+
+def test_browser_token_view_keeps_its_height_and_follows_the_end(page):
+    """The token view has a fixed height: after a long run the stats below sit where they sat
+    after a short one (a growing view moved them, and the charts, at every new line). Shrunk as
+    a reader may (its corner drags), it scrolls and shows the newest tokens."""
+    stats_top = "() => document.querySelector('#stats').getBoundingClientRect().top + window.scrollY"
+    run_with_max_new_tokens(page, 4)
+    short = page.evaluate(stats_top)
+    run_with_max_new_tokens(page, 512)
+    assert page.evaluate(stats_top) == short
+    page.evaluate("() => { document.querySelector('#output .appending-view').style.height = '3em'; }")
+    run_with_max_new_tokens(page, 511)
+    view = page.evaluate("""() => {
+        const view = document.querySelector('#output .appending-view');
+        return {scroll: view.scrollHeight, client: view.clientHeight, top: view.scrollTop};
+    }""")
+    assert view["scroll"] > 2 * view["client"], "the run overflows the shrunk view"
+    assert view["top"] + view["client"] >= view["scroll"] - 2, "the view shows the newest tokens"
+
+
 def test_browser_method_change_shows_only_its_options(page):
     assert not page.locator("#opt-tau").is_visible()
     page.locator("#method input").fill("fsd")
