@@ -184,15 +184,23 @@ def ratio(top, bottom):
     return top / bottom if top is not None and bottom else None
 
 
+def paired_ratio(tops: list[dict], bottoms: list[dict], key: str) -> float | None:
+    """The median over runs of each run's `key` over its paired run's (same prompt, same turn): the
+    prompts' speeds differ by up to 2x, so a ratio of medians mostly says which prompt fell where."""
+    ratios = [ratio(top.get(key), bottom.get(key)) for top, bottom in zip(tops, bottoms, strict=True)]
+    ratios = [r for r in ratios if r is not None]
+    return statistics.median(ratios) if ratios else None
+
+
 def summarize(method: str, runs: dict) -> dict:
     cli, browser, client = runs["cli"], runs["browser"], runs["client"]
     row = {"method": method, "runs": len(cli)}
     for path, measured in (("cli", cli), ("browser", browser), ("client", client)):
         row[f"{path}_tokens_per_second"] = median(measured, "tokens_per_second")
         row[f"{path}_cost_ratio"] = median(measured, "cost_ratio")
-    row["browser_over_cli"] = ratio(row["browser_tokens_per_second"], row["cli_tokens_per_second"])
-    row["client_over_cli"] = ratio(row["client_tokens_per_second"], row["cli_tokens_per_second"])
-    row["browser_c_over_cli_c"] = ratio(row["browser_cost_ratio"], row["cli_cost_ratio"])
+    row["browser_over_cli"] = paired_ratio(browser, cli, "tokens_per_second")
+    row["client_over_cli"] = paired_ratio(client, cli, "tokens_per_second")
+    row["browser_c_over_cli_c"] = paired_ratio(browser, cli, "cost_ratio")
     row["browser_bytes_per_second"] = median(browser, "bytes_per_second")
     row["page_cores"] = median(browser, "page_cores")
     return row
@@ -204,6 +212,8 @@ def markdown(rows: list[dict], settings: dict) -> str:
 
     lines = ["# Browser and gradio_client vs CLI (embedded family, greedy)", "",
              f"Settings: {json.dumps(settings)}", "",
+             "Tokens/s and c: medians over the runs. Ratios: the median over the runs of each run's value "
+             "over its paired CLI run's (same prompt, same turn).", "",
              "| method | CLI tok/s | browser tok/s | browser/CLI | client/CLI | c CLI | c shown | c ratio | "
              "bytes/s to the page | page's CPU (cores) |", "|---|---|---|---|---|---|---|---|---|---|"]
     for r in rows:
@@ -232,12 +242,12 @@ def main() -> None:
 
     port = free_port()
     app = start_app(port)
-    url, rows = f"http://127.0.0.1:{port}/", []
+    url, rows, every_run = f"http://127.0.0.1:{port}/", [], {}
     try:
         with sync_playwright() as playwright:
             page, client = Page(playwright, url), Client(url, verbose=False)
             for method in args.methods.split(","):
-                runs = {"cli": [], "browser": [], "client": []}
+                runs = every_run[method] = {"cli": [], "browser": [], "client": []}
                 for _ in range(args.repeats):
                     for prompt in PROMPTS[:args.prompts]:
                         runs["cli"].append(cli_run(method, prompt, args.max_new_tokens))
@@ -254,7 +264,8 @@ def main() -> None:
     settings = {"prompts": args.prompts, "max_new_tokens": args.max_new_tokens, "repeats": args.repeats,
                 "cpu": cpu_name()}
     args.out.mkdir(parents=True, exist_ok=True)
-    (args.out / "results.json").write_text(json.dumps({"settings": settings, "rows": rows}, indent=1))
+    (args.out / "results.json").write_text(json.dumps({"settings": settings, "rows": rows, "runs": every_run},
+                                                      indent=1))
     (args.out / "README.md").write_text(markdown(rows, settings))
     print(f"wrote {args.out}")
 
