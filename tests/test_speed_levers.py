@@ -170,6 +170,16 @@ def test_predicted_speedup_uses_the_measured_verification_cost():
     assert result["expected_speedup"] == pytest.approx(2 / 1.9)
 
 
+def test_the_prediction_counts_the_tokens_blocks_of_different_lengths_yielded():
+    """A confident block of 4, all accepted (5 tokens), and a doubtful block of 1, rejected (1
+    token): 6 tokens for 5 candidates at c = 0.2 and 2 passes at 1.5. Acceptance rates pooled over
+    the two (position 0 accepted 1 time in 2) would credit the long block with 3 tokens."""
+    stats = Stats(single_step_seconds=1.0)
+    stats.add(step(4, [True] * 4, 0.8, 1.5))
+    stats.add(step(1, [False], 0.2, 1.5))
+    assert stats.predicted_speedup() == pytest.approx(6 / (5 * 0.2 + 2 * 1.5))
+
+
 def test_a_step_the_machine_held_up_does_not_pass_for_the_models_cost():
     """Four blocks at 0.2 s per draft step and 1.5 s per verification, one of them held up by
     other work on the machine (10x): c and the verification cost are the typical step's."""
