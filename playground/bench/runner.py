@@ -14,7 +14,7 @@ Each row has the columns of `COLUMNS` (runs.csv):
   acceptance_rate      accepted / drafted candidates (ours only)
   candidate_acceptance accepted / examined candidates (those up to each block's first rejection)
   mean_acceptance_length  tokens per target forward, bonus included (ours only)
-  expected_speedup     Leviathan's prediction from the measured acceptance and cost ratio
+  expected_speedup     Leviathan's Theorem 3.8 with the run's tokens per drafted block, c and verify_cost
   cost_ratio           Leviathan's c: seconds per draft forward over the target's one-token step
                        (the typical step's: the median over the run's steps)
   verify_cost          seconds per verification pass over that one-token step (also the median)

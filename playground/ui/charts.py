@@ -117,8 +117,10 @@ def origin_shares(run, timeline) -> go.Figure:
 
 
 def predicted_vs_measured(run, timeline) -> go.Figure:
-    """Leviathan's Eq. 1 and Theorem 3.8 next to what the run measured. The measured speedup is an
-    estimate: tokens/s over the rate of one target step per token, T(1) (see `forward_costs`)."""
+    """Leviathan's Eq. 1 (tokens per round from the acceptance rate) and Theorem 3.8 (the speedup
+    from the tokens the blocks yielded and their measured costs, `Stats.predicted_speedup`) next to
+    what the run measured. The measured speedup is an estimate: tokens/s over the rate of one
+    target step per token, T(1) (see `forward_costs`)."""
     stats = run.stats
     alpha, block = stats.acceptance_rate, stats.max_block
     target_forwards = stats.forwards[stats.target_role]
