@@ -33,9 +33,7 @@ class Generation:
         """Yield (status, tokens html, stats html with the running lines) as the run streams; its
         plotly charts follow on their own event once it has ended (run_charts.py). `stop()` in the
         same session (also called before each new run) ends it cleanly at its next step."""
-        yield from self._stream(key, self.sessions.get(key), prompt, method, show_rejected, values)
-
-    def _stream(self, key: str, session, prompt: str, method: str, show_rejected: bool, values):
+        session = self.sessions.get(key)
         ticket = session.stale_runs.start()
         if session.stale_runs.stale(ticket):
             yield _status_only(render.status_html("stopped before it started"))
