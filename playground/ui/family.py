@@ -145,11 +145,12 @@ def describe_family(models: dict[str, LoadedModel]) -> str:
 
 def _availability(models: dict[str, LoadedModel]) -> str:
     """Which methods the family can run, in words."""
-    if relation(models) == "different":
+    vocabularies = relation(models)
+    if vocabularies == "different":
         return "the vocabularies differ: only methods for heterogeneous vocabularies are available"
-    if relation(models) is None:
+    if vocabularies is None:
         return ""
-    runnable = {name for _, name in runnable_methods(models)}
+    runnable = {name for _, name in method_choices(vocabularies, set(models))}
     missing = [name for name in METHODS if name not in runnable]
     if not missing:
         return "the models share one vocabulary: every method is available"
