@@ -12,11 +12,11 @@ import argparse
 import pathlib
 import statistics
 
-from playground.bench import COLUMNS, Bench, Setting, spread, write_csv
+from playground.bench import Bench, Setting, spread
 from playground.models import load_model
 from playground.quality import load_tasks
 
-from .speed_levers import BEST, CHAT_PROMPTS
+from .speed_levers import BEST, CHAT_PROMPTS, write_results
 
 PRECISIONS = {"float32": ("float32", False), "bfloat16": ("bfloat16", False), "int8": ("float32", True)}
 
@@ -49,10 +49,7 @@ def main() -> None:
             exact = statistics.fmean(r["exact_match"] for r in sd_rows)
             lines.append(f"| {name} | {temperature:g} | {speed['median']:.2f} ({speed['q1']:.2f}-{speed['q3']:.2f}) "
                          f"| {c:.3f} | {acceptance:.0%} | {exact:.0%} |")
-    args.out.mkdir(parents=True, exist_ok=True)
-    write_csv(args.out / "runs.csv", rows, COLUMNS)
-    (args.out / "summary.md").write_text("\n".join(lines) + "\n")
-    print("\n".join(lines))
+    write_results(args.out, rows, lines)
 
 
 if __name__ == "__main__":

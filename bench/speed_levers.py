@@ -59,6 +59,14 @@ def summary_line(label: str, rows: list[dict]) -> str:
     return "| " + " | ".join(cells) + " |"
 
 
+def write_results(out: pathlib.Path, rows: list[dict], lines: list[str]) -> None:
+    """runs.csv and summary.md (the lines) in `out`; the summary printed too."""
+    out.mkdir(parents=True, exist_ok=True)
+    write_csv(out / "runs.csv", rows, COLUMNS)
+    (out / "summary.md").write_text("\n".join(lines) + "\n")
+    print("\n".join(lines))
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--out", type=pathlib.Path, required=True)
@@ -84,10 +92,7 @@ def main() -> None:
         lines.append(f"| **temperature {temperature:g}** (ar {statistics.median(ar):.1f} tok/s) | | | | | | | |")
         for label in dict.fromkeys(r["setting"] for r in rows if r["method"] != "ar"):
             lines.append(summary_line(label, [r for r in rows if r["setting"] == label]))
-    args.out.mkdir(parents=True, exist_ok=True)
-    write_csv(args.out / "runs.csv", all_rows, COLUMNS)
-    (args.out / "summary.md").write_text("\n".join(lines) + "\n")
-    print("\n".join(lines))
+    write_results(args.out, all_rows, lines)
 
 
 if __name__ == "__main__":
