@@ -1,6 +1,7 @@
 """Which draft pays? Lossless sd on the embedded target with the default levers and each given
-draft (and pruned-head size), every sd run paired with an `ar` run of the same prompt, the drafts
-interleaved prompt by prompt, their order alternating over repeats.
+draft (and pruned-head size), and transformers' assisted generation with each draft, every run
+paired with an `ar` run of the same prompt, the settings interleaved prompt by prompt, their order
+alternating over repeats.
 
     HF_HUB_OFFLINE=1 python -m bench.draft_ab --drafts previous=/path/to/draft smollm2-draft \\
         --draft-vocab 8192,16384 --out bench/results/draft_ab
@@ -16,7 +17,7 @@ from playground.bench import Bench, Setting, spread
 from playground.models import load_model
 from playground.quality import load_tasks
 
-from .speed_levers import BEST, CHAT_PROMPTS, write_results
+from .speed_levers import ASSISTED, BEST, CHAT_PROMPTS, write_results
 
 
 def named_drafts(specs: list[str]) -> dict[str, str]:
@@ -26,11 +27,21 @@ def named_drafts(specs: list[str]) -> dict[str, str]:
 
 def summary_line(label: str, temperature: float, rows: list[dict]) -> str:
     speed = spread([r["speedup"] for r in rows])
-    means = {name: statistics.fmean(r[name] for r in rows)
-             for name in ("mean_acceptance_length", "acceptance_rate", "cost_ratio", "exact_match")}
-    return (f"| {label} | {temperature:g} | {speed['median']:.2f} ({speed['q1']:.2f}-{speed['q3']:.2f}) | "
-            f"{means['mean_acceptance_length']:.2f} | {means['acceptance_rate']:.0%} | {means['cost_ratio']:.3f} | "
-            f"{means['exact_match']:.0%} |")
+    cells = [label, f"{temperature:g}", f"{speed['median']:.2f} ({speed['q1']:.2f}-{speed['q3']:.2f})"]
+    for name, fmt in (("mean_acceptance_length", ".2f"), ("acceptance_rate", ".0%"), ("cost_ratio", ".3f"),
+                      ("exact_match", ".0%")):
+        values = [r[name] for r in rows if r[name] is not None]  # transformers' runs have no Stats
+        cells.append(format(statistics.fmean(values), fmt) if values else "")
+    return "| " + " | ".join(cells) + " |"
+
+
+def variants(drafts: list[str], vocab_sizes: list[int]) -> list[tuple[str, str, Setting]]:
+    """(draft, label, setting): sd with each head size, then transformers' assisted, per draft."""
+    chosen = []
+    for name in drafts:
+        chosen += [(name, f"sd, {name}, head {v}", Setting("sd", {**BEST, "draft_vocab": v})) for v in vocab_sizes]
+        chosen.append((name, f"assisted, {name}", ASSISTED))
+    return chosen
 
 
 def main() -> None:
@@ -44,23 +55,22 @@ def main() -> None:
     args = parser.parse_args()
     target, tasks = load_model("smollm2-135m"), load_tasks(CHAT_PROMPTS)
     drafts = {name: load_model(spec) for name, spec in named_drafts(args.drafts).items()}
-    variants = [(name, int(vocab)) for name in drafts for vocab in args.draft_vocab.split(",")]
-    lines = ["| draft, head size | temperature | sd/ar (quartiles) | tokens per round | acceptance | c | "
+    chosen = variants(list(drafts), [int(v) for v in args.draft_vocab.split(",")])
+    lines = ["| setting | temperature | speedup over ar (quartiles) | tokens per round | acceptance | c | "
              "identical to ar |", "|---|---|---|---|---|---|---|"]
     rows = []
     for temperature in [float(t) for t in args.temperatures.split(",")]:
         benches = {name: Bench({"target": target, "draft": draft}, tasks,
                                {"max_new_tokens": args.max_new_tokens, "temperature": temperature})
                    for name, draft in drafts.items()}
-        measured = {variant: [] for variant in variants}
+        measured = {label: [] for _, label, _ in chosen}
         for repeat in range(args.repeats):
             for task in tasks:
-                for name, vocab in variants if repeat % 2 == 0 else reversed(variants):
-                    pair = benches[name].measure_pair(Setting("sd", {**BEST, "draft_vocab": vocab}), task, repeat)
-                    measured[(name, vocab)].append(pair[1])
+                for name, label, setting in chosen if repeat % 2 == 0 else reversed(chosen):
+                    pair = benches[name].measure_pair(setting, task, repeat)
+                    measured[label].append(pair[1])
                     rows += [{**row, "setting": f"{row['setting']} draft {name}"} for row in pair]
-        lines += [summary_line(f"{name}, {vocab}", temperature, sd_rows)
-                  for (name, vocab), sd_rows in measured.items()]
+        lines += [summary_line(label, temperature, method_rows) for label, method_rows in measured.items()]
     write_results(args.out, rows, lines)
 
 

@@ -28,6 +28,8 @@ BEST = {"candidates": K, "draft_vocab": 8192, "draft_confidence": 0.6, "draft_in
 
 
 OFF = {"candidates": K, "draft_vocab": 0, "draft_confidence": 0.0, "draft_int8": False}
+# transformers' assisted generation with what it can take of BEST (it scores the full vocabulary)
+ASSISTED = Setting("hf-assisted", {**OFF, "draft_confidence": BEST["draft_confidence"], "draft_int8": True})
 
 
 def settings(baseline_only: bool, temperature: float) -> list[Setting]:
@@ -37,8 +39,7 @@ def settings(baseline_only: bool, temperature: float) -> list[Setting]:
     if baseline_only:
         return plain
     alone = [Setting("sd", {**OFF, lever: BEST[lever]}) for lever in ("draft_vocab", "draft_confidence", "draft_int8")]
-    best = [Setting("sd", {**BEST, "draft_int8": False}), Setting("sd", BEST),
-            Setting("hf-assisted", {**OFF, "draft_confidence": BEST["draft_confidence"], "draft_int8": True})]
+    best = [Setting("sd", {**BEST, "draft_int8": False}), Setting("sd", BEST), ASSISTED]
     return [*plain, *alone, *best] if temperature == 0 else [Setting("hf-generate"), Setting("sd", OFF), *best]
 
 
