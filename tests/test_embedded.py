@@ -25,7 +25,8 @@ def load(name):
     from transformers import AutoModelForCausalLM, AutoTokenizer  # noqa: PLC0415
 
     path = embedded.embedded_path(name)
-    return AutoModelForCausalLM.from_pretrained(path).eval(), AutoTokenizer.from_pretrained(path)
+    model = AutoModelForCausalLM.from_pretrained(path, dtype=torch.float32)  # as the recipe measures
+    return model.eval(), AutoTokenizer.from_pretrained(path)
 
 
 @pytest.fixture(scope="module")

@@ -40,8 +40,11 @@ def speeds(models: dict, reference: str, rounds: int = 15) -> tuple[dict[str, fl
 
 
 def load_prepared(name: str):
+    """A prepared model in float32, as the app runs it on a CPU (its files are bfloat16: loaded as
+    stored, a CPU without bf16 units runs the batched passes about 6x slower)."""
     path = embedded.embedded_path(name)
-    return AutoModelForCausalLM.from_pretrained(path).eval(), AutoTokenizer.from_pretrained(path)
+    model = AutoModelForCausalLM.from_pretrained(path, dtype=torch.float32)
+    return model.eval(), AutoTokenizer.from_pretrained(path)
 
 
 def measure(target, tokenizer, byte_model, byte_tok) -> dict:
