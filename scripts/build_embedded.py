@@ -11,8 +11,9 @@
 4. Train the byte drafter (its own byte vocabulary) on the first PROMPTS answers as text.
 5. Prepare the students as users get them and measure them on held-out prompts: greedy agreement
    with the target, tokens/s against the target. Results go to assets/embedded/metrics.json.
-Intermediate data is cached in --work-dir, so a re-run retrains without regenerating. Each step is a
-module of scripts/embedded_recipe/.
+The target's answers are stored in assets/embedded/distill-data/ (committed) and the teacher passes
+cached in --work-dir, so a re-run retrains without regenerating. Each step is a module of
+scripts/embedded_recipe/.
 """
 
 import argparse
@@ -40,7 +41,7 @@ METRICS = embedded.ASSETS_DIR / "metrics.json"
 
 def train(target, tokenizer, args) -> dict:
     """Steps 1-4; returns what metrics.json records about the training data."""
-    prompts, examples = training_data(target, tokenizer, args.work_dir)
+    prompts, examples = training_data(target, tokenizer)
     train_students(target, tokenizer, examples, args.only, args.work_dir)
     if "byte-draft" in args.only:
         train_byte_drafter(tokenizer, prompts, examples)
@@ -55,7 +56,8 @@ def recorded_training() -> dict:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--work-dir", type=pathlib.Path, default=embedded.cache_dir().parent / "build-embedded")
+    parser.add_argument("--work-dir", type=pathlib.Path, default=embedded.cache_dir().parent / "build-embedded",
+                        help="where the teacher passes are cached")
     parser.add_argument("--threads", type=int, default=2,
                         help="torch threads; use 1 on a machine shared with other jobs (2 threads then spin)")
     parser.add_argument("--only", nargs="+", choices=[*STUDENTS, "byte-draft"], default=[*STUDENTS, "byte-draft"],

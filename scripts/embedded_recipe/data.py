@@ -1,5 +1,5 @@
-"""Step 1-2: the target's answers to the training prompts, and its top-k log-probabilities on them
-(each cached in the work directory, so a re-run retrains without regenerating)."""
+"""Step 1-2: the target's answers to the training prompts (stored in DATA_DIR), and its top-k
+log-probabilities on them (cached in the work directory), so a re-run retrains without regenerating."""
 
 import pathlib
 
@@ -11,7 +11,7 @@ from distill_prompts import extra_prompts, self_prompts, training_prompts
 from playground.agreement import generate_answers
 
 from .batches import answer_positions, length_batches, padded
-from .settings import EXTRA_PROMPTS, MAX_ANSWER_TOKENS, PROMPTS, SEED, SELF_PROMPTS, TOP_K
+from .settings import DATA_DIR, EXTRA_PROMPTS, MAX_ANSWER_TOKENS, PROMPTS, SEED, SELF_PROMPTS, TOP_K
 
 
 def progress(batch_starts):
@@ -36,18 +36,19 @@ def answered(target, tokenizer, prompts, path):
     return cached(path, generate)
 
 
-def training_data(target, tokenizer, work_dir: pathlib.Path):
+def training_data(target, tokenizer):
     """The prompts and the target's answers to them: PROMPTS templated ones, EXTRA_PROMPTS more
-    templated ones, then SELF_PROMPTS the target wrote (all cached in the work directory)."""
+    templated ones, then SELF_PROMPTS the target wrote (each set read from DATA_DIR if stored there)."""
+    DATA_DIR.mkdir(exist_ok=True)
     base = training_prompts(PROMPTS, SEED)
     extra = extra_prompts(EXTRA_PROMPTS, SEED, exclude=base)
-    own = cached(work_dir / f"prompts-self-{SELF_PROMPTS}.pt",
+    own = cached(DATA_DIR / f"prompts-self-{SELF_PROMPTS}.pt",
                  lambda: self_prompts(target, tokenizer, SELF_PROMPTS, SEED))
     prompts, examples = [], []
     for part, name in ((base, f"answers-{PROMPTS}"), (extra, f"answers-extra-{EXTRA_PROMPTS}"),
                        (own, f"answers-self-{SELF_PROMPTS}")):
         prompts += part
-        examples += answered(target, tokenizer, part, work_dir / f"{name}.pt")
+        examples += answered(target, tokenizer, part, DATA_DIR / f"{name}.pt")
     print(f"{len(examples)} conversations, {sum(len(a) for _, a in examples)} answer tokens")
     return prompts, examples
 

@@ -3,6 +3,8 @@
 from playground import embedded
 
 SEED = 20261122
+# The target's prompts and answers, committed: generating them takes over an hour on a 2-core CPU.
+DATA_DIR = embedded.ASSETS_DIR / "distill-data"
 PROMPTS = 640  # every model trains on the target's answers to these (the byte drafter only on these)
 EXTRA_PROMPTS = 1920  # more, wider templated prompts
 SELF_PROMPTS = 1280  # questions the target writes itself: the most varied data
