@@ -4,9 +4,12 @@ tests/test_embedded.py re-measures is measured on prompts the recipe did not tra
 import pathlib
 import sys
 
+import torch
+
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent.parent / "scripts"))
 
 from distill_prompts import HELD_OUT, extra_prompts, is_held_out, training_prompts  # noqa: E402
+from embedded_recipe import data  # noqa: E402
 
 SEED = 20261122
 
@@ -27,3 +30,16 @@ def test_held_out_check_ignores_case_spacing_and_punctuation():
 
 def test_prompt_sets_are_reproducible():
     assert training_prompts(64, SEED) == training_prompts(64, SEED) != training_prompts(64, SEED + 1)
+
+
+def test_the_stored_questions_the_target_wrote_are_distinct_and_not_held_out():
+    questions = torch.load(data.DATA_DIR / "prompts-self.pt")
+    assert len(set(questions)) == len(questions) >= data.SELF_PROMPTS
+    assert not any(is_held_out(question) for question in questions)
+
+
+def test_a_longer_stored_run_of_questions_serves_a_smaller_count(tmp_path, monkeypatch):
+    monkeypatch.setattr(data, "DATA_DIR", tmp_path)
+    monkeypatch.setattr(data, "SELF_PROMPTS", 2)
+    torch.save(["one two three", "four five six", "seven eight nine"], tmp_path / "prompts-self.pt")
+    assert data.own_prompts(target=None, tokenizer=None) == ["one two three", "four five six"]

@@ -26,14 +26,29 @@ def cached(path: pathlib.Path, build):
     return value
 
 
-def answered(target, tokenizer, prompts, path):
-    """The target's answers to `prompts` (cached at `path`): the first half greedy, the rest sampled."""
-    def generate():
-        set_seed(SEED)  # the same samples whether or not other caches exist
-        half = len(prompts) // 2
-        return (generate_answers(target, tokenizer, prompts[:half], MAX_ANSWER_TOKENS, progress=progress)
-                + generate_answers(target, tokenizer, prompts[half:], MAX_ANSWER_TOKENS, sample=True, progress=progress))
-    return cached(path, generate)
+def answered(target, tokenizer, prompts, name):
+    """The target's answers to `prompts`: the first half greedy, the rest sampled, each half stored
+    in DATA_DIR on its own, so two processes can write them at once."""
+    half = len(prompts) // 2
+
+    def greedy():
+        return generate_answers(target, tokenizer, prompts[:half], MAX_ANSWER_TOKENS, progress=progress)
+
+    def sampled():
+        set_seed(SEED)  # the same samples whether or not the greedy half (which draws none) ran first
+        return generate_answers(target, tokenizer, prompts[half:], MAX_ANSWER_TOKENS, sample=True, progress=progress)
+    return cached(DATA_DIR / f"{name}-greedy.pt", greedy) + cached(DATA_DIR / f"{name}-sampled.pt", sampled)
+
+
+def own_prompts(target, tokenizer) -> list[str]:
+    """The first SELF_PROMPTS questions the target writes. They come as one seeded stream, so a
+    longer stored run starts with the same questions and serves a smaller count."""
+    path = DATA_DIR / "prompts-self.pt"
+    stored = torch.load(path) if path.exists() else []
+    if len(stored) < SELF_PROMPTS:
+        stored = self_prompts(target, tokenizer, SELF_PROMPTS, SEED)
+        torch.save(stored, path)
+    return stored[:SELF_PROMPTS]
 
 
 def training_data(target, tokenizer):
@@ -42,13 +57,12 @@ def training_data(target, tokenizer):
     DATA_DIR.mkdir(exist_ok=True)
     base = training_prompts(PROMPTS, SEED)
     extra = extra_prompts(EXTRA_PROMPTS, SEED, exclude=base)
-    own = cached(DATA_DIR / f"prompts-self-{SELF_PROMPTS}.pt",
-                 lambda: self_prompts(target, tokenizer, SELF_PROMPTS, SEED))
+    own = own_prompts(target, tokenizer)
     prompts, examples = [], []
     for part, name in ((base, f"answers-{PROMPTS}"), (extra, f"answers-extra-{EXTRA_PROMPTS}"),
                        (own, f"answers-self-{SELF_PROMPTS}")):
         prompts += part
-        examples += answered(target, tokenizer, part, DATA_DIR / f"{name}.pt")
+        examples += answered(target, tokenizer, part, name)
     print(f"{len(examples)} conversations, {sum(len(a) for _, a in examples)} answer tokens")
     return prompts, examples
 
