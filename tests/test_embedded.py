@@ -52,6 +52,17 @@ def test_target_knows_the_capital_of_france(target):
     assert "Paris" in tokenizer.decode(answer)
 
 
+def test_greedy_answers_draw_no_random_numbers_and_sampled_ones_do(target):
+    """The recipe generates a set's greedy and sampled halves in any order, reseeding only the latter."""
+    from playground.agreement import generate_answers  # noqa: PLC0415
+
+    before = torch.get_rng_state()
+    generate_answers(*target, ["Name a colour."], 4)
+    assert torch.equal(before, torch.get_rng_state())
+    generate_answers(*target, ["Name a colour."], 4, sample=True)
+    assert not torch.equal(before, torch.get_rng_state())
+
+
 def agreement_by_hand(student, prompts: list[list[int]], answers: list[list[int]]) -> float:
     """Per answer token: is the student's argmax after the prompt and the answer before it that token?"""
     hits = []
