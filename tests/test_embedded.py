@@ -63,6 +63,20 @@ def test_greedy_answers_draw_no_random_numbers_and_sampled_ones_do(target):
     assert not torch.equal(before, torch.get_rng_state())
 
 
+def test_stored_answers_answer_the_recipes_templated_prompts_in_order(target, monkeypatch):
+    monkeypatch.syspath_prepend(str(embedded.ASSETS_DIR.parent.parent / "scripts"))
+    from distill_prompts import extra_prompts, training_prompts  # noqa: PLC0415
+    from embedded_recipe.settings import DATA_DIR, EXTRA_PROMPTS, PROMPTS, SEED  # noqa: PLC0415
+    from playground.agreement import chat_text  # noqa: PLC0415
+
+    tokenizer = target[1]
+    base = training_prompts(PROMPTS, SEED)
+    for name, prompts in ((f"answers-{PROMPTS}", base),
+                          (f"answers-extra-{EXTRA_PROMPTS}", extra_prompts(EXTRA_PROMPTS, SEED, exclude=base))):
+        stored = torch.load(DATA_DIR / f"{name}-greedy.pt") + torch.load(DATA_DIR / f"{name}-sampled.pt")
+        assert [tokenizer.decode(prompt) for prompt, _ in stored] == [chat_text(tokenizer, p) for p in prompts]
+
+
 def agreement_by_hand(student, prompts: list[list[int]], answers: list[list[int]]) -> float:
     """Per answer token: is the student's argmax after the prompt and the answer before it that token?"""
     hits = []
