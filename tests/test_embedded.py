@@ -77,6 +77,20 @@ def test_stored_answers_answer_the_recipes_templated_prompts_in_order(target, mo
         assert [tokenizer.decode(prompt) for prompt, _ in stored] == [chat_text(tokenizer, p) for p in prompts]
 
 
+def test_stored_answers_to_the_targets_questions_answer_its_first_questions_in_order(target):
+    from playground.agreement import chat_text  # noqa: PLC0415
+
+    data_dir = embedded.ASSETS_DIR / "distill-data"
+
+    questions = torch.load(data_dir / "prompts-self.pt")
+    greedy_halves = sorted(data_dir.glob("answers-self-*-greedy.pt"))
+    assert greedy_halves
+    for greedy in greedy_halves:
+        stored = torch.load(greedy) + torch.load(greedy.with_name(greedy.name.replace("greedy", "sampled")))
+        asked = questions[:int(greedy.name.split("-")[2])]  # answers-self-<count>-greedy.pt
+        assert [target[1].decode(prompt) for prompt, _ in stored] == [chat_text(target[1], q) for q in asked]
+
+
 def agreement_by_hand(student, prompts: list[list[int]], answers: list[list[int]]) -> float:
     """Per answer token: is the student's argmax after the prompt and the answer before it that token?"""
     hits = []
