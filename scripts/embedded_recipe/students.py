@@ -26,6 +26,15 @@ def trainable_inputs(student, frozen, examples, teacher, batch):
     return padded_hidden([teacher[i]["hidden"] for i in batch])
 
 
+def top_k_kl(hidden, vocabulary_weight, positions, top_logprobs):
+    """Mean KL(target's top-k, renormalised || student) over the rows of `hidden`; the student is
+    normalised over the rows of `vocabulary_weight`, and `positions` are the top-k ids' rows there."""
+    student_logprobs = (hidden @ vocabulary_weight.T).log_softmax(-1)
+    teacher_logprobs = top_logprobs.log_softmax(-1)
+    gap = teacher_logprobs - student_logprobs.gather(-1, positions)
+    return (teacher_logprobs.exp() * gap).sum(-1).mean()
+
+
 def train_student(student, frozen, examples, teacher, epochs, lr, seed, max_tokens=1024):
     """Minimise KL(target top-k, renormalised || student) at every answer position.
 
@@ -50,11 +59,9 @@ def train_student(student, frozen, examples, teacher, epochs, lr, seed, max_toke
         for batch in progress:
             hidden = top_forward(student, trainable_inputs(student, frozen, examples, teacher, batch), frozen)
             hidden = torch.cat([hidden[row, first:last] for row, first, last in answer_positions(examples, batch)])
-            student_logprobs = (hidden @ student.model.embed_tokens.weight[vocabulary].T).log_softmax(-1)
-            teacher_logprobs = torch.cat([teacher[i]["top_logprobs"] for i in batch]).float().log_softmax(-1)
-            indices = position_in_vocabulary[torch.cat([teacher[i]["top_ids"] for i in batch]).long()]
-            kl = (teacher_logprobs.exp() * (teacher_logprobs - student_logprobs.gather(-1, indices))).sum(-1)
-            loss = kl.mean()
+            loss = top_k_kl(hidden, student.model.embed_tokens.weight[vocabulary],
+                            position_in_vocabulary[torch.cat([teacher[i]["top_ids"] for i in batch]).long()],
+                            torch.cat([teacher[i]["top_logprobs"] for i in batch]).float())
             optimizer.zero_grad()
             loss.backward()
             torch.nn.utils.clip_grad_norm_(params, 1.0)
