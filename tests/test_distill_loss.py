@@ -1,14 +1,9 @@
 """The students' training loss: KL from the target's top-k to the student, normalised over the
 student's training vocabulary."""
 
-import pathlib
-import sys
-
 import torch
 
-sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent.parent / "scripts"))
-
-from embedded_recipe.students import top_k_kl  # noqa: E402
+from embedded_recipe.students import top_k_kl
 
 
 def test_top_k_kl_is_torchs_kl_divergence_at_the_top_k_positions():

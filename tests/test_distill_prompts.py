@@ -1,15 +1,10 @@
 """The embedded students' training prompts never include a held-out prompt, so the agreement that
 tests/test_embedded.py re-measures is measured on prompts the recipe did not train on."""
 
-import pathlib
-import sys
-
 import torch
 
-sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent.parent / "scripts"))
-
-from distill_prompts import HELD_OUT, extra_prompts, is_held_out, training_prompts  # noqa: E402
-from embedded_recipe import data  # noqa: E402
+from distill_prompts import HELD_OUT, extra_prompts, is_held_out, training_prompts
+from embedded_recipe import data
 
 SEED = 20261122
 

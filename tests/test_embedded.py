@@ -63,8 +63,7 @@ def test_greedy_answers_draw_no_random_numbers_and_sampled_ones_do(target):
     assert not torch.equal(before, torch.get_rng_state())
 
 
-def test_stored_answers_answer_the_recipes_templated_prompts_in_order(target, monkeypatch):
-    monkeypatch.syspath_prepend(str(embedded.ASSETS_DIR.parent.parent / "scripts"))
+def test_stored_answers_answer_the_recipes_templated_prompts_in_order(target):
     from distill_prompts import extra_prompts, training_prompts  # noqa: PLC0415
     from embedded_recipe.settings import DATA_DIR, EXTRA_PROMPTS, PROMPTS, SEED  # noqa: PLC0415
     from playground.agreement import chat_text  # noqa: PLC0415
