@@ -129,6 +129,10 @@ def generate_and_wait(page) -> None:
     that many tokens (not the last status of a run that a control change replaced beside a new
     run's first tokens)."""
     page.locator("#generate").click()
+    wait_for_finished_run(page)
+
+
+def wait_for_finished_run(page) -> None:
     page.wait_for_function("""() => {
         const done = document.querySelector('#status').innerText.match(/done: (\\d+) tokens/);
         return done && document.querySelectorAll('#output span.tok').length === Number(done[1]);
@@ -170,6 +174,7 @@ def test_browser_generate_shows_colored_tokens_and_charts(page):
         if "tok-draft" in page.locator("#output").inner_html():
             break
         rerun_after(page, lambda seed=seed: page.locator("#opt-seed input").fill(seed))
+        wait_for_finished_run(page)  # the re-run's own "done", not the status its first tokens met
     assert page.locator("#output span.tok").count() > 0
     assert "tok-draft" in page.locator("#output").inner_html()
     page.locator("#chart-acceptance .js-plotly-plot").wait_for()
