@@ -36,10 +36,11 @@ sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent.parent))
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
 
 from distill_prompts import HELD_OUT  # noqa: E402
-from embedded_recipe.batches import length_batches, padded  # noqa: E402
-from embedded_recipe.data import cached  # noqa: E402
+from embedded_recipe.batches import length_batches  # noqa: E402
+from embedded_recipe.data import cached, teacher_pass  # noqa: E402
 from embedded_recipe.measure import load_prepared  # noqa: E402
-from embedded_recipe.settings import DATA_DIR, EVAL_MAX_NEW_TOKENS, SEED, TOP_K, WARMUP_STEPS  # noqa: E402
+from embedded_recipe.students import top_k_kl  # noqa: E402
+from embedded_recipe.settings import DATA_DIR, EVAL_MAX_NEW_TOKENS, SEED, WARMUP_STEPS  # noqa: E402
 from playground import embedded  # noqa: E402
 from playground.agreement import generate_answers  # noqa: E402
 from playground.draft_vocab import pruned_head  # noqa: E402
@@ -53,24 +54,6 @@ DRAFT_VOCAB = 8192  # the default pruned head of sd
 def stored_conversations() -> list[tuple[list[int], list[int]]]:
     return [example for name in STORED for half in ("greedy", "sampled")
             for example in torch.load(DATA_DIR / f"{name}-{half}.pt")]
-
-
-@torch.no_grad()
-def target_pass(target, examples, pad_id) -> list[dict]:
-    """Per conversation: f at every position (bfloat16) and the top-k at its answer positions."""
-    result = [None] * len(examples)
-    for batch in tqdm(length_batches([sum(map(len, e)) for e in examples], 4096), desc="target pass"):
-        ids, mask = padded([examples[i][0] + examples[i][1] for i in batch], pad_id)
-        hidden = target.model(input_ids=ids, attention_mask=mask).last_hidden_state
-        # one product for the whole batch: a product per row left the process's memory fragmented
-        top = target.lm_head(hidden).log_softmax(-1).topk(TOP_K, dim=-1)
-        for row, i in enumerate(batch):
-            prompt, answer = examples[i]
-            answers = slice(len(prompt) - 1, len(prompt) + len(answer) - 1)
-            values, indices = top.values[row, answers], top.indices[row, answers]
-            result[i] = {"features": hidden[row, :len(prompt) + len(answer)].to(torch.bfloat16),
-                         "top_logprobs": values.half(), "top_ids": indices.int()}
-    return result
 
 
 class FeatureDraft(nn.Module):
@@ -103,11 +86,11 @@ def training_batch(examples, passes, batch, noise, generator):
     """Inputs (f_t, token t+1), targets f_{t+1}, the mask, and per row the positions t whose
     prediction of token t+2 is an answer token the teacher scored, with those top-k lists."""
     width = max(sum(map(len, examples[i])) - 1 for i in batch)
-    features = torch.zeros(len(batch), width, passes[batch[0]]["features"].shape[-1])
+    features = torch.zeros(len(batch), width, passes[batch[0]]["hidden"].shape[-1])
     targets, next_ids = torch.zeros_like(features), torch.zeros(len(batch), width, dtype=torch.long)
     mask, scored, top_ids, top_logprobs = torch.zeros_like(next_ids), [], [], []
     for row, i in enumerate(batch):
-        ids, f = examples[i][0] + examples[i][1], passes[i]["features"].float()
+        ids, f = examples[i][0] + examples[i][1], passes[i]["hidden"].float()
         n, first = len(ids) - 1, len(examples[i][0]) - 1
         features[row, :n], targets[row, :n], mask[row, :n] = f[:n], f[1:], 1
         next_ids[row, :n] = torch.tensor(ids[1:])
@@ -135,9 +118,7 @@ def train(draft, examples, passes, args):
             regression = nn.functional.smooth_l1_loss(predicted[mask.bool()], targets[mask.bool()])
             vocabulary, positions = torch.unique(top_ids, return_inverse=True)
             rows = torch.cat([predicted[row, t] for row, t in scored])
-            student = (rows @ output_weight[vocabulary].T).log_softmax(-1)
-            teacher = top_logprobs.log_softmax(-1)
-            kl = (teacher.exp() * (teacher - student.gather(-1, positions))).sum(-1).mean()
+            kl = top_k_kl(rows, output_weight[vocabulary], positions, top_logprobs)
             optimizer.zero_grad()
             (regression + args.kl_weight * kl).backward()
             torch.nn.utils.clip_grad_norm_(params, 1.0)
@@ -272,8 +253,10 @@ def main() -> None:
     args.work_dir.mkdir(parents=True, exist_ok=True)
     target, tokenizer = load_prepared(embedded.DEFAULT_TARGET)
     examples = stored_conversations()[:args.conversations]
-    passes = cached(args.work_dir / f"feature-pass-{len(examples)}.pt",
-                    lambda: target_pass(target, examples, tokenizer.pad_token_id))
+    # the recipe's teacher pass, recording the hidden states after the last layer (the final norm's output)
+    depth = target.config.num_hidden_layers
+    passes = cached(args.work_dir / f"teacher-{len(examples)}-depth-{depth}.pt",
+                    lambda: teacher_pass(target, examples, tokenizer.pad_token_id, depth))
     started = time.perf_counter()
     draft = train(FeatureDraft(target), examples, passes, args)
     minutes = round((time.perf_counter() - started) / 60, 1)
