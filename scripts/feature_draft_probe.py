@@ -236,17 +236,23 @@ def predicted_speedup(mean_accepted, draft_steps, c, verify) -> float:
     return round((1 + mean_accepted) / (draft_steps * c + verify), 3)
 
 
+def positive_int(text: str) -> int:
+    if not text.isdigit() or int(text) < 1:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a positive whole number: give 1 or more")
+    return int(text)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--work-dir", type=pathlib.Path, default=embedded.cache_dir().parent / "build-embedded")
     parser.add_argument("--out", type=pathlib.Path, required=True, help="folder for probe.json")
-    parser.add_argument("--epochs", type=int, default=5)
+    parser.add_argument("--epochs", type=positive_int, default=5)
     parser.add_argument("--lr", type=float, default=2e-3)
     parser.add_argument("--kl-weight", type=float, default=1.0)
     parser.add_argument("--noise", type=float, default=0.05, help="uniform noise on the input features")
-    parser.add_argument("--batch-tokens", type=int, default=2048)
-    parser.add_argument("--conversations", type=int, default=None, help="the first N stored ones (default: all)")
-    parser.add_argument("--k", type=int, default=4, help="block length for the chains and the prediction")
+    parser.add_argument("--batch-tokens", type=positive_int, default=2048)
+    parser.add_argument("--conversations", type=positive_int, default=None, help="the first N stored ones (default: all)")
+    parser.add_argument("--k", type=positive_int, default=4, help="block length for the chains and the prediction")
     args = parser.parse_args()
     torch.set_num_threads(2)
     torch.manual_seed(SEED)
