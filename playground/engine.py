@@ -9,7 +9,7 @@ from dataclasses import asdict, dataclass, field, fields, replace
 
 import torch
 
-from . import forward_costs, int8_draft
+from . import forward_costs, int8_draft, prompt_guard
 from .cache import KVRunner
 from .config import RunConfig, unread_options, validate
 from .draft_vocab import pruned_head
@@ -179,18 +179,19 @@ def eos_ids(loaded: LoadedModel) -> set[int]:
     return {i for i in ids if i is not None}
 
 
-def format_prompt(tokenizer, prompt: str, use_chat_template: bool) -> list[int]:
+def format_prompt(tokenizer, prompt: str, use_chat_template: bool, *, model=None,
+                  max_new_tokens: int = 0) -> list[int]:
+    """The prompt's ids, its special-token strings kept as text (prompt_guard), refused over the
+    token cap; given `model`, also when it leaves the context no room for `max_new_tokens`."""
     if not isinstance(prompt, str) or not prompt.strip():
         raise PlaygroundError("empty prompt: type some text to continue or a question to answer")
     limit = current_limits().max_prompt_chars
     if len(prompt) > limit:
         raise PlaygroundError(f"prompt is {len(prompt)} characters, over the limit of {limit}: shorten it")
     _check_characters(prompt)
-    if use_chat_template and getattr(tokenizer, "chat_template", None):
-        text = tokenizer.apply_chat_template([{"role": "user", "content": prompt}],
-                                             add_generation_prompt=True, tokenize=False)
-        return tokenizer(text, add_special_tokens=False).input_ids
-    return tokenizer(prompt).input_ids
+    ids = prompt_guard.prompt_ids(tokenizer, prompt, use_chat_template)
+    prompt_guard.check_prompt_tokens(len(ids), model, max_new_tokens)
+    return ids
 
 
 def _check_characters(prompt: str) -> None:
