@@ -10,6 +10,7 @@ it again (the app keeps one per pair: playground/ui/memory.py).
 
 import json
 import os
+import reprlib
 import tempfile
 import threading
 from collections import Counter
@@ -20,6 +21,8 @@ from .errors import PlaygroundError
 FORMAT = "csd-correction-memory"
 VERSION = 1
 MAX_FILE_BYTES = 64 * 1024 * 1024
+MAX_COUNT = 2**63 - 1  # counts past this mean a forged file, and JSON readers disagree on them
+MAX_SPEC_CHARS = 400  # a model spec: a name, a hub id or a path
 
 
 class CorrectionMemory:
@@ -95,11 +98,13 @@ def _new_file_mode() -> int:
 
 
 def load_memory(path: str | os.PathLike, target: str | None = None, draft: str | None = None,
-                max_bytes: int = MAX_FILE_BYTES, name: str | None = None) -> CorrectionMemory:
-    """Read a memory file; with `target`/`draft` given, refuse one built for another pair.
+                max_bytes: int = MAX_FILE_BYTES, name: str | None = None,
+                vocabulary: int | None = None) -> CorrectionMemory:
+    """Read a memory file; with `target`/`draft` given, refuse one built for another pair, and
+    with `vocabulary` (the pair's number of tokens), one that names a token outside it.
     `name` is what messages call the file (an upload's temporary path means nothing to its sender)."""
     name = name or str(path)
-    memory = memory_from_dict(_read_json(Path(path), max_bytes, name), name)
+    memory = memory_from_dict(_read_json(Path(path), max_bytes, name), name, vocabulary)
     wanted = (target if target is not None else memory.target, draft if draft is not None else memory.draft)
     if memory.pair != wanted:
         raise PlaygroundError(
@@ -125,27 +130,55 @@ def _read_json(path: Path, max_bytes: int, name: str):
     except (UnicodeDecodeError, json.JSONDecodeError) as error:
         raise PlaygroundError(f"correction memory {name} is not valid JSON ({error}): recreate it with "
                               "`python -m playground calibrate`") from None
+    except RecursionError:
+        raise PlaygroundError(f"correction memory {name} is nested too deeply to be a correction memory: "
+                              "recreate it with `python -m playground calibrate`") from None
+    except ValueError:  # past Python's limit on the digits of an integer read from text
+        raise PlaygroundError(f"correction memory {name} holds a number too long to read: recreate it with "
+                              "`python -m playground calibrate`") from None
 
 
-def memory_from_dict(data, source: str = "data") -> CorrectionMemory:
+def memory_from_dict(data, source: str = "data", vocabulary: int | None = None) -> CorrectionMemory:
+    """A memory from its JSON object, every field checked first; `vocabulary`, where given, bounds
+    the token ids (an id past it would fail only later, when the memory is shown)."""
     def bad(what: str) -> PlaygroundError:
         return PlaygroundError(f"correction memory {source} is malformed: {what}")
 
     if not isinstance(data, dict) or data.get("format") != FORMAT:
         raise bad(f"expected a JSON object with \"format\": \"{FORMAT}\"")
     if data.get("version") != VERSION:
-        raise bad(f"unsupported version {data.get('version')!r} (this playground reads version {VERSION})")
-    if not isinstance(data.get("target"), str) or not isinstance(data.get("draft"), str):
+        raise bad(f"unsupported version {_shown(data.get('version'))} (this playground reads version {VERSION})")
+    if not all(_spec(data.get(role)) for role in ("target", "draft")):
         raise bad("\"target\" and \"draft\" must be the model specs it was built for")
     pairs = data.get("pairs")
     if not isinstance(pairs, list):
         raise bad("\"pairs\" must be a list of [draft token, target token, count]")
     counts = {}
     for entry in pairs:
-        if not (isinstance(entry, list) and len(entry) == 3 and all(_natural(v) for v in entry) and entry[2] > 0):
-            raise bad(f"pair {str(entry)[:60]} is not [draft token id, target token id, positive count]")
-        counts[(entry[0], entry[1])] = counts.get((entry[0], entry[1]), 0) + entry[2]
+        if not _pair(entry):
+            raise bad(f"pair {_shown(entry)} is not [draft token id, target token id, positive count up to 2**63 - 1]")
+        if vocabulary is not None and max(entry[0], entry[1]) >= vocabulary:
+            raise bad(f"pair {_shown(entry)} names a token outside the models' {vocabulary} tokens")
+        counts[(entry[0], entry[1])] = min(counts.get((entry[0], entry[1]), 0) + entry[2], MAX_COUNT)
     return CorrectionMemory(data["target"], data["draft"], counts)
+
+
+def _pair(entry) -> bool:
+    return (isinstance(entry, list) and len(entry) == 3 and all(_natural(v) for v in entry)
+            and 0 < entry[2] <= MAX_COUNT)
+
+
+def _spec(value) -> bool:
+    return isinstance(value, str) and 0 < len(value) <= MAX_SPEC_CHARS
+
+
+def _shown(value) -> str:
+    """A value as a message quotes it: cut short, however long or deeply nested."""
+    return _SHORT.repr(value)
+
+
+_SHORT = reprlib.Repr()
+_SHORT.maxlevel, _SHORT.maxlist, _SHORT.maxstring, _SHORT.maxlong, _SHORT.maxother = 3, 4, 40, 40, 40
 
 
 def _natural(value) -> bool:

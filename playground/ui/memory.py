@@ -57,22 +57,30 @@ class CorrectionMemories:
 
     def upload(self, key: str, path: str | None):
         """Start csd from an uploaded memory (from `calibrate` or a download here) for the
-        session's pair, in place of the one it had."""
+        session's pair, in place of the one it had. The file is checked whole, and its view made,
+        before it replaces anything: a refused upload leaves the session's memory as it was."""
         if not path:
             return gr.skip()
         try:
             if not isinstance(path, str):
                 raise PlaygroundError(f"upload a correction memory file, got {path!r}")
             models = self.family.models_for(key, "sd")
-            target, draft = models["target"].spec, models["draft"].spec
-            uploaded = load_memory(path, target, draft, current_limits().max_upload_bytes, "(the uploaded file)")
+            uploaded = self._read_upload(path, models)
+            view = render.memory_html(uploaded.top_pairs(SHOWN_PAIRS, models["target"].tokenizer), uploaded.total,
+                                      owner())
         except PlaygroundError as error:
             return error_status(error)
         memories = self._owned(key)
         with self._lock:
             memories[uploaded.pair] = uploaded
-        return render.memory_html(uploaded.top_pairs(SHOWN_PAIRS, models["target"].tokenizer), uploaded.total,
-                                  owner())
+        return view
+
+    @staticmethod
+    def _read_upload(path: str, models: dict) -> CorrectionMemory:
+        target, draft = models["target"], models["draft"]
+        vocabulary = min(len(target.tokenizer), len(draft.tokenizer))
+        return load_memory(path, target.spec, draft.spec, current_limits().max_upload_bytes, "(the uploaded file)",
+                           vocabulary=vocabulary)
 
 
 def owner() -> str:
