@@ -99,10 +99,10 @@ def _stage_one(ctx: Decoding, block: int, check) -> Collected:
     collected = Collected()
     while len(collected.tokens) < block:
         prefix = ctx.ids + collected.tokens
-        k = min(ctx.config.draft_length, block - len(collected.tokens))
         start = time.perf_counter()
-        drafted = draft_block(replace(ctx, ids=prefix), ctx.draft, k)
+        drafted = draft_block(replace(ctx, ids=prefix), ctx.draft, min(ctx.config.draft_length, block - len(collected.tokens)))
         drafted_at = time.perf_counter()
+        k = len(drafted.tokens)  # fewer than asked when the draft doubted a token (draft_confidence)
         logits = ctx.qualifier.next_logits(prefix + drafted.tokens, positions=k + 1)
         r, r_raw = ctx.sampler.probs(logits), raw_probs(logits)
         verified = verify_block(ctx, drafted, r, r_raw, check, verifier="qualifier")
@@ -241,7 +241,7 @@ _ROLES = ("target", "draft", "qualifier")
 _OPTIONS = ("draft_length", "qualifier_length", "tau_t", "divergence", "draft_sampling")
 PSD_F = Method("psd-f", pyramid_fuzzy,
                "PyramidSD fuzzy: qualifier filters drafts (Div <= tau_q), target checks (Div <= tau_t)",
-               roles=_ROLES, options=("tau_q", *_OPTIONS), lossless=False)
+               roles=_ROLES, options=("tau_q", *_OPTIONS), lossless=False, divergence_on_draft=True)
 PSD_A = Method("psd-a", pyramid_assisted,
                "PyramidSD assisted: the qualifier's own sample checks each draft token (assisted_rule), "
                "fuzzy qualifier->target (Div <= tau_t)",
