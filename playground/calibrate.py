@@ -30,14 +30,10 @@ def read_corpus(path: str | Path = DEFAULT_CORPUS) -> list[str]:
     return prompts
 
 
-# csd drafts K tokens from the full vocabulary with the draft as loaded (seed 003): sd's drafting
-# levers stay off here, so that calibration sees the rejections csd will see.
-CSD_DRAFTING = {"draft_vocab": 0, "draft_confidence": 0.0, "draft_int8": False}
-
-
 def calibrate(prompts: list[str], memory: CorrectionMemory, *, target=None, draft=None, progress: bool = True,
               **generate_options) -> int:
-    """Run standard SD on each prompt and count the rejections into `memory`. The models default
+    """Run standard SD on each prompt and count the rejections into `memory` (with csd's drafting
+    levers, which are sd's, so that calibration sees the rejections csd will see). The models default
     to the memory's pair (specs); loaded models may be given instead, with the same specs.
     Returns the number of rejections counted."""
     from tqdm import tqdm  # noqa: PLC0415
@@ -58,7 +54,7 @@ def calibrate(prompts: list[str], memory: CorrectionMemory, *, target=None, draf
     counted = 0
     bar = tqdm(prompts, desc="calibrating", unit="prompt", disable=not progress)
     for prompt in bar:
-        run = generate(prompt, target=target, draft=draft, method="sd", **{**generate_options, **CSD_DRAFTING})
+        run = generate(prompt, target=target, draft=draft, method="sd", **generate_options)
         counted += memory.observe(run.tokens)
         bar.set_postfix(rejections=memory.total, pairs=len(memory.counts))
     return counted

@@ -9,11 +9,11 @@ from dataclasses import asdict, dataclass, field, fields, replace
 
 import torch
 
-from . import forward_costs, int8_draft, prompt_guard
+from . import forward_costs, prompt_guard
 from .cache import KVRunner
-from .config import RunConfig, unread_options, validate
-from .draft_vocab import pruned_head
+from .config import READ_BY_EVERY_METHOD, RunConfig, unread_options, validate
 from .default_family import DEFAULT_FAMILY
+from .drafter import draft_setup
 from .errors import PlaygroundError
 from .limits import current_limits
 from .methods import METHODS, Decoding
@@ -46,10 +46,17 @@ class Run:
         """What a heterogeneous-vocabulary method found about the target and draft (else None)."""
         return self.steps[0].pair if self.steps else None
 
+    def recorded_config(self) -> dict:
+        """The settings the run ran with: the ones every method reads and its own, as they ran
+        (a lever that could not run is off; options the method does not read are left out)."""
+        method = METHODS.get(self.method)
+        reads = (*READ_BY_EVERY_METHOD, *method.reads) if method else ()
+        return {name: value for name, value in self.config.to_dict().items() if not method or name in reads}
+
     def to_dict(self, evidence: bool = False) -> dict:
         """CONTRACT: the CLI's JSON object; `evidence` adds each step's checks (step.Evidence), as
         the UI's export does."""
-        out = {"method": self.method, "config": {**self.config.to_dict(), "models": self.models},
+        out = {"method": self.method, "config": {**self.recorded_config(), "models": self.models},
                "text": self.text, "tokens": [t.to_dict() for t in self.tokens],
                "stats": {**self.stats.to_dict(), "stop_reason": self.stop_reason, "notes": self.notes}}
         if evidence:
@@ -104,13 +111,14 @@ def stream(prompt: str, config: RunConfig | None = None, *, target=None, draft=N
     _check_vocabularies(method, models)
     primary = models[method.roles[0]]
     prompt_ids = format_prompt(primary.tokenizer, prompt, config.chat_template)
-    ctx = _decoding(config, models, prompt_ids, method)
+    drafting = draft_setup(config, method, models.get("draft"))
+    ctx = _decoding(drafting.config, models, prompt_ids, method, drafting.runner)
     if correction_memory is not None:
         ctx.state["given_memory"] = correction_memory
     single_step = forward_costs.single_step_seconds(primary.model) if len(method.roles) > 1 else None
-    run = Run(config.method, config, prompt, models={role: m.spec for role, m in models.items()},
+    run = Run(config.method, ctx.config, prompt, models={role: m.spec for role, m in models.items()},
               stats=Stats(target_role=method.roles[0], single_step_seconds=single_step),
-              notes=_ignored_note(method, options))
+              notes=[*drafting.notes, *_ignored_note(method, options)])
     yield from _drive(method.run(ctx), ctx, run, primary)
 
 
@@ -239,22 +247,11 @@ def _check_vocabularies(method, models: dict[str, LoadedModel]) -> None:
                 "use a heterogeneous method (slem, tli or slrs) or a same-family draft")
 
 
-def _draft_runner(config: RunConfig, method, draft: LoadedModel) -> KVRunner:
-    """The draft with the run's drafting levers: int8 linear layers, a pruned output layer."""
-    wanted = "draft_int8" in method.options and config.draft_int8
-    model = int8_draft.int8_twin(draft.model) if wanted else draft.model  # the model itself where int8 cannot run
-    runner = KVRunner(model, name="draft", tokens=len(draft.tokenizer))
-    if "draft_vocab" in method.options and config.draft_vocab:
-        runner.head = pruned_head(draft.model, draft.tokenizer, config.draft_vocab, int8=model is not draft.model)
-    return runner
-
-
-def _decoding(config: RunConfig, models: dict[str, LoadedModel], prompt_ids: list[int], method) -> Decoding:
-    """The run's context; the drafting levers apply only to the methods that offer them."""
-    if "draft_confidence" not in method.options:
-        config = replace(config, draft_confidence=0.0)
-    runners = {role: _draft_runner(config, method, m) if role == "draft"
-               else KVRunner(m.model, name=role, tokens=len(m.tokenizer)) for role, m in models.items()}
+def _decoding(config: RunConfig, models: dict[str, LoadedModel], prompt_ids: list[int], method,
+              draft_runner: KVRunner | None) -> Decoding:
+    """The run's context: `config` as it runs, the draft with its levers applied."""
+    runners = {role: draft_runner if role == "draft" else KVRunner(m.model, name=role, tokens=len(m.tokenizer))
+               for role, m in models.items()}
     device = next(iter(models.values())).model.device
     sampler = Sampler(config.temperature, config.top_k, config.top_p, config.seed, device=device)
     return Decoding(

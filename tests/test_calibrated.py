@@ -8,7 +8,7 @@ import pytest
 import torch
 
 import playground
-from playground.calibrate import CSD_DRAFTING, DEFAULT_CORPUS, calibrate, read_corpus, register
+from playground.calibrate import DEFAULT_CORPUS, calibrate, read_corpus, register
 from playground.correction_memory import CorrectionMemory, load_memory
 from playground.engine import format_prompt
 
@@ -31,10 +31,16 @@ def memory():
     return CorrectionMemory(*PAIR)
 
 
+@pytest.mark.parametrize("levers", [{}, {"draft_vocab": 8}, {"draft_confidence": 0.0, "draft_int8": False}],
+                         ids=["defaults", "pruned-head", "levers-off"])
 @pytest.mark.parametrize("seed", [0, 1, 2])
-def test_lambda_infinity_is_standard_sd_when_sampling(family, seed):
-    calibrated = run(family, "csd", lambda_=math.inf, gate_tau=0.0, seed=seed, candidates=4)
-    standard = run(family, "sd", seed=seed, candidates=4, **CSD_DRAFTING)
+def test_lambda_infinity_is_standard_sd_when_sampling(family, seed, levers):
+    """The paper's limit with every other setting at its default (and the pruned head the tiny
+    family's default cannot reach): the same draws, token for token."""
+    calibrated = run(family, "csd", lambda_=math.inf, seed=seed, candidates=4, **levers)
+    standard = run(family, "sd", seed=seed, candidates=4, **levers)
+    assert calibrated.config.to_dict() | {"method": "sd", "lambda_": math.inf} \
+        == standard.config.to_dict() | {"lambda_": math.inf}
     assert ids(calibrated) == ids(standard)
     assert calibrated.stats.accepted == standard.stats.accepted
     assert "rescued" not in {t.origin for t in calibrated.tokens}
@@ -106,7 +112,7 @@ def test_a_memory_for_another_pair_is_refused(tmp_path, family):
 
 def test_a_loaded_memory_starts_the_run(tmp_path, family):
     calibrated = CorrectionMemory(*PAIR)
-    calibrated.observe(run(family, "sd", max_new_tokens=200, seed=9, **CSD_DRAFTING).tokens)
+    calibrated.observe(run(family, "sd", max_new_tokens=200, seed=9).tokens)
     path = calibrated.save(tmp_path / "memory.json")
     def rescued(**memory):  # over a few seeds: one run's rescues are few and depend on its draws
         return sum(run(family, "csd", lambda_=3, gate_tau=0.01, seed=seed, **memory).stats.origins["rescued"]
@@ -142,7 +148,7 @@ def test_calibration_counts_the_rejections_of_standard_sd(tmp_path, family):
                         progress=False, max_new_tokens=30, temperature=0)
     assert counted == memory.total > 0
     reference = sum(1 for prompt in ("hello there", "what is it?") for t in playground.generate(
-        prompt, target=family["target"], draft=family["draft"], method="sd", max_new_tokens=30, **CSD_DRAFTING).tokens
+        prompt, target=family["target"], draft=family["draft"], method="sd", max_new_tokens=30).tokens
         if "rejected_candidate" in t.diagnostics)
     assert counted == reference
     with pytest.raises(playground.PlaygroundError, match="this memory is for target"):

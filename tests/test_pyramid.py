@@ -37,7 +37,7 @@ def test_tau_t_zero_emits_only_target_tokens_and_matches_target_greedy(family, m
 
 @pytest.mark.parametrize("temperature", [0.0, 1.0])
 def test_psd_f_tau_q_zero_lets_no_draft_token_reach_the_target(family, temperature):
-    result = run(family, "psd-f", tau_q=0.0, tau_t=math.log(2) + 1, temperature=temperature)
+    result = run(family, "psd-f", tau_q=0.0, tau_t=1.0, temperature=temperature)
     assert "draft" not in {t.origin for t in result.tokens}
     assert sum(step.extra["qualifier_accepted"] for step in result.steps) == 0
 
@@ -53,10 +53,13 @@ def test_psd_a_with_the_target_as_qualifier_is_target_greedy(family, draft_lengt
 @pytest.mark.parametrize("tau", [0.3, 0.55, 0.7])
 def test_psd_f_with_the_draft_as_qualifier_is_fsd_with_tau_t(family, temperature, tau):
     """Q = D: stage 1 passes D's own continuation (Div(Q, D) = 0), and stage 2 is FSD between T
-    and D with K = l_Q. Token for token, also when sampling (same draws in the same order)."""
+    and D with K = l_Q. Token for token, also when sampling (same draws in the same order). The
+    reduction needs D as loaded and full blocks: a confidence-ended block ends fsd's verification
+    round but not PyramidSD's collection, and an int8 D is not the qualifier D."""
+    same_draft = {"draft_confidence": 0.0, "draft_int8": False}
     pyramid = run(family, "psd-f", qualifier=family["draft"], tau_q=0.1, tau_t=tau, draft_length=2,
-                  qualifier_length=5, temperature=temperature, seed=7)
-    fuzzy = run(family, "fsd", tau=tau, candidates=5, temperature=temperature, seed=7)
+                  qualifier_length=5, temperature=temperature, seed=7, **same_draft)
+    fuzzy = run(family, "fsd", tau=tau, candidates=5, temperature=temperature, seed=7, **same_draft)
     assert ids(pyramid) == ids(fuzzy)
     assert pyramid.stats.accepted == fuzzy.stats.accepted
 
@@ -66,7 +69,7 @@ def test_psd_f_with_the_target_as_qualifier_applies_the_fsd_rule_with_tau_q(fami
     other token is the target's greedy choice. (Not token for token equal to `fsd`: T's bonus
     after each stage 2 sits where fsd would draft again.)"""
     tau_q = 0.55
-    result = run(family, "psd-f", qualifier=family["target"], tau_q=tau_q, tau_t=math.log(2) + 1,
+    result = run(family, "psd-f", qualifier=family["target"], tau_q=tau_q, tau_t=1.0,
                  max_new_tokens=60)
     sequence = format_prompt(family["target"].tokenizer, PROMPT, True) + ids(result)
     start = len(sequence) - len(result.tokens)
@@ -146,7 +149,11 @@ def test_summary_predicts_throughput_from_the_measured_rates(family):
     assert summary["predicted_tokens_per_second"] == pytest.approx(
         predicted_throughput(summary["beta_tq"], 6, v_fsd_qd, speeds["target"]))
     assert summary["measured_tokens_per_second"] > 0
-    assert summary["predicted_tokens_per_second_leviathan"] >= summary["predicted_tokens_per_second"]
+    # Leviathan's tokens per verification, sum of beta^i for i = 0..l, is not always above the
+    # paper's beta * (l + 1) (it is below at beta 0.19, l 6): check the formula, not an order
+    v_fsd_qd = predicted_throughput(summary["beta_qd"], 2, speeds["draft"], speeds["qualifier"], "leviathan")
+    assert summary["predicted_tokens_per_second_leviathan"] == pytest.approx(
+        predicted_throughput(summary["beta_tq"], 6, v_fsd_qd, speeds["target"], "leviathan"))
 
 
 def test_predicted_throughput_is_the_papers_formula():

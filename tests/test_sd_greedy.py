@@ -8,10 +8,10 @@ import playground
 from playground.tiny import loaded
 
 
-def run(family, method, **options):
+def run(family, method, prompt="hello there", **options):
     options = {"max_new_tokens": 40, "temperature": 0, "target": family["target"], "draft": family["draft"],
                "qualifier": family["qualifier"]} | options
-    return playground.generate("hello there", method=method, **options)
+    return playground.generate(prompt, method=method, **options)
 
 
 def ids(result):
@@ -63,10 +63,14 @@ def test_fsd_random_acceptance_control_accepts_about_its_rate(family):
     assert 0.3 < result.stats.acceptance_rate < 0.7
 
 
-def test_max_new_tokens_is_exact_including_bonus_tokens(family):
+# prompts whose greedy answers on the tiny family run past 13 tokens with each kind of block
+@pytest.mark.parametrize(("draft_confidence", "prompt"), [(0.6, "once upon"), (0.0, "hello there")],
+                         ids=["confidence-ended-blocks", "full-blocks"])
+def test_max_new_tokens_is_exact_including_bonus_tokens(family, draft_confidence, prompt):
     for limit in (1, 2, 5, 13):
-        result = run(family, "fsd", tau=1.0, candidates=4, max_new_tokens=limit)
-        assert len(result.tokens) == limit
+        result = run(family, "fsd", tau=1.0, candidates=4, max_new_tokens=limit, draft_confidence=draft_confidence,
+                     prompt=prompt)
+        assert len(result.tokens) == limit and result.stop_reason == "max_new_tokens"
 
 
 def test_stats_agree_with_the_token_records(family, near_draft):

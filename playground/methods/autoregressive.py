@@ -28,6 +28,6 @@ def draft_only(ctx: Decoding):
 
 
 AR = Method("ar", target_only, "autoregressive decoding with the target alone (the reference)",
-            roles=("target",))
+            roles=("target",), levers=())
 DRAFT_ONLY = Method("draft-only", draft_only, "the draft model alone (the other reference point)",
-                    roles=("draft",), lossless=False)
+                    roles=("draft",), levers=(), lossless=False)

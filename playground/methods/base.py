@@ -8,6 +8,10 @@ from ..config import RunConfig
 from ..sampling import Sampler
 from ..step import Step
 
+# The drafting levers (see drafter.py): they belong to the draft, so every method that drafts
+# with a model offers them, and a run records which of them ran.
+DRAFT_LEVERS = ("draft_int8", "draft_vocab", "draft_confidence")
+
 
 @dataclass
 class Decoding:
@@ -32,13 +36,34 @@ class Decoding:
         """Candidates to draft so that candidates + the target's own token fit the budget."""
         return max(0, min(wanted, self.remaining() - 1))
 
+    def doubts(self, q_raw_row, token: int) -> bool:
+        """Whether the draft gave its own token less than `draft_confidence` (raw probability):
+        a block ends there, since the later candidates are likely wasted work."""
+        return float(q_raw_row[token]) < self.config.draft_confidence
+
 
 @dataclass(frozen=True)
 class Method:
+    """A decoding method as the rest of the playground sees it: what it runs, which models it
+    needs, and what it reads. `options`: the RunConfig fields its rule reads beyond sampling;
+    `levers`: the drafting levers its drafter takes (DRAFT_LEVERS for a model that drafts in
+    blocks); `divergence_on_draft`: its rule compares the draft's q in a divergence."""
+
     name: str
     run: Callable[[Decoding], Iterator[Step]]
     summary: str
     roles: tuple[str, ...] = ("target", "draft")
     vocabulary: str = "same"  # "same": draft must share the target's vocabulary; "any": it need not
-    options: tuple[str, ...] = ()  # RunConfig fields this method reads, beyond sampling
+    options: tuple[str, ...] = ()
+    levers: tuple[str, ...] = DRAFT_LEVERS
     lossless: bool = True
+    divergence_on_draft: bool = False
+
+    @property
+    def reads(self) -> tuple[str, ...]:
+        """Every RunConfig field the method reads beyond the ones every method reads."""
+        return (*self.options, *self.levers)
+
+    @property
+    def uses_memory(self) -> bool:
+        return "memory" in self.options

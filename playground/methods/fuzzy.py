@@ -35,4 +35,4 @@ def fuzzy(ctx: Decoding):
 
 FSD = Method("fsd", fuzzy, "fuzzy SD: accept when Div(target, draft) < tau; lossy, tunable",
              options=("candidates", "draft_sampling", "tau", "divergence", "random_accept"),
-             lossless=False)
+             lossless=False, divergence_on_draft=True)

@@ -61,8 +61,8 @@ def draft_block(ctx: Decoding, runner, k: int) -> Drafted:
         tokens.append(ctx.sampler.draw(q))
         qs.append(q)
         q_raws.append(raw_probs(logits))
-        if q_raws[-1][tokens[-1]] < ctx.config.draft_confidence:
-            break  # the draft doubts its own token: later ones are likely wasted work
+        if ctx.doubts(q_raws[-1], tokens[-1]):
+            break
     vocab = runner.model.config.vocab_size
     empty = torch.empty(0, vocab, device=runner.device)
     return Drafted(tokens, torch.stack(qs) if qs else empty, torch.stack(q_raws) if q_raws else empty)
@@ -164,4 +164,4 @@ def standard(ctx: Decoding):
 
 
 SD = Method("sd", standard, "standard speculative decoding: lossless, residual resampling + bonus token",
-            options=("candidates", "draft_sampling", "draft_vocab", "draft_confidence", "draft_int8"))
+            options=("candidates", "draft_sampling"))

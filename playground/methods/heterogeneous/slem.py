@@ -10,6 +10,7 @@ DRAFT_TOKENS_PER_CANDIDATE * K tokens.
 import time
 from dataclasses import dataclass
 
+from ...sampling import raw_probs
 from ...step import Step, TokenRecord
 from ...vocabulary import Continuation, tokenize_continuation
 from ..base import Decoding, Method
@@ -58,6 +59,8 @@ def draft_text(ctx: Decoding, context: DraftContext, budget: int) -> DraftText:
             candidates = tokenize_continuation(ctx.target_tokenizer, ctx.ids, "".join(pieces))
             if len(candidates.tokens) > budget:
                 break
+        if candidates.tokens and ctx.doubts(raw_probs(logits), token):
+            break  # only once there is something to verify: a draft token may be part of one
     kept = Continuation(candidates.tokens[:budget], candidates.spans[:budget], candidates.realigned)
     return DraftText(ids, pieces, kept)
 

@@ -277,4 +277,4 @@ def slrs_steps(ctx: Decoding):
 
 SLRS = Method("slrs", slrs_steps, "heterogeneous vocabularies: string-level rejection sampling with "
               "enumerated psi, for short-token drafters (seed 004, Alg. 3)", vocabulary="any",
-              options=("draft_sampling",))
+              options=("draft_sampling",), levers=("draft_int8", "draft_vocab"))

@@ -34,6 +34,8 @@ def draft_on_intersection(ctx: Decoding, context: DraftContext, shared: Intersec
         draft_ids.append(shared.draft_id(target_ids[-1]))
         qs.append(q)
         q_raws.append(raw_probs(logits))
+        if ctx.doubts(q_raws[-1], target_ids[-1]):
+            break
     empty = torch.empty(0, rows, device=ctx.target.device)
     return Drafted(target_ids, torch.stack(qs) if qs else empty, torch.stack(q_raws) if q_raws else empty), draft_ids
 

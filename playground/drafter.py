@@ -1,0 +1,80 @@
+"""The draft model as a run drafts with it: the drafting levers applied, and which of them ran.
+
+The levers belong to the draft, not to one method: every method that drafts with a model offers
+them (`Method.levers`), so that comparing methods compares rules, not drafts.
+- `draft_int8`: the draft's linear layers in int8 (int8_draft.py); only a float32 model on an x86 CPU.
+- `draft_vocab`: a pruned output layer (draft_vocab.py), q = 0 outside the N most frequent
+  tokens. A rule that compares q in a divergence compares the pruned draft's q, the
+  distribution the candidates were drawn from; JS, TV and KL(q || p) stay finite on it, but
+  KL(p || q) and the FSD authors' js_div are infinite wherever the pruned head gives 0, so with
+  those two the head is not pruned.
+- `draft_confidence`: a block ends after a token the draft doubts (methods/base.py).
+
+A lever that cannot run is recorded as off in the run's config and named once in its notes.
+"""
+
+from dataclasses import dataclass, field, replace
+
+from . import int8_draft
+from .cache import KVRunner
+from .config import RunConfig
+from .divergence import SCALES
+from .draft_vocab import pruned_head
+from .models import LoadedModel
+
+OFF = {"draft_int8": False, "draft_vocab": 0, "draft_confidence": 0.0}
+
+
+@dataclass
+class DraftSetup:
+    config: RunConfig  # the run's config with every lever that did not run switched off
+    notes: list[str] = field(default_factory=list)  # why a lever that was asked for did not run
+    runner: KVRunner | None = None
+
+
+def lever_blocker(config: RunConfig, method, draft: LoadedModel | None, lever: str) -> str | None:
+    """Why `lever`, switched on in `config`, cannot run for this method and draft (None: it runs)."""
+    if lever not in method.levers:
+        return f"{method.name} does not offer it"
+    if draft is None:
+        return "there is no draft"
+    if lever == "draft_int8" and not int8_draft.applies(draft.model):
+        return "the draft is not a float32 model on an x86 CPU"
+    if lever == "draft_vocab":
+        return _pruning_blocker(config, method, draft)
+    return None
+
+
+def _pruning_blocker(config: RunConfig, method, draft: LoadedModel) -> str | None:
+    vocab_size = draft.model.config.get_text_config().vocab_size
+    if config.draft_vocab >= vocab_size:
+        return f"the draft has only {vocab_size} tokens"
+    scale = SCALES[config.divergence]
+    if method.divergence_on_draft and scale.needs_proposer_support:
+        return f"{scale.label()} is infinite where a pruned head gives q = 0"
+    return None
+
+
+def draft_setup(config: RunConfig, method, draft: LoadedModel | None) -> DraftSetup:
+    """The levers that run for this method and draft, the config that records them, and the
+    draft runner that applies them (None without a draft)."""
+    setup = DraftSetup(config)
+    for lever, off in OFF.items():
+        if getattr(config, lever) == off:
+            continue
+        blocker = lever_blocker(config, method, draft, lever)
+        if blocker is not None:
+            setup.config = replace(setup.config, **{lever: off})
+            if lever in method.levers:
+                setup.notes.append(f"{lever} off: {blocker}")
+    if draft is not None:
+        setup.runner = _runner(setup.config, draft)
+    return setup
+
+
+def _runner(config: RunConfig, draft: LoadedModel) -> KVRunner:
+    model = int8_draft.int8_twin(draft.model) if config.draft_int8 else draft.model
+    runner = KVRunner(model, name="draft", tokens=len(draft.tokenizer))
+    if config.draft_vocab:
+        runner.head = pruned_head(draft.model, draft.tokenizer, config.draft_vocab, int8=config.draft_int8)
+    return runner
