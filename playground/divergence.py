@@ -17,8 +17,12 @@ class Scale:
     name: str  # what is computed, short, with {v} the verifier and {d} the proposer
     definition: str  # the same written out ("" when the name says it all)
     bound: float  # the largest value it can take; math.inf when unbounded
-    slider_max: float  # where the UI's threshold sliders stop (the bound, when there is one)
+    # Where thresholds stop, in every entry point (config.option_range): past a bounded
+    # divergence's maximum, so that the limit "accept every candidate" is in range.
+    slider_max: float
     range_text: str  # the bound and log base, in words
+    # Infinite wherever the proposer gives 0 to a token the verifier does not (a pruned draft head)
+    needs_proposer_support: bool = False
 
     def label(self, verifier: str = "target", proposer: str = "draft") -> str:
         return self.name.format(v=verifier, d=proposer)
@@ -30,14 +34,14 @@ class Scale:
 
 SCALES = {
     "js": Scale("JS({v}, {d})", "1/2 KL({v} || M) + 1/2 KL({d} || M), M = ({v} + {d})/2", math.log(2),
-                math.log(2), "natural log, from 0 to ln 2 = 0.693"),
-    "tv": Scale("TV({v}, {d})", "1/2 sum |{v} - {d}|", 1.0, 1.0, "from 0 to 1"),
-    "kl": Scale("KL({v} || {d})", "", math.inf, 5.0, "natural log, from 0, unbounded"),
+                1.0, "natural log, from 0 to ln 2 = 0.693"),
+    "tv": Scale("TV({v}, {d})", "1/2 sum |{v} - {d}|", 1.0, 2.0, "from 0 to 1"),
+    "kl": Scale("KL({v} || {d})", "", math.inf, 5.0, "natural log, from 0, unbounded", True),
     "kl-draft": Scale("KL({d} || {v})", "", math.inf, 5.0, "natural log, from 0, unbounded"),
     # maxholsman/fsd, fsd_utils.py: "js_div" = 0.5 * (kl_div(log p, m) + kl_div(log q, m)), and torch's
     # kl_div(input, target) is KL(target || exp(input)). The FSD paper's thresholds live on this scale.
     "fsd-js": Scale("1/2 KL(M || {v}) + 1/2 KL(M || {d})", "the FSD authors' js_div, M = ({v} + {d})/2",
-                    math.inf, 2.0, "natural log, from 0, unbounded"),
+                    math.inf, 2.0, "natural log, from 0, unbounded", True),
 }
 MAXIMUM = {name: scale.bound for name, scale in SCALES.items()}
 

@@ -53,7 +53,7 @@ def bench_rows(family):
     torch.set_num_threads(1)  # tiny models: extra threads only add contention on shared machines
     tasks = [Task("t1", "hello there", ("e",)), Task("t2", "abc", ())]
     bench = Bench(family, tasks, {"max_new_tokens": 12, "temperature": 0.0}, repeats=2)
-    settings = expand_settings(["sd", "fsd", "hf-assisted", "hf-generate"], [3], [0.0, 0.7])
+    settings = expand_settings(["sd", "fsd", "hf-assisted", "hf-generate"], [3], [0.0, 0.6])
     yield run_bench(bench, settings, with_controls=True)
     torch.set_num_threads(threads)
 
@@ -102,7 +102,7 @@ def test_bench_charts_draw_each_settings_own_runs(bench_rows, tmp_path):
     for chart, key in (("agreement_vs_speed.html", "exact_match"), ("accuracy_vs_speed.html", "correct")):
         drawn = points(chart, "fsd K=3") | points(chart, "sd K=3") | points(chart, "hf-assisted K=3")
         assert drawn == {s: pytest.approx((speed[s], mean(s, key))) for s in
-                         ("fsd K=3 tau=0", "fsd K=3 tau=0.7", "sd K=3", "hf-assisted K=3")}, chart
+                         ("fsd K=3 tau=0", "fsd K=3 tau=0.6", "sd K=3", "hf-assisted K=3")}, chart
     for method in ("fsd", "fsd-random"):
         drawn = points("random_control.html", method, f"{method} K=3")
         assert drawn == {s: pytest.approx((mean(s, "share_draft"), mean(s, "correct"))) for s in runs

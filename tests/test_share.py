@@ -11,7 +11,7 @@ from playground.errors import PlaygroundError
 from playground.ui.family import Preset
 from playground.ui.handlers import Handlers
 from playground.ui.options import all_controls
-from playground.ui.share import Sharing, link_query, parse_query
+from playground.ui.share import MAX_LINK_CHARS, Sharing, link_query, parse_query
 
 KEY = "session-1"
 TINY = Preset("tiny", "tiny-target", "tiny-draft", "tiny-qualifier", "tiny test family",
@@ -51,7 +51,7 @@ def test_a_link_carries_every_option_of_its_method_and_no_other():
 
 
 def test_a_bad_setting_is_refused_before_it_becomes_a_link():
-    with pytest.raises(PlaygroundError, match="tau must be between 0 and 0.693"):
+    with pytest.raises(PlaygroundError, match="tau must be between 0 and 1 under js"):
         link_query("tiny", "fsd", "hi", values(tau=3.0))
 
 
@@ -61,7 +61,7 @@ def test_each_bad_or_unknown_parameter_is_named_and_left_out():
     problems = " | ".join(setting.problems)
     for named in ("unknown family 'nope'", "unknown method 'zzz'", "tau must be a number, got 'abc'",
                   "seed must be a whole number", "divergence must be one of", "unknown parameter 'colour'",
-                  "draft sampling must be one of"):
+                  "draft_sampling must be one of"):
         assert named in problems
     assert setting.family is None and setting.method is None
     assert setting.values == {"temperature": 0.5}  # the good value is kept
@@ -69,7 +69,7 @@ def test_each_bad_or_unknown_parameter_is_named_and_left_out():
 
 def test_a_threshold_is_checked_on_the_scale_of_the_links_divergence():
     assert parse_query({"method": "fsd", "divergence": "kl", "tau": "2"}, PRESETS).values["tau"] == 2.0
-    assert "tau must be between 0 and 0.693" in parse_query({"method": "fsd", "tau": "2"}, PRESETS).problems[0]
+    assert "tau must be between 0 and 1 under js" in parse_query({"method": "fsd", "tau": "2"}, PRESETS).problems[0]
     # Without one, the family's default divergence for the method: 'other' runs fsd on KL.
     assert parse_query({"family": "other", "method": "fsd", "tau": "1.2"}, PRESETS).values["tau"] == 1.2
 
@@ -182,3 +182,35 @@ def test_the_share_button_links_the_current_controls(opened):
     assert query_of(box["value"])["tau"] == "0.3" and box["visible"]
     box, status = sharing(True).link(KEY, "http://host/app/", "hi", "fsd", *values(tau=9.0))
     assert box == gr.skip() and "status-error" in status and "tau must be between" in status
+
+
+def test_a_value_a_run_would_refuse_is_named_and_left_out_of_the_link():
+    setting = parse_query({"method": "sd", "seed": "1e30", "temperature": "0.5"}, PRESETS)
+    assert setting.values == {"temperature": 0.5}  # never sent to the page (past 64 bits it breaks the stream)
+    assert len(setting.problems) == 1 and "seed must be between 0 and 2**64 - 1" in setting.problems[0]
+    assert str(int(1e30)) in setting.problems[0]
+
+
+def test_opening_a_link_with_a_seed_past_64_bits_keeps_the_pages_seed(opened):
+    _, _, sharing = opened
+    shown = outputs(sharing(True).open(KEY, {"method": "sd", "seed": "1e30"}, "sd"))
+    assert "status-error" in shown["status"] and "seed must be between" in shown["status"]
+    assert "value" not in shown["controls"]["seed"] and shown["method"] == "sd"  # the page's seed stays
+
+
+def test_the_share_button_refuses_a_seed_a_run_would_refuse(opened):
+    _, _, sharing = opened
+    box, status = sharing(True).link(KEY, "http://host/app/", "hi", "sd", *values(seed=1e30))
+    assert box == gr.skip() and "seed must be between" in status
+
+
+def test_a_link_too_long_for_a_server_leaves_the_prompt_out_and_says_so(opened):
+    _, _, sharing = opened
+    prompt = "中文" * 4000  # 8,000 characters, within the prompt limit; nine characters each in a link
+    box, status = sharing(True).link(KEY, "http://host/app/", prompt, "sd", *values(seed=4))
+    assert len(box["value"]) <= MAX_LINK_CHARS and "prompt" not in query_of(box["value"])
+    assert query_of(box["value"])["seed"] == "4" and query_of(box["value"])["method"] == "sd"
+    assert "the prompt is left out" in status and "\n" not in status
+    assert parse_query(query_of(box["value"]), PRESETS).problems == ()
+    box, status = sharing(True).link(KEY, "http://host/app/", "中文" * 1000, "sd", *values())
+    assert query_of(box["value"])["prompt"] == "中文" * 1000 and "left out" not in status

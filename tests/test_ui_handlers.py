@@ -56,8 +56,9 @@ def test_only_the_methods_options_are_passed():
 
 def test_a_threshold_is_checked_on_the_scale_of_the_divergence_sent_with_it():
     assert options_from_values("fsd", values(divergence="kl", tau=2.0))["tau"] == 2.0
-    with pytest.raises(PlaygroundError, match=r"tau must be between 0 and 0.693"):
-        options_from_values("fsd", values(divergence="js", tau=0.9))
+    assert options_from_values("fsd", values(divergence="js", tau=0.9))["tau"] == 0.9  # past ln 2: accept all
+    with pytest.raises(PlaygroundError, match=r"tau must be between 0 and 1 under js, got 1.5"):
+        options_from_values("fsd", values(divergence="js", tau=1.5))
 
 
 def test_method_change_shows_only_its_options_and_preset_defaults(handlers):
@@ -73,13 +74,14 @@ def test_method_change_shows_only_its_options_and_preset_defaults(handlers):
 
 def test_threshold_sliders_follow_the_divergence_scale(handlers):
     tau = next(c for c in all_controls() if c.name == "tau")
-    assert tau.range[1] == math.log(2) and "ln 2 = 0.693" in tau.help  # the default divergence is js
-    tau, tau_q, tau_t = handlers.divergence_changed(KEY, "js", 0.9, 0.3, 0.5)
-    assert tau["maximum"] == tau_q["maximum"] == tau_t["maximum"] == math.log(2)
-    assert tau["value"] == math.log(2) and "value" not in tau_q  # only a value past the bound moves
+    # the default divergence is js: the range runs past its maximum, where every candidate is accepted
+    assert tau.range[1] == 1.0 and "ln 2 = 0.693" in tau.help
+    tau, tau_q, tau_t = handlers.divergence_changed(KEY, "js", 1.9, 0.3, 0.5)
+    assert tau["maximum"] == tau_q["maximum"] == tau_t["maximum"] == 1.0
+    assert tau["value"] == 1.0 and "value" not in tau_q  # only a value past the range moves
     assert "JS(target, draft)" in tau["info"] and "JS(qualifier, draft)" in tau_q["info"]
     tau, *_ = handlers.divergence_changed(KEY, "tv", 0.9, 0.3, 0.5)
-    assert tau["maximum"] == 1.0 and "value" not in tau
+    assert tau["maximum"] == 2.0 and "value" not in tau
     tau, *_ = handlers.divergence_changed(KEY, "fsd-js", 0.9, 0.3, 0.5)
     assert tau["maximum"] == 2.0 and "unbounded" in tau["info"] and "KL(M || target)" in tau["info"]
 

@@ -1,14 +1,15 @@
 """The UI's controls, discovered from RunConfig and the METHODS registry.
 
-Every option a method reads (`Method.options`) becomes one control, labelled with the field's
-help text, so a new method or a new config field shows up in the UI without editing it.
+Every option a method reads (`Method.reads`) becomes one control, labelled with the field's help
+text and bounded by the field's range (config.py's one table of options), so a new method or a
+new config field shows up in the UI without editing it, and is refused as the API refuses it.
 """
 
 import math
 import re
 from dataclasses import MISSING, dataclass, fields
 
-from ..config import RunConfig
+from ..config import THRESHOLDS, RunConfig, check_option, option_range
 from ..divergence import SCALES
 from ..errors import PlaygroundError
 from ..methods import METHODS
@@ -16,30 +17,10 @@ from ..methods import METHODS
 # Shown for every method: the sampling settings and the run's length and seed.
 COMMON = ("temperature", "top_k", "top_p", "max_new_tokens", "seed")
 
-# The divergence thresholds: (verifier, proposer, comparison) of the rule each one sets. Their
-# sliders follow the chosen divergence's scale (see `threshold_scale`).
-THRESHOLDS = {"tau": ("target", "draft", "<"), "tau_q": ("qualifier", "draft", "<="),
-              "tau_t": ("target", "qualifier", "<=")}
 DEFAULT_DIVERGENCE = RunConfig().divergence
 # Shorter than the CLI's help where the sidebar has no room for it.
 UI_HELP = {"divergence": "compared on the raw (temperature-1) distributions, natural log; each threshold "
                          "slider states what it compares and the bound of the chosen divergence"}
-
-# Slider ranges (minimum, maximum, step) for the numeric options that have a natural range.
-# A numeric field not listed here gets a number box, so new fields still work.
-RANGES = {
-    "temperature": (0.0, 2.0, 0.05),
-    "top_k": (0, 200, 1),
-    "top_p": (0.05, 1.0, 0.05),
-    "max_new_tokens": (1, 512, 1),
-    "candidates": (1, 16, 1),
-    "draft_vocab": (0, 32768, 1024),
-    "draft_confidence": (0.0, 1.0, 0.05),
-    **{name: (0.0, SCALES[DEFAULT_DIVERGENCE].slider_max, 0.01) for name in THRESHOLDS},
-    "draft_length": (1, 16, 1),
-    "qualifier_length": (1, 32, 1),
-    "gate_tau": (0.0, 1.0, 0.005),
-}
 MAX_SWEEP_VALUES = 8  # a compare runs one generation per value, plus the target-only reference
 
 
@@ -68,7 +49,8 @@ def _kind(f, default) -> str:
         return "checkbox"
     if f.type in (str, "str"):
         return "text"
-    return "slider" if f.name in RANGES and math.isfinite(default) else "number"
+    span = option_range(f.name, DEFAULT_DIVERGENCE)
+    return "slider" if span is not None and span.step is not None and math.isfinite(default) else "number"
 
 
 def _control(f) -> Control:
@@ -76,8 +58,9 @@ def _control(f) -> Control:
     help_text = UI_HELP.get(f.name) or f.metadata.get("help", "")
     if f.name in THRESHOLDS:
         help_text = threshold_scale(f.name, DEFAULT_DIVERGENCE)[1]
+    span = option_range(f.name, DEFAULT_DIVERGENCE)
     return Control(f.name, _kind(f, default), default, help_text, tuple(f.metadata.get("choices", ())),
-                   RANGES.get(f.name, ()))
+                   (span.low, span.high, span.step) if span is not None and span.step is not None else ())
 
 
 def threshold_scale(name: str, divergence: str) -> tuple[float, str]:
@@ -85,14 +68,15 @@ def threshold_scale(name: str, divergence: str) -> tuple[float, str]:
     the divergence written out for its verifier and proposer, its bound and log base."""
     verifier, proposer, comparison = THRESHOLDS[name]
     scale = SCALES[divergence]
-    stop = "" if math.isfinite(scale.bound) else f"; the slider stops at {scale.slider_max:g}"
+    past = ", past its maximum every candidate is accepted" if math.isfinite(scale.bound) else ""
+    stop = f"; thresholds up to {scale.slider_max:g}{past}"
     return scale.slider_max, (f"accept when {scale.label(verifier, proposer)} {comparison} {name.rstrip('_')} "
                               f"({divergence}: {scale.range_text}{stop})")
 
 
 def method_option_names() -> list[str]:
     """Every option any registered method reads, in RunConfig order, minus COMMON."""
-    wanted = {name for method in METHODS.values() for name in method.options}
+    wanted = {name for method in METHODS.values() for name in method.reads}
     return [f.name for f in fields(RunConfig) if f.name in wanted and f.name not in COMMON]
 
 
@@ -108,7 +92,7 @@ def control(name: str) -> Control:
 
 def visible_options(method: str) -> set[str]:
     method = METHODS.get(method) if isinstance(method, str) else None
-    return set(COMMON) | set(method.options if method else ())
+    return set(COMMON) | set(method.reads if method else ())
 
 
 def method_choices(vocabulary_relation: str | None = None, roles: set | None = None) -> list[tuple[str, str]]:
@@ -132,7 +116,7 @@ SWEEP_VALUES = {"tau": (0.1, 0.3, 0.6), "tau_q": (0.1, 0.3, 0.6), "tau_t": (0.1,
 def sweep_options(method: str) -> list[str]:
     """The numeric options `method` reads, its own before the common ones: what Compare can sweep."""
     by_name = {c.name: c for c in all_controls()}
-    own = METHODS[method].options if method in METHODS else ()
+    own = METHODS[method].reads if method in METHODS else ()
     return [name for name in (*own, *COMMON) if by_name[name].kind in ("slider", "number")]
 
 
@@ -151,35 +135,21 @@ def default_sweep(method: str) -> str:
 
 
 def coerce(control: Control, value, divergence: str = DEFAULT_DIVERGENCE):
-    """A widget value as the config field's type, inside the control's range (a threshold's: the
-    scale of `divergence`): what the API accepts is what the controls can send (sliders send
-    floats; an empty text box means its default). Anything else is refused with one line."""
-    if control.kind == "text":
-        return control.default if value is None else _checked(control, value, isinstance(value, str), "text")
-    if control.kind == "checkbox":
-        return _checked(control, value, isinstance(value, bool), "true or false")
-    if control.kind == "dropdown":
-        return _checked(control, value, value in control.choices, f"one of {', '.join(control.choices)}")
-    _checked(control, value, finite_number(value), "a number")
-    if isinstance(control.default, int):
-        _checked(control, value, float(value).is_integer(), "a whole number")
+    """A widget value as the config field's type, then checked as the API checks it (a
+    threshold on the scale of `divergence`): sliders send floats for whole numbers, and an empty
+    text box means its default. Anything else is refused with one line."""
+    if control.kind == "text" and value is None:
+        return control.default
+    if control.kind in ("slider", "number") and isinstance(control.default, int) and finite_number(value) \
+            and float(value).is_integer():
         value = int(value)
-    if control.range:
-        low, high, _ = control.range
-        if control.name in THRESHOLDS:
-            high = SCALES[divergence].slider_max
-        _checked(control, value, low <= value <= high, f"between {low:g} and {high:g}")
-    return value if isinstance(control.default, int) else float(value)
+    elif control.kind in ("slider", "number") and isinstance(control.default, float) and finite_number(value):
+        value = float(value)
+    return check_option(control.name, value, divergence)
 
 
 def finite_number(value) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
-
-
-def _checked(control: Control, value, ok: bool, wanted: str):
-    if not ok:
-        raise PlaygroundError(f"{control.label} must be {wanted}, got {value!r}")
-    return value
 
 
 def sweep_values(control: Control, text: str, divergence: str = DEFAULT_DIVERGENCE) -> list:
