@@ -23,6 +23,9 @@ from .options import DEFAULT_DIVERGENCE, all_controls, coerce, options_from_valu
 log = logging.getLogger(__name__)
 PRIVATE = {"api_visibility": "private"}
 TRUE, FALSE = ("true", "1", "yes", "on"), ("false", "0", "no", "off")
+# The server answers a request whose first line and headers pass 64 KiB with a bare error (a path
+# of 65,510 characters did, with 60 bytes of headers); a browser adds a few KB of headers.
+MAX_LINK_CHARS = 60_000
 
 
 def parameter(control) -> str:
@@ -41,15 +44,28 @@ class Setting:
     problems: tuple = ()  # one phrase per refused parameter
 
 
-def link_query(family: str | None, method: str, prompt: str, values) -> str:
-    """The query string of a setting: the family, method, prompt and every option the method
-    reads (defaults too, so a later change of a default does not change the scenario).
+def link_query(family: str | None, method: str, prompt: str | None, values) -> str:
+    """The query string of a setting: the family, method, prompt (None: left out) and every option
+    the method reads (defaults too, so a later change of a default does not change the scenario).
     `values` are the controls' values in all_controls order; a bad one is refused in one line."""
     options = options_from_values(method, values)
     params = {"family": family} if family else {}
-    params |= {"method": method, "prompt": prompt}
+    params |= {"method": method} | ({"prompt": prompt} if prompt is not None else {})
     params |= {parameter(c): _text(options[c.name]) for c in all_controls() if c.name in options}
     return "?" + urlencode(params)
+
+
+def shareable_link(page: str, family: str | None, method: str, prompt: str, values) -> tuple[str, str]:
+    """The link to a setting from `page`, and a note when the prompt had to be left out to keep it
+    under MAX_LINK_CHARS (a long prompt of CJK text is nine characters a character in a link)."""
+    link = page + link_query(family, method, prompt, values)
+    if len(link) <= MAX_LINK_CHARS:
+        return link, ""
+    shorter = page + link_query(family, method, None, values)
+    if len(shorter) > MAX_LINK_CHARS:
+        raise PlaygroundError(f"this page's address is too long to share ({len(page)} characters)")
+    return shorter, (f"the prompt is left out (with it the link would be {len(link)} characters, over the "
+                     f"{MAX_LINK_CHARS} a link may have): paste it in after opening the link")
 
 
 def _text(value) -> str:
@@ -89,6 +105,7 @@ def parse_query(query: dict, presets: list) -> Setting:
             except PlaygroundError as error:
                 problems.append(str(error))
     return Setting(family, method, prompt, values, tuple(problems))
+
 
 
 def _divergence(named, family: str, method: str | None, presets: list) -> str:
@@ -193,12 +210,14 @@ class Sharing:
         try:
             if not isinstance(method, str) or method not in METHODS:
                 raise PlaygroundError(f"unknown method {method!r}: choose one of {', '.join(METHODS)}")
-            query = link_query(family, method, prompt if isinstance(prompt, str) else "", values)
+            link, left_out = shareable_link(page if isinstance(page, str) else "", family, method,
+                                            prompt if isinstance(prompt, str) else "", values)
         except PlaygroundError as error:
             return gr.skip(), render.status_html(str(error), "error")
-        note = "" if family else ": the loaded family is not a preset, so the link opens the default family"
-        return gr.update(value=f"{page if isinstance(page, str) else ''}{query}", visible=True), \
-            render.status_html(f"link to this setting below{note}")
+        notes = [] if family else ["the loaded family is not a preset, so the link opens the default family"]
+        notes += [left_out] if left_out else []
+        return gr.update(value=link, visible=True), \
+            render.status_html("link to this setting below" + "".join(f"; {note}" for note in notes))
 
 
 def panel():
