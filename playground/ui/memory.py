@@ -17,7 +17,6 @@ from ..limits import current_limits
 from ..policy import public_mode
 from . import render
 from .boundary import error_status
-from .export import write_download
 from .family import FamilyPanel
 
 SHOWN_PAIRS = 20
@@ -52,7 +51,7 @@ class CorrectionMemories:
         if not memory.total:
             return None, render.status_html("no correction memory yet for this pair: generate with a csd method")
         pairs = memory.top_pairs(SHOWN_PAIRS, models["target"].tokenizer)
-        return (write_download(".memory.json", json.dumps(memory.to_dict())),
+        return (self.sessions.get(key).downloads.write(".memory.json", json.dumps(memory.to_dict())),
                 render.memory_html(pairs, memory.total, owner()))
 
     def upload(self, key: str, path: str | None):

@@ -1,6 +1,6 @@
 """Per-session state that must not go through gr.State: the last run, a live step generator,
-which runs are stale, on a public deployment the visitor's own CSD correction memory, and recent
-run times.
+which runs are stale, on a public deployment the visitor's own CSD correction memory, recent
+run times, and its download files.
 
 Keyed by Gradio's session hash; dropped when the browser tab goes away (`demo.unload`), or after
 SESSION_IDLE_SECONDS without a call (API clients have no tab to close). Models are not kept
@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from ..errors import PlaygroundError
 from ..presets import Preset
 from .charts import Timeline
+from .downloads import Downloads
 from .replay import History
 from .stale_runs import StaleRunGuard
 from .stepper import Toy
@@ -49,6 +50,7 @@ class Session:
     memories: dict = field(default_factory=dict)  # (target, draft) -> CorrectionMemory, public mode
     race: History = field(default_factory=History)  # finished runs a race can replay
     link: object = None  # the share.Setting this page was opened with, if any
+    downloads: Downloads = field(default_factory=Downloads)  # its export files, removed with it
     started: deque = field(default_factory=deque)  # monotonic start times of recent runs
     last_seen: float = field(default_factory=time.monotonic)
     generate_shown: bool = True  # the Generate tab is the one showing
@@ -95,6 +97,7 @@ class Sessions:
         if session and session.stepping:
             session.stepping.steps.close()
         if session:
+            session.downloads.remove()
             _return_free_memory()
 
     def __len__(self) -> int:
