@@ -161,7 +161,7 @@ def test_generate_streams_colored_tokens_then_its_charts_follow(handlers):
 def test_tooltips_carry_diagnostics(handlers):
     run_generate(handlers, temperature=1.0, seed=3, max_new_tokens=40)
     text = run_generate(handlers, temperature=1.0, seed=3, max_new_tokens=40)[-1][1]
-    assert "p target:" in text and "acceptance prob:" in text
+    assert "p target (sampling settings):" in text and "p target raw (T=1):" in text and "acceptance prob:" in text
 
 
 def test_rejected_drafts_show_struck_through_in_place(handlers):

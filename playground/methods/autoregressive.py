@@ -11,9 +11,10 @@ def _one_model_steps(ctx: Decoding, runner, origin: str):
     while ctx.remaining() > 0:
         start = time.perf_counter()
         logits = runner.next_logits(ctx.ids)[-1]
-        token = ctx.sampler.draw(ctx.sampler.probs(logits))
-        probability = float(raw_probs(logits)[token])
-        record = TokenRecord(token, origin, diagnostics={f"p_{origin}": probability})
+        probs = ctx.sampler.probs(logits)
+        token = ctx.sampler.draw(probs)
+        record = TokenRecord(token, origin, diagnostics={f"p_{origin}": float(probs[token]),
+                                                         f"p_{origin}_raw": float(raw_probs(logits)[token])})
         seconds = time.perf_counter() - start
         timing = {"verify_seconds": seconds} if origin == "target" else {"draft_seconds": seconds}
         yield Step([record], forwards={runner.name: 1}, **timing)

@@ -53,7 +53,8 @@ class Collected:
         self.origins.append(record.origin)
         self.r.append(r_row)
         self.r_raw.append(r_raw_row)
-        self.checks.append(_renamed(record.diagnostics, "p_target", "p_qualifier"))
+        self.checks.append(_renamed(_renamed(record.diagnostics, "p_target", "p_qualifier"),
+                                    "p_target_raw", "p_qualifier_raw"))
 
     def as_drafted(self, vocab: int, device) -> Drafted:
         """The collected tokens as stage 2's candidates, with Q in the draft's place."""
@@ -147,7 +148,7 @@ def _stage_two(ctx: Decoding, collected: Collected, check) -> Verified:
         if accepted:
             record.diagnostics["qualifier_check"] = stage_one
     if all(verified.flags):
-        verified.records.append(bonus_record(ctx, p[n], n))
+        verified.records.append(bonus_record(ctx, p[n], n, p_raw_last=p_raw[n]))
     return verified
 
 

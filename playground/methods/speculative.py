@@ -115,13 +115,15 @@ def _evidence(c: Candidate, verdict: Verdict, verifier: str, proposer: str) -> E
 
 
 def _diagnostics(c: Candidate, verdict: Verdict) -> dict:
-    return {"p_target": float(c.p[c.token]), "p_draft": float(c.q[c.token]),
+    return {"p_target": float(c.p[c.token]), "p_target_raw": float(c.p_raw[c.token]), "p_draft": float(c.q[c.token]),
             "divergence": c.divergence, "position_in_block": c.index, **verdict.diagnostics}
 
 
-def bonus_record(ctx: Decoding, p_last: torch.Tensor, index: int, origin: str = "target") -> TokenRecord:
+def bonus_record(ctx: Decoding, p_last: torch.Tensor, index: int, origin: str = "target",
+                 p_raw_last: torch.Tensor | None = None) -> TokenRecord:
     token = ctx.sampler.draw(p_last)
-    return TokenRecord(token, origin, diagnostics={"p_target": float(p_last[token]), "bonus": True,
+    raw = {} if p_raw_last is None else {"p_target_raw": float(p_raw_last[token])}
+    return TokenRecord(token, origin, diagnostics={"p_target": float(p_last[token]), **raw, "bonus": True,
                                                    "position_in_block": index})
 
 
@@ -140,7 +142,7 @@ def speculative_steps(ctx: Decoding, check, drafter=None):
         verified = verify_block(ctx, drafted, p, p_raw, check)
         records, flags = verified.records, verified.flags
         if all(flags):
-            records.append(bonus_record(ctx, p[k], k))
+            records.append(bonus_record(ctx, p[k], k, p_raw_last=p_raw[k]))
         yield Step(records, drafted=k, accepted=sum(flags), accepted_flags=flags,
                    draft_seconds=drafted_at - start, verify_seconds=time.perf_counter() - drafted_at,
                    forwards={ctx.draft.name: k, ctx.target.name: 1}, evidence=verified.evidence)

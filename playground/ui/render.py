@@ -16,7 +16,12 @@ ORIGIN_LABELS = {"draft": "draft (accepted)", "qualifier": "qualifier", "target"
                  "rescued": "rescued (CSD)"}
 
 # Diagnostics in the order a reader wants them, with their labels; others follow as they are.
-DIAGNOSTIC_LABELS = {"p_target": "p target", "p_draft": "q draft", "p_qualifier": "r qualifier",
+# Every method means the same by each: p_* after the sampling settings (what was drawn from and
+# what the SD ratio uses; 1 for the argmax when greedy), p_*_raw at temperature 1 (what divergences
+# and gates compare).
+DIAGNOSTIC_LABELS = {"p_target": "p target (sampling settings)", "p_target_raw": "p target raw (T=1)",
+                     "p_draft": "q draft (as drawn)", "p_draft_raw": "q draft raw (T=1)",
+                     "p_qualifier": "r qualifier (sampling settings)",
                      "divergence": "divergence", "comparison": "accepted if divergence", "tau": "tau",
                      "accept_prob": "acceptance prob",
                      "position_in_block": "position in block", "bonus": "bonus token"}

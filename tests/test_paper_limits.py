@@ -1,0 +1,92 @@
+"""The papers' limits with DEFAULT settings (every drafting lever as it ships), through the API,
+the CLI and the app's handlers: csd at lambda = inf is sd token for token when sampling (seed 003),
+fsd at tau 0 and psd-f at tau_T 0 are the target alone (seeds 000, 002), and fsd's random control
+accepts at its rate."""
+
+import json
+import math
+
+import pytest
+
+import playground
+from playground.cli import main
+from playground.presets import Preset
+from playground.ui.handlers import Handlers
+from playground.ui.options import all_controls
+
+PROMPT = "hello there"
+
+
+def api(family, method, **options):
+    return playground.generate(PROMPT, method=method, max_new_tokens=40, **family, **options)
+
+
+def ids(run):
+    return [t.id for t in run.tokens]
+
+
+@pytest.mark.parametrize("seed", [0, 5])
+def test_api_csd_at_lambda_infinity_is_sd_when_sampling(family, seed):
+    calibrated = api(family, "csd", lambda_=math.inf, temperature=1.0, seed=seed)
+    standard = api(family, "sd", temperature=1.0, seed=seed)
+    assert ids(calibrated) == ids(standard)
+    levers = ("draft_int8", "draft_vocab", "draft_confidence", "candidates")
+    assert {k: calibrated.recorded_config()[k] for k in levers} == {k: standard.recorded_config()[k] for k in levers}
+
+
+@pytest.mark.parametrize(("method", "threshold"), [("fsd", "tau"), ("psd-f", "tau_t")])
+def test_api_a_zero_threshold_is_the_target_alone(family, method, threshold):
+    run = api(family, method, **{threshold: 0.0})
+    assert ids(run) == ids(api(family, "ar"))
+    assert {t.origin for t in run.tokens} == {"target"}
+
+
+def test_api_fsd_random_control_accepts_at_its_rate_with_confidence_ended_blocks(family):
+    runs = [playground.generate(PROMPT, method="fsd", random_accept=0.5, temperature=1.0, seed=seed,
+                                max_new_tokens=120, **family) for seed in range(3)]
+    drafted = sum(r.stats.drafted for r in runs)
+    rate = sum(r.stats.accepted for r in runs) / drafted
+    assert runs[0].config.draft_confidence == 0.6  # the default lever ran
+    # a binomial with p = 0.5 over `drafted` trials: 4 standard deviations either side
+    assert abs(rate - 0.5) < 4 * math.sqrt(0.25 / drafted)
+
+
+@pytest.fixture(scope="module")
+def saved_family(tmp_path_factory, family):
+    root = tmp_path_factory.mktemp("family")
+    for role in ("target", "draft", "qualifier"):
+        family[role].model.save_pretrained(root / role)
+        family[role].tokenizer.save_pretrained(root / role)
+    return {role: str(root / role) for role in ("target", "draft", "qualifier")}
+
+
+def cli(saved_family, capsys, *args) -> dict:
+    models = [item for role, path in saved_family.items() for item in (f"--{role}", path)]
+    assert main(["generate", "--prompt", PROMPT, "--max-new-tokens", "30", "--json", *models, *args]) == 0
+    return json.loads(capsys.readouterr().out)
+
+
+def test_cli_limits_hold_with_default_settings(saved_family, capsys):
+    calibrated = cli(saved_family, capsys, "--method", "csd", "--lambda", "inf", "--temperature", "1", "--seed", "3")
+    standard = cli(saved_family, capsys, "--method", "sd", "--temperature", "1", "--seed", "3")
+    assert [t["id"] for t in calibrated["tokens"]] == [t["id"] for t in standard["tokens"]]
+    assert calibrated["config"]["lambda_"] is None  # inf, written as JSON's null
+    target_alone = [t["id"] for t in cli(saved_family, capsys, "--method", "ar")["tokens"]]
+    for method, threshold in (("fsd", "--tau"), ("psd-f", "--tau-t")):
+        assert [t["id"] for t in cli(saved_family, capsys, "--method", method, threshold, "0")["tokens"]] == target_alone
+
+
+def test_app_limits_hold_with_the_controls_defaults(family):
+    by_spec = {m.spec: m for m in family.values()}
+    handlers = Handlers(loader=lambda spec: by_spec[spec],
+                        presets=[Preset("tiny", "tiny-target", "tiny-draft", "tiny-qualifier")])
+    handlers.load("k", "tiny-target", "tiny-draft", "tiny-qualifier")
+
+    def ran(method, **overrides):
+        chosen = {c.name: c.default for c in all_controls()} | {"max_new_tokens": 30} | overrides
+        list(handlers.generate("k", PROMPT, method, False, *[chosen[c.name] for c in all_controls()]))
+        return ids(handlers.sessions.get("k").run)
+
+    # the lambda box takes a number: 1e9 is never reached by a count, as inf
+    assert ran("csd", lambda_=1e9, temperature=1.0, seed=4) == ran("sd", temperature=1.0, seed=4)
+    assert ran("fsd", tau=0.0) == ran("ar") == ran("psd-f", tau_t=0.0)
