@@ -72,6 +72,19 @@ def draft_setup(config: RunConfig, method, draft: LoadedModel | None) -> DraftSe
     return setup
 
 
+def describe(config: RunConfig) -> str:
+    """The draft as a run drafted with it, in words, for step mode ("" when no lever ran)."""
+    parts = []
+    if config.draft_int8:
+        parts.append("int8 linear layers")
+    if config.draft_vocab:
+        parts.append(f"output layer pruned to its {config.draft_vocab} most frequent tokens (q = 0 for every other "
+                     "token; the rule's q and any divergence are this draft's)")
+    if config.draft_confidence:
+        parts.append(f"a block ends after a token it gives less than {config.draft_confidence:g}")
+    return f"The draft as it ran: {'; '.join(parts)}." if parts else ""
+
+
 def _runner(config: RunConfig, draft: LoadedModel) -> KVRunner:
     model = int8_draft.int8_twin(draft.model) if config.draft_int8 else draft.model
     runner = KVRunner(model, name="draft", tokens=len(draft.tokenizer))

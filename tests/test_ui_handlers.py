@@ -355,6 +355,18 @@ def test_step_mode_explains_each_round(handlers):
     assert "round 2" in status
 
 
+@pytest.mark.parametrize("method", ["sd", "fsd", "csd"])
+def test_step_mode_says_which_draft_the_rule_compared(handlers, method):
+    """The levers run for every drafting method; step mode names them, the pruned head with its q = 0."""
+    *_, explanation, _ = handlers.step(KEY, PROMPT, method, 0, *values(temperature=1.0, seed=1, draft_vocab=8))
+    assert "pruned to its 8 most frequent tokens (q = 0 for every other token" in explanation
+    assert "int8 linear layers" in explanation and "a block ends after a token it gives less than 0.6" in explanation
+    handlers.step_reset(KEY)
+    *_, explanation, _ = handlers.step(KEY, PROMPT, "fsd", 0, *values(temperature=1.0, seed=1, draft_vocab=8,
+                                                                       divergence="kl", tau=1.0))
+    assert "pruned" not in explanation  # KL(p || q) is infinite where a pruned head gives q = 0
+
+
 def test_step_mode_shows_no_residual_for_fuzzy_acceptance(handlers):
     *_, explanation, bars = handlers.step(KEY, PROMPT, "fsd", 0, *values(temperature=1.0, seed=1))
     assert "tau" in explanation and {trace.name for trace in bars.data} == {P_DRAWS, Q_DRAWN, RAW["p"], RAW["q"]}

@@ -190,7 +190,8 @@ def explanation_html(explanation, decode: Callable[[int], str]) -> str:
                   "<h4>Stage 2: the target checks the collected tokens</h4>"]
     else:
         parts.append(f"<h4>{STAGES['target']}</h4>")
-    parts += [note, _checks_table(stage_two, explanation.divergence, decode) if stage_two else ""]
+    drafter = f'<p class="drafter">{escape(explanation.drafter)}</p>' if explanation.drafter else ""
+    parts += [note, drafter, _checks_table(stage_two, explanation.divergence, decode) if stage_two else ""]
     emitted = [(repr(decode(token)), origin, why) for token, origin, why in explanation.emitted]
     return ('<div class="explain">' + "".join(parts) + "<h4>Emitted this round</h4>"
             + _table(("token", "origin", "why"), emitted, "explain-table") + "</div>")

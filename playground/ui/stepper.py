@@ -12,6 +12,7 @@ from dataclasses import dataclass
 
 import torch
 
+from ..drafter import describe
 from ..sampling import residual
 from ..step import Evidence
 
@@ -30,6 +31,7 @@ class Explanation:
     checks: list[Evidence]
     emitted: list[tuple[int, str, str]]  # (token id, origin, why)
     divergence: str
+    drafter: str = ""  # the draft as the run drafted with it (its levers), in words
 
 
 def symbols(e: Evidence) -> tuple[str, str]:
@@ -69,7 +71,7 @@ def reason(token) -> str:
 
 def explain_step(step, config) -> Explanation:
     emitted = [(t.id, t.origin, reason(t)) for t in step.tokens]
-    return Explanation(step.drafted, list(step.evidence), emitted, config.divergence)
+    return Explanation(step.drafted, list(step.evidence), emitted, config.divergence, describe(config))
 
 
 def bars(e: Evidence, decode) -> dict[str, dict[str, float]]:

@@ -1,0 +1,70 @@
+"""Every decoding method at its default settings against `ar` on the embedded family: each run
+paired with an `ar` run of the same prompt (order alternating over repeats), greedy and at 0.7.
+`--levers-off` adds each drafting method with the drafting levers off, as every method but sd
+drafted before the levers moved to the drafter.
+
+    HF_HUB_OFFLINE=1 python -m bench.every_method --out bench/results/every_method
+
+Writes runs.csv and summary.md (median paired speedup with quartiles, acceptance, share of
+outputs identical to ar), as bench.speed_levers does.
+"""
+
+import argparse
+import pathlib
+import platform
+import statistics
+
+import torch
+
+from playground import prepacked
+from playground.bench import Bench, Setting
+from playground.bench.cli import HETERO_DRAFT
+from playground.default_family import DEFAULT_FAMILY
+from playground.drafter import OFF
+from playground.methods import METHODS
+from playground.models import load_model
+from playground.quality import load_tasks
+
+from .speed_levers import CHAT_PROMPTS, summary_line, write_results
+
+REFERENCES = ("ar", "draft-only")
+
+
+def settings(levers_off: bool) -> list[Setting]:
+    drafting = [name for name in METHODS if name not in REFERENCES]
+    with_defaults = [Setting(name) for name in drafting]
+    off = [Setting(name, dict(OFF)) for name in drafting] if levers_off else []
+    return [*with_defaults, *off]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--out", type=pathlib.Path, required=True)
+    parser.add_argument("--temperatures", default="0,0.7")
+    parser.add_argument("--repeats", type=int, default=2)
+    parser.add_argument("--max-new-tokens", type=int, default=48)
+    parser.add_argument("--levers-off", action="store_true", help="also each method with the drafting levers off")
+    args = parser.parse_args()
+    models = {role: load_model(spec) for role, spec in DEFAULT_FAMILY.items()}
+    models["hetero_draft"] = load_model(HETERO_DRAFT)
+    tasks = load_tasks(CHAT_PROMPTS)
+    lines = [f"prepacked weights: {prepacked.enabled()}; torch {torch.__version__}, {torch.get_num_threads()} threads, "
+             f"{platform.processor() or platform.machine()}; {len(tasks)} chat prompts x {args.repeats} repeats, "
+             f"{args.max_new_tokens} tokens; every method at its defaults (slem, tli, slrs with {HETERO_DRAFT})", "",
+             "| setting | method/ar (quartiles) | predicted | acceptance | c | T(K+1)/T(1) | identical to ar | "
+             "measured / predicted |", "|---|---|---|---|---|---|---|---|"]
+    all_rows = []
+    for temperature in [float(t) for t in args.temperatures.split(",")]:
+        bench = Bench(models, tasks, {"max_new_tokens": args.max_new_tokens, "temperature": temperature},
+                      repeats=args.repeats)
+        rows = bench.run(settings(args.levers_off))
+        all_rows += rows
+        ar = [r["tokens_per_second"] for r in rows if r["method"] == "ar"]
+        lines.append(f"| **temperature {temperature:g}** (ar {statistics.median(ar):.1f} tok/s) | | | | | | | |")
+        for label in dict.fromkeys(r["setting"] for r in rows if r["method"] != "ar"):
+            lines.append(summary_line(label, [r for r in rows if r["setting"] == label]))
+    write_results(args.out, all_rows, lines)
+
+
+if __name__ == "__main__":
+    main()
