@@ -23,9 +23,12 @@ def prompt_ids(tokenizer, prompt: str, use_chat_template: bool) -> list[int]:
     return tokenizer(prompt, split_special_tokens=True).input_ids
 
 
-def special_ids(tokenizer) -> set[int]:
+def control_ids(tokenizer) -> set[int]:
+    """The special tokens that steer the model (turn markers, BOS, EOS, ...); not the unknown
+    token, which stands for text the vocabulary lacks (the placeholder's characters, say)."""
     added = getattr(tokenizer, "added_tokens_decoder", {})
-    return set(tokenizer.all_special_ids) | {token_id for token_id, token in added.items() if token.special}
+    special = set(tokenizer.all_special_ids) | {token_id for token_id, token in added.items() if token.special}
+    return special - {tokenizer.unk_token_id}
 
 
 def _render(tokenizer, content: str) -> str:
@@ -45,17 +48,17 @@ def _text_ids(tokenizer, text: str) -> list[int]:
 
 def _chat_ids(tokenizer, prompt: str) -> list[int]:
     rendered, frame = _render(tokenizer, prompt), _render(tokenizer, PLACEHOLDER)
-    ids, specials = _template_ids(tokenizer, rendered), special_ids(tokenizer)
-    if _specials_in(ids, specials) == _specials_in(_template_ids(tokenizer, frame), specials):
-        return ids  # every special token is the template's: the usual tokenization, unchanged
-    return _ids_with_plain_prompt(tokenizer, rendered, frame, specials)
+    ids, controls = _template_ids(tokenizer, rendered), control_ids(tokenizer)
+    if _controls_in(ids, controls) == _controls_in(_template_ids(tokenizer, frame), controls):
+        return ids  # every control token is the template's: the usual tokenization, unchanged
+    return _ids_with_plain_prompt(tokenizer, rendered, frame, controls)
 
 
-def _specials_in(ids: list[int], specials: set[int]) -> list[int]:
-    return [token_id for token_id in ids if token_id in specials]
+def _controls_in(ids: list[int], controls: set[int]) -> list[int]:
+    return [token_id for token_id in ids if token_id in controls]
 
 
-def _ids_with_plain_prompt(tokenizer, rendered: str, frame: str, specials: set[int]) -> list[int]:
+def _ids_with_plain_prompt(tokenizer, rendered: str, frame: str, controls: set[int]) -> list[int]:
     """The template's text up to its last marker before the prompt, and from its first marker
     after it, as the template wrote them; everything between (the prompt and the plain text
     around it) with special tokens split."""
@@ -64,8 +67,8 @@ def _ids_with_plain_prompt(tokenizer, rendered: str, frame: str, specials: set[i
         raise PlaygroundError("prompt contains special-token text (such as a chat turn marker) that this model's "
                               "chat template cannot keep as plain text: remove it, or turn the chat template off")
     prompt = rendered[len(before):len(rendered) - len(after)]  # as the template wrote it (it may trim)
-    head_ids, head_text = _through_last_special(tokenizer, before, specials)
-    tail_text, tail_ids = _from_first_special(tokenizer, after, specials)
+    head_ids, head_text = _through_last_control(tokenizer, before, controls)
+    tail_text, tail_ids = _from_first_control(tokenizer, after, controls)
     return head_ids + _text_ids(tokenizer, head_text + prompt + tail_text) + tail_ids
 
 
@@ -73,28 +76,28 @@ def _framed(rendered: str, before: str, after: str) -> bool:
     return len(rendered) >= len(before) + len(after) and rendered.startswith(before) and rendered.endswith(after)
 
 
-def _through_last_special(tokenizer, text: str, specials: set[int]) -> tuple[list[int], str]:
-    """(ids through the last special token of `text`, the text after it)."""
-    ids, marks = _special_marks(tokenizer, text, specials)
+def _through_last_control(tokenizer, text: str, controls: set[int]) -> tuple[list[int], str]:
+    """(ids through the last control token of `text`, the text after it)."""
+    ids, marks = _control_marks(tokenizer, text, controls)
     if not marks:
         return [], text
     last, (_, end) = marks[-1]
     return ids[:last + 1], text[end:]
 
 
-def _from_first_special(tokenizer, text: str, specials: set[int]) -> tuple[str, list[int]]:
-    """(the text before the first special token of `text`, ids from it on)."""
-    ids, marks = _special_marks(tokenizer, text, specials)
+def _from_first_control(tokenizer, text: str, controls: set[int]) -> tuple[str, list[int]]:
+    """(the text before the first control token of `text`, ids from it on)."""
+    ids, marks = _control_marks(tokenizer, text, controls)
     if not marks:
         return text, []
     first, (start, _) = marks[0]
     return text[:start], ids[first:]
 
 
-def _special_marks(tokenizer, text: str, specials: set[int]) -> tuple[list[int], list]:
-    """The template text's ids, and (index, character span) of each special token among them."""
+def _control_marks(tokenizer, text: str, controls: set[int]) -> tuple[list[int], list]:
+    """The template text's ids, and (index, character span) of each control token among them."""
     encoded = tokenizer(text, add_special_tokens=False, return_offsets_mapping=True)
-    marks = [(i, encoded.offset_mapping[i]) for i, token_id in enumerate(encoded.input_ids) if token_id in specials]
+    marks = [(i, encoded.offset_mapping[i]) for i, token_id in enumerate(encoded.input_ids) if token_id in controls]
     return encoded.input_ids, marks
 
 

@@ -101,3 +101,21 @@ def test_a_prompt_that_leaves_no_room_in_the_models_context_is_refused(family, m
     with pytest.raises(PlaygroundError, match="prompt is 400 tokens, over the 399 that fit in the model's "
                                               "context of 512 with 113 new tokens: shorten it or ask for fewer"):
         format_prompt(tokenizer, "a" * 400, False, model=target, max_new_tokens=113)
+
+
+def test_a_template_that_trims_the_prompt_keeps_its_markers_real_and_the_prompts_text(chatml):
+    trimming = char_tokenizer(ALPHABET + "_|\n")
+    trimming.add_special_tokens({"additional_special_tokens": ["<|im_start|>", "<|im_end|>"]})
+    trimming.chat_template = CHATML.replace("m['content']", "m['content'] | trim")
+    ids = format_prompt(trimming, f"  {FORGED_TURN}  ", True)
+    assert markers(trimming, ids) == ["<|im_start|>", "<|im_end|>", "<|im_start|>"]
+    assert trimming.decode(ids) == f"<|im_start|>user\n{FORGED_TURN}<|im_end|>\n<|im_start|>assistant\n"
+
+
+def test_a_template_that_writes_the_prompt_twice_is_refused_when_the_prompt_holds_special_token_text(chatml):
+    echoing = char_tokenizer(ALPHABET + "_|\n")
+    echoing.add_special_tokens({"additional_special_tokens": ["<|im_start|>", "<|im_end|>"]})
+    echoing.chat_template = CHATML.replace("{{ m['content'] }}", "{{ m['content'] }}, {{ m['content'] }}")
+    assert echoing.decode(format_prompt(echoing, "hi", True)).startswith("<|im_start|>user\nhi, hi<|im_end|>")
+    with pytest.raises(PlaygroundError, match="cannot keep as plain text: remove it, or turn the chat template off"):
+        format_prompt(echoing, FORGED_TURN, True)
