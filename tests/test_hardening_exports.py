@@ -30,6 +30,7 @@ def test_repeated_exports_keep_only_the_newest_few(handlers):
     assert kept == paths[-KEPT_PER_SESSION:]
     assert json.loads(paths[-2].read_text())["method"] == "sd" and paths[-1].name == "run.html"
     assert len({path.parent.parent for path in paths}) == 1  # one folder for the session
+    handlers.sessions.drop("k")
 
 
 def test_a_sessions_downloads_go_with_it_and_no_one_elses(handlers):
