@@ -39,6 +39,7 @@ class Evidence:
     at_candidate: dict  # distribution name -> the candidate's probability under it
     top: dict  # distribution name -> [(token id, probability)], most likely first
     drawn_from: str | None = None  # the distribution a correction was drawn from
+    test: object = None  # the rule's acceptance test (methods/acceptance.py): numbers, held, words
 
 
 @dataclass(frozen=True)

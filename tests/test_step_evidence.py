@@ -4,7 +4,7 @@ exports show exactly those numbers, never recomputed ones."""
 import copy
 import json
 import math
-from dataclasses import replace
+from dataclasses import asdict, replace
 from html import unescape
 
 import pytest
@@ -14,6 +14,7 @@ import playground
 from playground import forward_costs, int8_draft
 from playground.engine import format_prompt
 from playground.methods import METHODS
+from playground.methods.acceptance import Threshold
 from playground.step import Evidence
 from playground.tiny import char_tokenizer, loaded, tiny_llama
 from playground.ui import render
@@ -111,11 +112,28 @@ def test_tooltips_and_exports_carry_the_same_numbers_as_the_evidence(handlers):
 
 def test_psd_f_displays_the_inclusive_comparison_of_its_rule():
     def check(comparison: str) -> Evidence:
-        return Evidence("target", 0, 5, "accepted" if comparison == "<=" else "rejected", 5,
-                        {"divergence": 0.25, "tau": 0.25, "comparison": comparison}, {}, {"p": [], "r": []})
+        test = Threshold("js", 0.25, 0.25, comparison)
+        return Evidence("target", 0, 5, "accepted" if test.held else "rejected", 5,
+                        {"divergence": 0.25, "tau": 0.25, "comparison": comparison}, {}, {"p": [], "r": []}, None, test)
 
-    assert "= 0.25 ≤ tau 0.25" in render.check_test(check("<="), "js", str)  # psd: Div <= tau accepts
-    assert "= 0.25 ≥ tau 0.25" in render.check_test(check("<"), "js", str)  # fsd: Div < tau rejects
+    assert check("<=").test.held and not check("<").test.held
+    assert "= 0.25 ≤ tau 0.25" in render.check_test(check("<="), str)  # psd: Div <= tau accepts
+    assert "= 0.25 ≥ tau 0.25" in render.check_test(check("<"), str)  # fsd: Div < tau rejects
+
+
+@pytest.mark.parametrize(("method", "kinds"), [("sd", {"ratio"}), ("fsd", {"threshold"}), ("psd-a", {"exact match", "threshold"}),
+                                               ("csd", {"ratio", "rescue"})])
+def test_each_rule_writes_its_own_test_and_the_verdict_follows_it(handlers, method, kinds):
+    """Every check carries its rule's typed test; the verdict is what the test says (a rescue is a
+    held test), and the exported evidence names its kind."""
+    options = {"lambda_": 0.0, "gate_tau": 0.0} if method == "csd" else {}
+    _, explanation, _ = stepped(handlers, method, temperature=1.0, seed=2, **options)
+    checks = explanation.checks
+    assert checks and all(check.test is not None for check in checks)
+    assert {check.test.kind for check in checks} <= kinds
+    for check in checks:
+        assert check.test.held == (check.verdict in ("accepted", "rescued"))
+        assert asdict(check)["test"]["kind"] == check.test.kind
 
 
 def test_psd_f_step_mode_shows_both_stages(handlers):

@@ -13,6 +13,7 @@ import math
 from dataclasses import replace
 
 from ..correction_memory import CorrectionMemory, load_memory
+from .acceptance import Rescue
 from .base import Decoding, Method
 from .speculative import Candidate, Verdict, sd_check, speculative_steps
 
@@ -58,9 +59,13 @@ def csd_check(ctx: Decoding, memory: CorrectionMemory, rescue):
                        "lambda": ctx.config.lambda_, "is_freq": is_freq, "logit_gap": logit_gap,
                        "p_candidate_raw": float(c.p_raw[c.token]), "p_correction_raw": float(c.p_raw[t_star]),
                        "gate_ratio": math.exp(logit_gap), "gate_tau": ctx.config.gate_tau, "is_safe": is_safe}
-        if rescue(is_freq, is_safe):  # lines 19-20: keep x~_i and go on verifying
-            return replace(verdict, accepted=True, origin="rescued", replacement=None, diagnostics=diagnostics)
-        return replace(verdict, diagnostics=diagnostics)  # line 22: emit t* and stop
+        rescued = rescue(is_freq, is_safe)
+        test = Rescue(verdict.test, memory_count, ctx.config.lambda_, is_freq, diagnostics["p_candidate_raw"],
+                      diagnostics["p_correction_raw"], ctx.config.gate_tau, is_safe, rescued)
+        if rescued:  # lines 19-20: keep x~_i and go on verifying
+            return replace(verdict, accepted=True, origin="rescued", replacement=None, diagnostics=diagnostics,
+                           test=test)
+        return replace(verdict, diagnostics=diagnostics, test=test)  # line 22: emit t* and stop
     return check
 
 

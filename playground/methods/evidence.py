@@ -13,8 +13,9 @@ def top_tokens(row: torch.Tensor, k: int = TOP_K) -> list[tuple[int, float]]:
 
 
 def evidence(stage: str, position: int, candidate: int, verdict: str, emitted: int, checks: dict,
-             rows: dict[str, torch.Tensor], drawn_from: str | None = None) -> Evidence:
-    """`rows`: distribution name -> its 1-D probabilities at this position."""
+             rows: dict[str, torch.Tensor], drawn_from: str | None = None, test=None) -> Evidence:
+    """`rows`: distribution name -> its 1-D probabilities at this position; `test`: the rule's
+    acceptance test (acceptance.py)."""
     return Evidence(stage, position, candidate, verdict, emitted, dict(checks),
                     {name: float(row[candidate]) for name, row in rows.items()},
-                    {name: top_tokens(row) for name, row in rows.items()}, drawn_from)
+                    {name: top_tokens(row) for name, row in rows.items()}, drawn_from, test)

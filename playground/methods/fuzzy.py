@@ -3,6 +3,7 @@ between the target's and the draft's raw distributions is below a threshold T; o
 sample the target's own distribution (not the residual). Lossy by design; T = 0 accepts nothing.
 """
 
+from .acceptance import RandomControl, Threshold
 from .base import Decoding, Method
 from .speculative import Candidate, Verdict, speculative_steps
 
@@ -11,9 +12,10 @@ def fuzzy_check(ctx: Decoding, threshold: float):
     """Seed 000, Section 3: accept iff Div(P_target, P_draft) < T, else sample P_target."""
     def check(c: Candidate) -> Verdict:
         diagnostics = {"tau": threshold, "comparison": "<"}
-        if c.divergence < threshold:
-            return Verdict(True, diagnostics=diagnostics)
-        return Verdict(False, replacement=ctx.sampler.draw(c.p), diagnostics=diagnostics)
+        test = Threshold(ctx.config.divergence, c.divergence, threshold, "<")
+        if test.held:
+            return Verdict(True, diagnostics=diagnostics, test=test)
+        return Verdict(False, replacement=ctx.sampler.draw(c.p), diagnostics=diagnostics, test=test)
     return check
 
 
@@ -21,9 +23,10 @@ def random_check(ctx: Decoding, rate: float):
     """Seed 000, Figure 6 control: accept a random fraction of candidates, ignoring divergence."""
     def check(c: Candidate) -> Verdict:
         diagnostics = {"accept_prob": rate, "random_accept": rate}
-        if ctx.sampler.uniform() < rate:
-            return Verdict(True, diagnostics=diagnostics)
-        return Verdict(False, replacement=ctx.sampler.draw(c.p), diagnostics=diagnostics)
+        test = RandomControl(rate, ctx.sampler.uniform())
+        if test.held:
+            return Verdict(True, diagnostics=diagnostics, test=test)
+        return Verdict(False, replacement=ctx.sampler.draw(c.p), diagnostics=diagnostics, test=test)
     return check
 
 

@@ -22,6 +22,7 @@ import torch
 from ..sampling import raw_probs, residual
 from ..stats import expected_tokens_per_step
 from ..step import Evidence, Step, TokenRecord
+from .acceptance import DrawMatch, Threshold
 from .base import Decoding, Method
 from .speculative import (Candidate, Drafted, Verdict, Verified, bonus_record, draft_block, sd_check,
                           verify_block)
@@ -70,10 +71,11 @@ def inclusive_fuzzy_check(ctx: Decoding, threshold: float, origins: list[str] | 
     names what an accepted candidate was (stage 2 passes on "draft" or "qualifier")."""
     def check(c: Candidate) -> Verdict:
         diagnostics = {"tau": threshold, "comparison": "<="}
-        if c.divergence <= threshold:
+        test = Threshold(ctx.config.divergence, c.divergence, threshold, "<=")
+        if test.held:
             origin = origins[c.index] if origins else "draft"
-            return Verdict(True, origin=origin, diagnostics=diagnostics)
-        return Verdict(False, replacement=ctx.sampler.draw(c.p), diagnostics=diagnostics)
+            return Verdict(True, origin=origin, diagnostics=diagnostics, test=test)
+        return Verdict(False, replacement=ctx.sampler.draw(c.p), diagnostics=diagnostics, test=test)
     return check
 
 
@@ -88,9 +90,10 @@ def qualifier_sample_check(ctx: Decoding):
     def check(c: Candidate) -> Verdict:
         own = ctx.sampler.draw(c.p)
         diagnostics = {"verifier_draw": own}
-        if own == c.token:
-            return Verdict(True, diagnostics=diagnostics)
-        return Verdict(False, replacement=own, diagnostics=diagnostics)
+        test = DrawMatch(own, c.token)
+        if test.held:
+            return Verdict(True, diagnostics=diagnostics, test=test)
+        return Verdict(False, replacement=own, diagnostics=diagnostics, test=test)
     return check
 
 

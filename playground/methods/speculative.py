@@ -12,6 +12,7 @@ import torch
 from ..divergence import divergence
 from ..sampling import one_hot_argmax, raw_probs, residual
 from ..step import Evidence, Step, TokenRecord
+from .acceptance import Ratio
 from .base import Decoding, Method
 from .evidence import evidence
 
@@ -42,6 +43,7 @@ class Verdict:
     origin: str = "draft"  # for an accepted token: "draft", or "rescued" (CSD)
     replacement: int | None = None  # for a rejection: the token emitted instead
     diagnostics: dict = field(default_factory=dict)
+    test: object = None  # the rule's acceptance test (acceptance.py): its numbers, whether it held, its words
     drawn_from: str = "verifier"  # what a correction is drawn from: the verifier's own distribution, or "residual"
     distributions: dict = field(default_factory=dict)  # name -> row: any other distribution the rule used
 
@@ -111,7 +113,7 @@ def _evidence(c: Candidate, verdict: Verdict, verifier: str, proposer: str) -> E
     emitted = c.token if verdict.accepted else verdict.replacement
     drawn_from = None if verdict.accepted else v if verdict.drawn_from == "verifier" else verdict.drawn_from
     return evidence(verifier, c.index, c.token, outcome, emitted, {"divergence": c.divergence, **verdict.diagnostics},
-                    rows, drawn_from)
+                    rows, drawn_from, verdict.test)
 
 
 def _diagnostics(c: Candidate, verdict: Verdict) -> dict:
@@ -153,10 +155,11 @@ def sd_check(ctx: Decoding):
     def check(c: Candidate) -> Verdict:
         accept_prob = min(1.0, float(c.p[c.token] / c.q[c.token]))
         correction_from = {"residual": residual(c.p, c.q)}
-        if ctx.sampler.uniform() < accept_prob:
-            return Verdict(True, diagnostics={"accept_prob": accept_prob}, distributions=correction_from)
+        test = Ratio(accept_prob, ctx.sampler.uniform())
+        if test.held:
+            return Verdict(True, diagnostics={"accept_prob": accept_prob}, test=test, distributions=correction_from)
         correction = ctx.sampler.draw(correction_from["residual"])
-        return Verdict(False, replacement=correction, diagnostics={"accept_prob": accept_prob},
+        return Verdict(False, replacement=correction, diagnostics={"accept_prob": accept_prob}, test=test,
                        drawn_from="residual", distributions=correction_from)
     return check
 

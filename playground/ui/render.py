@@ -8,6 +8,7 @@ through, in place, just before the token that replaced it.
 from collections.abc import Callable
 from html import escape
 
+from ..methods.acceptance import number
 from ..serving import describe
 from ..step import ORIGINS, TokenRecord
 from .stepper import STAGES, symbols
@@ -27,8 +28,6 @@ DIAGNOSTIC_LABELS = {"p_target": "p target (sampling settings)", "p_target_raw":
                      "position_in_block": "position in block", "bonus": "bonus token"}
 
 
-def _number(value) -> str:
-    return f"{value:.4g}" if isinstance(value, float) else str(value)
 
 
 # On a correction, these describe the rejected candidate rather than the emitted token.
@@ -42,8 +41,8 @@ def tooltip(token: TokenRecord, decode: Callable[[int], str]) -> str:
     for key, label in DIAGNOSTIC_LABELS.items():
         if key in diagnostics:
             about = " (of the replaced candidate)" if rejected is not None and key in ABOUT_CANDIDATE else ""
-            lines.append(f"{label}{about}: {_number(diagnostics.pop(key))}")
-    lines += [f"{key}: {_number(value)}" for key, value in diagnostics.items()]
+            lines.append(f"{label}{about}: {number(diagnostics.pop(key))}")
+    lines += [f"{key}: {number(value)}" for key, value in diagnostics.items()]
     if rejected is not None:
         lines.append(f"replaced draft candidate: {decode(rejected)!r} (id {rejected})")
     return "\n".join(lines)
@@ -119,61 +118,27 @@ def _table(header, rows, css: str) -> str:
     return f'<table class="{css}"><tr>{_cells(header, "th")}</tr>{body}</table>'
 
 
-NEGATION = {"<": "≥", "<=": ">"}
-SYMBOL_TEXT = {"<=": "≤", "<": "<"}
+def check_test(e, decode: Callable[[int], str]) -> str:
+    """The acceptance test of one check, written by the rule's own test record with its numbers."""
+    if e.test is None:
+        return "—"
+    verifier, proposer = symbols(e)
+    return e.test.describe(verifier, proposer, e.at_candidate, decode)
 
 
-def _fuzzy_test(e, divergence: str, verifier: str, proposer: str) -> str:
-    """Div against tau with the rule's own comparison (fsd strict, PyramidSD inclusive)."""
-    value, tau, comparison = e.checks["divergence"], e.checks["tau"], e.checks.get("comparison", "<")
-    holds = value <= tau if comparison == "<=" else value < tau
-    shown = SYMBOL_TEXT[comparison] if holds else NEGATION[comparison]
-    return f"{divergence}({verifier} raw, {proposer} raw) = {_number(value)} {shown} tau {tau:g}"
-
-
-def _rescue_test(c: dict) -> str:
-    """CSD after a rejection: the correction memory's count and the gate ratio, each with its bar."""
-    freq, safe = "≥" if c["is_freq"] else "<", "≥" if c["is_safe"] else "<"
-    return (f"then memory count {c['memory_count']} {freq} lambda {c['lambda']:g}; gate p(x~)/p(t*) = "
-            f"{_number(c['p_candidate_raw'])} / {_number(c['p_correction_raw'])} = {_number(c['gate_ratio'])} "
-            f"{safe} tau {c['gate_tau']:g} (raw T=1)")
-
-
-def check_test(e, divergence: str, decode: Callable[[int], str]) -> str:
-    """The acceptance test of one check, written with the numbers the rule used."""
-    c, (verifier, proposer) = e.checks, symbols(e)
-    if "random_accept" in c:
-        return f"random control: keep with probability {c['random_accept']:g}"
-    if "verifier_draw" in c:
-        drew = c["verifier_draw"]
-        return f"{verifier} drew {decode(drew)!r}: keep the candidate only if it is that token"
-    if "psi" in c:
-        if c["accept_prob"] is None:
-            return "rejected without a ratio: psi(t) skipped (u * P(path) >= p(t)), capped, or 0"
-        return (f"keep with min(1, p(t) / psi(t)) = min(1, {_number(e.at_candidate['p'])} / {_number(c['psi'])}) "
-                f"= {_number(c['accept_prob'])}")
-    if "accept_prob" in c:
-        ratio = (f"keep with min(1, {verifier}(x) / {proposer}(x)) = min(1, {_number(e.at_candidate[verifier])} / "
-                 f"{_number(e.at_candidate[proposer])}) = {_number(c['accept_prob'])}")
-        return f"{ratio}; {_rescue_test(c)}" if "memory_count" in c else ratio
-    if "tau" in c:
-        return _fuzzy_test(e, divergence, verifier, proposer)
-    return "—"
-
-
-def _check_row(e, divergence: str, decode: Callable[[int], str]) -> tuple:
+def _check_row(e, decode: Callable[[int], str]) -> tuple:
     verifier, proposer = symbols(e)
     kept = repr(decode(e.emitted)) + (f" (drawn from {e.drawn_from})" if e.drawn_from else "")
-    numbers = [_number(e.at_candidate[name]) if name in e.at_candidate else "—"
+    numbers = [number(e.at_candidate[name]) if name in e.at_candidate else "—"
                for name in (verifier, proposer, f"{verifier}_raw", f"{proposer}_raw")]
-    return (e.position + 1, repr(decode(e.candidate)), *numbers, check_test(e, divergence, decode), e.verdict, kept)
+    return (e.position + 1, repr(decode(e.candidate)), *numbers, check_test(e, decode), e.verdict, kept)
 
 
-def _checks_table(checks: list, divergence: str, decode: Callable[[int], str]) -> str:
+def _checks_table(checks: list, decode: Callable[[int], str]) -> str:
     verifier, proposer = symbols(checks[0])
     header = ("#", "candidate x", f"{verifier}(x)", f"{proposer}(x) as drawn", f"{verifier} raw(x)",
               f"{proposer} raw(x)", "test", "verdict", "kept")
-    return _table(header, [_check_row(e, divergence, decode) for e in checks], "explain-table")
+    return _table(header, [_check_row(e, decode) for e in checks], "explain-table")
 
 
 def explanation_html(explanation, decode: Callable[[int], str]) -> str:
@@ -186,12 +151,12 @@ def explanation_html(explanation, decode: Callable[[int], str]) -> str:
             "discarded unchecked.</p>" if unchecked > 0 else f"<p>{explanation.drafted} candidates drafted.</p>")
     parts = []
     if stage_one:
-        parts += [f"<h4>{STAGES['qualifier']}</h4>", _checks_table(stage_one, explanation.divergence, decode),
+        parts += [f"<h4>{STAGES['qualifier']}</h4>", _checks_table(stage_one, decode),
                   "<h4>Stage 2: the target checks the collected tokens</h4>"]
     else:
         parts.append(f"<h4>{STAGES['target']}</h4>")
     drafter = f'<p class="drafter">{escape(explanation.drafter)}</p>' if explanation.drafter else ""
-    parts += [note, drafter, _checks_table(stage_two, explanation.divergence, decode) if stage_two else ""]
+    parts += [note, drafter, _checks_table(stage_two, decode) if stage_two else ""]
     emitted = [(repr(decode(token)), origin, why) for token, origin, why in explanation.emitted]
     return ('<div class="explain">' + "".join(parts) + "<h4>Emitted this round</h4>"
             + _table(("token", "origin", "why"), emitted, "explain-table") + "</div>")

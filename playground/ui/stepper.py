@@ -25,12 +25,11 @@ STAGES = {"qualifier": "Stage 1: the qualifier checks the draft's tokens",
 @dataclass
 class Explanation:
     """What one round did, ready to show: each check with its evidence (PyramidSD's stage-1 checks
-    first), the emitted tokens with reasons, and the divergence the run compared with."""
+    first), the emitted tokens with reasons, and the draft as the run drafted with it."""
 
     drafted: int
     checks: list[Evidence]
     emitted: list[tuple[int, str, str]]  # (token id, origin, why)
-    divergence: str
     drafter: str = ""  # the draft as the run drafted with it (its levers), in words
 
 
@@ -71,7 +70,7 @@ def reason(token) -> str:
 
 def explain_step(step, config) -> Explanation:
     emitted = [(t.id, t.origin, reason(t)) for t in step.tokens]
-    return Explanation(step.drafted, list(step.evidence), emitted, config.divergence, describe(config))
+    return Explanation(step.drafted, list(step.evidence), emitted, describe(config))
 
 
 def bars(e: Evidence, decode) -> dict[str, dict[str, float]]:

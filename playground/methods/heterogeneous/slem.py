@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from ...sampling import raw_probs
 from ...step import Step, TokenRecord
 from ...vocabulary import Continuation, tokenize_continuation
+from ..acceptance import DrawMatch
 from ..base import Decoding, Method
 from ..evidence import evidence
 from ..speculative import Verified, bonus_record
@@ -74,7 +75,8 @@ def exact_match(ctx: Decoding, drafted: DraftText, p) -> Verified:
         matched = sample == candidate
         verified.flags.append(matched)
         verified.evidence.append(evidence("target", i, candidate, "accepted" if matched else "rejected", sample,
-                                          {"verifier_draw": sample}, {"p": p[i]}, None if matched else "p"))
+                                          {"verifier_draw": sample}, {"p": p[i]}, None if matched else "p",
+                                          DrawMatch(sample, candidate)))
         if matched:
             verified.records.append(TokenRecord(sample, "draft", diagnostics={**diagnostics, **drafted.provenance(i)}))
             continue

@@ -35,6 +35,7 @@ from ...errors import PlaygroundError
 from ...sampling import residual
 from ...step import Evidence, Step, TokenRecord
 from ...vocabulary import max_token_chars, token_strings
+from ..acceptance import StringRatio
 from ..base import Decoding, Method
 from ..evidence import evidence
 from .common import draft_probs, pair_figures
@@ -236,7 +237,8 @@ def _evidence(outcome: Outcome, p: torch.Tensor) -> list[Evidence]:
     verdict = "accepted" if outcome.accepted else "rejected"
     return [evidence("target", 0, outcome.proposal, verdict, outcome.token,
                      {"psi": outcome.psi, "accept_prob": outcome.accept_prob}, {"p": p},
-                     None if outcome.accepted else "residual")]
+                     None if outcome.accepted else "residual",
+                     StringRatio(outcome.psi, outcome.accept_prob, outcome.accepted))]
 
 
 def _covering(path: tuple[int, ...], draft_strings, token_text: str) -> list[int]:
