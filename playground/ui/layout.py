@@ -1,7 +1,8 @@
 """The playground's Blocks, built in one function; events are wired next to their components.
 
 Handlers live in handlers.py and take a session key first; `_keyed` turns Gradio's request into
-that key. `build_demo(loader=..., presets=...)` lets tests run the whole app on tiny models.
+that key (its session hash, carrying the visitor's address: visitors.py). `build_demo(loader=...,
+presets=...)` lets tests run the whole app on tiny models.
 """
 
 import inspect
@@ -13,13 +14,16 @@ import gradio as gr
 
 from ..limits import current_limits
 from ..methods import METHODS
+from ..policy import public_mode
 from . import race, render, share
 from .appending_view import appending_html
 from .charts import CHARTS
 from .handlers import Handlers
 from .options import THRESHOLDS, all_controls, default_sweep, finite_number, method_choices, suggested_sweep, \
     sweep_options, visible_options
+from .queue_cap import cap_runs_per_visitor
 from .stepper import Toy
+from .visitors import session_key
 
 ASSETS = Path(__file__).resolve().parents[2] / "assets"
 CSS_PATH = ASSETS / "ui.css"
@@ -33,6 +37,8 @@ FROM_PAGE = "_from_page"  # the API name of an API event's twin for the page (Sh
 # run cost the page work for 30 components (bench/results/browser_speed/README.md).
 SHOWS_PROGRESS = {"load", "unload", "compare", "step", "race", "export_json", "export_charts", "correction_memory",
                   "upload_memory"}
+RUNS = ("generate", "compare", "step", "race")  # the events a visitor may hold only so many of at once
+HEARTBEAT_SECONDS = 60
 
 
 def load_examples(path: Path = ASSETS / "examples.toml") -> list[dict]:
@@ -81,10 +87,10 @@ def _keyed(handler):
     """A Gradio callback calling `handler(session_key, *inputs)`; generators stay generators."""
     if inspect.isgeneratorfunction(handler):
         def callback(request: gr.Request, *inputs):
-            yield from handler(request.session_hash, *inputs)
+            yield from handler(session_key(request), *inputs)
     else:
         def callback(request: gr.Request, *inputs):
-            return handler(request.session_hash, *inputs)
+            return handler(session_key(request), *inputs)
     return callback
 
 
@@ -194,8 +200,19 @@ def build_demo(loader=None, presets=None) -> gr.Blocks:
         loading.then(_keyed(handlers.family.method_lists), method_lists, method_lists, **PRIVATE)
         share.wire(demo, share_button, share_box, handlers, family, method, shared, about)
         _progress_only_where_users_wait(demo)
-        demo.unload(_keyed(handlers.sessions.drop))
+        _session_lifetime(demo, handlers)
+    cap_runs_per_visitor(demo, {name + suffix for name in RUNS for suffix in ("", FROM_PAGE)})
     return demo
+
+
+def _session_lifetime(demo: gr.Blocks, handlers: Handlers) -> None:
+    """A session goes with its tab (unload). On a public deployment an open tab also beats every
+    HEARTBEAT_SECONDS, so a session whose page stopped can go after the limits' short
+    session_idle_seconds while a visitor reading an open page keeps theirs."""
+    demo.unload(_keyed(handlers.sessions.drop))
+    if public_mode():
+        gr.Timer(HEARTBEAT_SECONDS).tick(_keyed(handlers.sessions.touch), None, None, concurrency_limit=None,
+                                         show_progress="hidden", **PRIVATE)
 
 
 def _progress_only_where_users_wait(demo: gr.Blocks) -> None:
@@ -229,7 +246,7 @@ def _family_panel(handlers: Handlers, status):
     method = gr.Dropdown(method_choices(), value=DEFAULT_METHOD, label="method", elem_id="method")
 
     def on_load(target, draft, qualifier, current, request: gr.Request, progress=gr.Progress()):
-        return handlers.load(request.session_hash, target, draft, qualifier, current, progress)
+        return handlers.load(session_key(request), target, draft, qualifier, current, progress)
 
     preset.input(handlers.preset, preset, [*specs, family, method], **PRIVATE)
     loading = load.click(on_load, [*specs, method], [status, family, method], api_name="load")

@@ -1,10 +1,12 @@
 """Per-session state that must not go through gr.State: the last run, a live step generator,
-which runs are stale, on a public deployment the visitor's own CSD correction memory, recent
-run times, and its download files.
+which runs are stale, on a public deployment the visitor's own CSD correction memory, and its
+download files.
 
 Keyed by Gradio's session hash; dropped when the browser tab goes away (`demo.unload`), or after
-SESSION_IDLE_SECONDS without a call (API clients have no tab to close). Models are not kept
-here: sessions hold model specs and ask the process-wide cache.
+the limits' session_idle_seconds without a call or heartbeat (API clients have no tab to close).
+Models are not kept here: sessions hold model specs and ask the process-wide cache. The counts of
+runs and uploads per minute are the visitor's (visitors.py), not the session's: dropping a
+session leaves them as they were.
 """
 
 import ctypes
@@ -14,16 +16,17 @@ import time
 from collections import deque
 from dataclasses import dataclass, field
 
-from ..errors import PlaygroundError
+from ..limits import current_limits
 from ..presets import Preset
 from .charts import Timeline
 from .downloads import Downloads
 from .replay import History
 from .stale_runs import StaleRunGuard
 from .stepper import Toy
+from .visitors import RateTable, SessionKey, visitor_of
 
-SESSION_IDLE_SECONDS = 30 * 60
-RATE_WINDOW_SECONDS = 60
+RUNS_PER_VISITOR = "runs per minute per visitor (a compare counts each column)"
+UPLOADS_PER_VISITOR = "correction memory uploads per minute per visitor"
 
 
 @dataclass
@@ -51,21 +54,24 @@ class Session:
     race: History = field(default_factory=History)  # finished runs a race can replay
     link: object = None  # the share.Setting this page was opened with, if any
     downloads: Downloads = field(default_factory=Downloads)  # its export files, removed with it
-    started: deque = field(default_factory=deque)  # monotonic start times of recent runs
+    visitor: str = ""  # the address its requests come from (visitors.py)
+    run_times: RateTable = field(default_factory=RateTable, repr=False)  # every visitor's, shared by sessions
+    upload_times: RateTable = field(default_factory=RateTable, repr=False)
     last_seen: float = field(default_factory=time.monotonic)
     generate_shown: bool = True  # the Generate tab is the one showing
     final_charts_due: bool = False  # a run has ended and the page has not had its complete charts
 
     def admit(self, runs: int, per_minute: int) -> None:
-        """Count `runs` new generations against the limit of `per_minute` (0: none), or refuse."""
-        now = time.monotonic()
-        while self.started and now - self.started[0] > RATE_WINDOW_SECONDS:
-            self.started.popleft()
-        if per_minute and len(self.started) + runs > per_minute:
-            wait = RATE_WINDOW_SECONDS - (now - self.started[0]) if self.started else RATE_WINDOW_SECONDS
-            raise PlaygroundError(f"this deployment allows {per_minute} runs per minute per visitor (a compare "
-                                  f"counts each column): try again in {max(1, round(wait))} s")
-        self.started.extend([now] * runs)
+        """Count `runs` new generations of this session's visitor against `per_minute` (0: none), or refuse."""
+        self.run_times.admit(self.visitor, runs, per_minute, RUNS_PER_VISITOR)
+
+    def admit_upload(self, per_minute: int) -> None:
+        self.upload_times.admit(self.visitor, 1, per_minute, UPLOADS_PER_VISITOR)
+
+    @property
+    def started(self) -> deque:
+        """Start times of the visitor's runs in the last minute."""
+        return self.run_times.recent(self.visitor)
 
 
 def _return_free_memory() -> None:
@@ -79,17 +85,33 @@ _LIBC = ctypes.CDLL(ctypes.util.find_library("c")) if ctypes.util.find_library("
 
 
 class Sessions:
-    def __init__(self, idle_seconds: float = SESSION_IDLE_SECONDS):
+    """The app's sessions, and the visitors' run and upload counts that outlive them."""
+
+    def __init__(self, idle_seconds: float | None = None):
         self._sessions: dict[str, Session] = {}
         self._lock = threading.Lock()
-        self.idle_seconds = idle_seconds
+        self._idle_seconds = idle_seconds  # None: the limits' (read at each call)
+        self.run_times, self.upload_times = RateTable(), RateTable()
+
+    @property
+    def idle_seconds(self) -> float:
+        return current_limits().session_idle_seconds if self._idle_seconds is None else self._idle_seconds
 
     def get(self, key: str) -> Session:
         self._drop_idle()
         with self._lock:
-            session = self._sessions.setdefault(key, Session())
+            session = self._sessions.get(key)
+            if session is None:
+                session = self._sessions[key] = Session(visitor=visitor_of(key), run_times=self.run_times,
+                                                        upload_times=self.upload_times)
+            if isinstance(key, SessionKey):  # a request's own address wins over an earlier one
+                session.visitor = key.visitor
             session.last_seen = time.monotonic()
             return session
+
+    def touch(self, key: str) -> None:
+        """The page's heartbeat: its session is still wanted."""
+        self.get(key)
 
     def drop(self, key: str) -> None:
         with self._lock:
@@ -104,8 +126,8 @@ class Sessions:
         return len(self._sessions)
 
     def _drop_idle(self) -> None:
-        now = time.monotonic()
+        now, idle_seconds = time.monotonic(), self.idle_seconds
         with self._lock:
-            idle = [key for key, s in self._sessions.items() if now - s.last_seen > self.idle_seconds]
+            idle = [key for key, s in self._sessions.items() if now - s.last_seen > idle_seconds]
         for key in idle:
             self.drop(key)

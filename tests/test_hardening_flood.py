@@ -1,0 +1,133 @@
+"""One visitor cannot flood a public deployment: runs per minute count per visitor address, not per
+session hash (which a client picks freely, or ends itself through the page's unload event), and a
+visitor holds at most a few runs in the shared queue at once. Requests are Gradio's own gr.Request
+around a starlette request, as the server builds them; the queue test launches the app on 127.0.0.1."""
+
+import threading
+import time
+import uuid
+
+import gradio as gr
+import httpx
+import pytest
+from starlette.requests import Request as StarletteRequest
+
+from playground.presets import Preset
+from playground.ui.handlers import Handlers
+from playground.ui.layout import _keyed, build_demo
+from playground.ui.options import all_controls
+
+PROMPT = "hello there"
+VISITOR, OTHER, SPACE_PROXY = "203.0.113.5", "198.51.100.7", "10.16.3.80"
+
+
+def request(address: str, session_hash: str | None = None, forwarded: str | None = None) -> gr.Request:
+    """A gr.Request for a call from `address`, with a fresh session hash unless one is given."""
+    headers = [(b"x-forwarded-for", forwarded.encode())] if forwarded else []
+    scope = {"type": "http", "method": "POST", "path": "/gradio_api/queue/join", "query_string": b"",
+             "headers": headers, "client": (address, 50000), "server": ("127.0.0.1", 7860), "scheme": "http"}
+    return gr.Request(StarletteRequest(scope), session_hash=session_hash or uuid.uuid4().hex)
+
+
+def values(**overrides) -> list:
+    chosen = {c.name: c.default for c in all_controls()} | {"max_new_tokens": 4} | overrides
+    return [chosen[c.name] for c in all_controls()]
+
+
+@pytest.fixture
+def handlers(family):
+    by_spec = {m.spec: m for m in family.values()}
+    return Handlers(loader=by_spec.__getitem__, presets=[Preset("tiny", "tiny-target", "tiny-draft", "tiny-qualifier")])
+
+
+@pytest.fixture
+def three_per_minute(monkeypatch):
+    monkeypatch.setenv("PLAYGROUND_PUBLIC", "1")
+    monkeypatch.setenv("PLAYGROUND_RUNS_PER_MINUTE", "3")
+
+
+def generate_status(handlers, req: gr.Request) -> str:
+    return list(_keyed(handlers.generate)(req, PROMPT, "ar", False, *values()))[-1][0]
+
+
+def test_fresh_session_hashes_from_one_address_share_its_limit(handlers, three_per_minute):
+    assert all("done" in generate_status(handlers, request(VISITOR)) for _ in range(3))
+    with pytest.warns(UserWarning):
+        refused = generate_status(handlers, request(VISITOR))
+    assert "3 runs per minute per visitor" in refused and "try again in" in refused
+    assert "done" in generate_status(handlers, request(OTHER)), "another visitor is not held up"
+
+
+def test_unload_does_not_reset_a_visitors_count(handlers, three_per_minute):
+    mine = uuid.uuid4().hex
+    assert all("done" in generate_status(handlers, request(VISITOR, mine)) for _ in range(3))
+    _keyed(handlers.sessions.drop)(request(VISITOR, mine))  # what the page's unload event calls
+    assert len(handlers.sessions) == 0, "the session itself went"
+    with pytest.warns(UserWarning):
+        assert "runs per minute" in generate_status(handlers, request(VISITOR, mine))
+
+
+def test_a_compare_counts_against_the_visitor_not_the_session(handlers, three_per_minute):
+    assert "done" in generate_status(handlers, request(VISITOR))
+    with pytest.warns(UserWarning):  # the reference and two columns: 3 more, past 3 per minute
+        view = list(_keyed(handlers.compare)(request(VISITOR), PROMPT, "fsd", "sweep", "tau", "0.1, 0.2", [],
+                                             *values()))[-1]
+    assert "runs per minute per visitor" in view
+
+
+def test_on_a_space_the_visitor_is_the_first_forwarded_address(monkeypatch):
+    from playground.ui.visitors import visitor_address  # noqa: PLC0415
+
+    assert visitor_address(request(VISITOR, forwarded=f"{OTHER}, {SPACE_PROXY}")) == VISITOR, "not on a Space"
+    monkeypatch.setenv("SYSTEM", "spaces")
+    assert visitor_address(request(SPACE_PROXY, forwarded=f"{OTHER}, {SPACE_PROXY}")) == OTHER
+    assert visitor_address(request(SPACE_PROXY)) == SPACE_PROXY, "no header: the connection's address"
+
+
+@pytest.mark.slow
+def test_a_visitor_over_the_queue_cap_gets_one_line(family, monkeypatch):
+    """Three clients of one address (each its own session): the first run holds the models, the
+    second waits, the third is refused at once in one line; both held runs still finish."""
+    from gradio_client import Client  # noqa: PLC0415
+
+    from playground.ui.queue_cap import refusal  # noqa: PLC0415
+
+    monkeypatch.setenv("PLAYGROUND_PUBLIC", "1")
+    monkeypatch.setenv("PLAYGROUND_RUNS_PER_MINUTE", "0")
+    monkeypatch.setenv("PLAYGROUND_RUNS_AT_ONCE", "2")
+    loading, gate = threading.Event(), threading.Event()
+    by_spec = {m.spec: m for m in family.values()}
+
+    def held_loader(spec):
+        """The first run holds the models until the test lets it go, so what the queue holds
+        does not depend on the machine's speed."""
+        loading.set()
+        gate.wait(60)
+        return by_spec[spec]
+
+    demo = build_demo(loader=held_loader, presets=[Preset("tiny", "tiny-target", "tiny-draft", "tiny-qualifier")])
+    _, url, _ = demo.queue(max_size=32).launch(prevent_thread_lock=True, server_name="127.0.0.1", quiet=True)
+    try:
+        clients = [Client(url, verbose=False) for _ in range(3)]
+        first = clients[0].submit(PROMPT, "ar", False, *values(), api_name="/generate")
+        assert loading.wait(30), "the first run reached the models"
+        second = clients[1].submit(PROMPT, "ar", False, *values(), api_name="/generate")
+        _wait_until(lambda: len(demo._queue.event_ids_to_events) == 2)
+        with pytest.raises(httpx.HTTPStatusError) as refused:  # refused when it asks to join
+            clients[2].predict(PROMPT, "ar", False, *values(), api_name="/generate")
+        assert refused.value.response.json()["detail"] == refusal(2) and "\n" not in refusal(2)
+        gate.set()
+        assert all("done" in job.result(timeout=120)[0] for job in (first, second))
+        _wait_until(lambda: not demo._queue.event_ids_to_events)  # the queue lets an ended event go just after
+        assert "done" in clients[2].predict(PROMPT, "ar", False, *values(), api_name="/generate")[0], \
+            "once its runs have ended, the visitor runs again"
+    finally:
+        gate.set()
+        demo.close()
+
+
+def _wait_until(condition, seconds: float = 30) -> None:
+    deadline = time.monotonic() + seconds
+    while not condition():
+        assert time.monotonic() < deadline, "timed out"
+        time.sleep(0.05)
