@@ -3,7 +3,8 @@
 A memory counts (rejected draft token, correction) pairs for one target/draft pair, and csd
 learns across runs by updating it. On a desktop the app keeps one per pair for as long as it
 runs, shared by its tabs; on a public deployment each visitor has their own, dropped with their
-session. The memory view says which.
+session, and uploads are limited per visitor per minute and in the pairs a session may hold. The
+memory view says which.
 """
 
 import json
@@ -61,10 +62,12 @@ class CorrectionMemories:
         if not path:
             return gr.skip()
         try:
+            self.sessions.get(key).admit_upload(current_limits().uploads_per_minute)
             if not isinstance(path, str):
                 raise PlaygroundError(f"upload a correction memory file, got {path!r}")
             models = self.family.models_for(key, "sd")
             uploaded = self._read_upload(path, models)
+            self._check_room(key, uploaded)
             view = render.memory_html(uploaded.top_pairs(SHOWN_PAIRS, models["target"].tokenizer), uploaded.total,
                                       owner())
         except PlaygroundError as error:
@@ -73,6 +76,16 @@ class CorrectionMemories:
         with self._lock:
             memories[uploaded.pair] = uploaded
         return view
+
+    def _check_room(self, key: str, uploaded: CorrectionMemory) -> None:
+        """Refuse an upload that would take the memories this session holds (with it in place of
+        its pair's) past the limits' max_memory_pairs: an abandoned session holds them until it goes."""
+        limit = current_limits().max_memory_pairs
+        others = sum(len(memory.counts) for pair, memory in self._owned(key).items() if pair != uploaded.pair)
+        if limit and others + len(uploaded.counts) > limit:
+            raise PlaygroundError(f"the uploaded memory holds {len(uploaded.counts):,} (draft token, correction) pairs "
+                                  f"and your other memories {others:,}: this deployment keeps at most {limit:,} per "
+                                  "visitor; upload a smaller memory (its most frequent pairs)")
 
     @staticmethod
     def _read_upload(path: str, models: dict) -> CorrectionMemory:

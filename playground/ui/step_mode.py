@@ -1,5 +1,7 @@
 """The Step mode tab (one verification round at a time, explained) and the seed-001 toy tab."""
 
+from dataclasses import replace
+
 import gradio as gr
 
 from ..methods import METHODS
@@ -27,6 +29,7 @@ class StepMode:
             stepping = session.stepping
             step, stepping.run = next(stepping.steps)
             stepping.explanation = explain_step(step, stepping.run.config)
+            _forget_earlier_evidence(stepping.run)
         except StopIteration:
             session.stepping = None
             return render.status_html("the run is finished: press Step to start again"), gr.skip(), gr.skip(), gr.skip()
@@ -69,3 +72,11 @@ class StepMode:
         for _ in range(int(rounds)):
             toy.step()
         return render.toy_html(toy), charts.toy_bars(toy)
+
+
+def _forget_earlier_evidence(run) -> None:
+    """The view explains the last round only: the evidence of the rounds before it (each check's
+    numbers and top tokens under every distribution) goes, rather than stay with the session's
+    run for as long as the session does. Their tokens, counts and times stay."""
+    if len(run.steps) > 1 and run.steps[-2].evidence:
+        run.steps[-2] = replace(run.steps[-2], evidence=[])

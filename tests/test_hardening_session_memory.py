@@ -1,0 +1,116 @@
+"""What an abandoned session can hold is bounded on a public deployment: uploads per visitor per
+minute, the (draft token, correction) pairs of its correction memories, step mode's evidence (the
+last round's only), and its lifetime once its page stops beating (5 minutes, not 30)."""
+
+import time
+import uuid
+
+import gradio as gr
+import pytest
+from starlette.requests import Request as StarletteRequest
+
+from playground.correction_memory import CorrectionMemory
+from playground import limits
+from playground.presets import Preset
+from playground.ui.handlers import Handlers
+from playground.ui.layout import _keyed, build_demo
+from playground.ui.options import all_controls
+from playground.ui.session import Sessions
+
+PROMPT = "hello there"
+VISITOR = "203.0.113.5"
+PAIR = ("tiny-target", "tiny-draft")
+FIVE_MINUTES = 300
+
+
+def request(address: str = VISITOR) -> gr.Request:
+    """A gr.Request from `address` with a fresh session hash, as a client that picks a new one each time."""
+    scope = {"type": "http", "method": "POST", "path": "/gradio_api/queue/join", "query_string": b"",
+             "headers": [], "client": (address, 50000), "server": ("127.0.0.1", 7860), "scheme": "http"}
+    return gr.Request(StarletteRequest(scope), session_hash=uuid.uuid4().hex)
+
+
+def values(**overrides) -> list:
+    chosen = {c.name: c.default for c in all_controls()} | {"max_new_tokens": 40} | overrides
+    return [chosen[c.name] for c in all_controls()]
+
+
+@pytest.fixture
+def handlers(family):
+    by_spec = {m.spec: m for m in family.values()}
+    return Handlers(loader=by_spec.__getitem__, presets=[Preset("tiny", *PAIR, "tiny-qualifier")])
+
+
+@pytest.fixture
+def public(monkeypatch):
+    monkeypatch.setenv("PLAYGROUND_PUBLIC", "1")
+    monkeypatch.setenv("PLAYGROUND_RUNS_PER_MINUTE", "0")
+
+
+def memory_file(tmp_path, pairs: int):
+    path = tmp_path / f"memory-{pairs}.json"
+    CorrectionMemory(*PAIR, {(i % 7, i // 7): 1 for i in range(pairs)}).save(path)
+    return str(path)
+
+
+def test_uploads_are_limited_per_visitor_whatever_its_sessions(handlers, public, monkeypatch, tmp_path):
+    monkeypatch.setenv("PLAYGROUND_UPLOADS_PER_MINUTE", "2")
+    upload = _keyed(handlers.upload_memory)
+    path = memory_file(tmp_path, 3)
+    assert all("3 rejections" in upload(request(), path) for _ in range(2))
+    with pytest.warns(UserWarning):
+        refused = upload(request(), path)
+    assert "2 correction memory uploads per minute per visitor" in refused and "try again in" in refused
+    assert "3 rejections" in upload(request("198.51.100.7"), path), "another visitor uploads"
+
+
+def test_a_sessions_memories_are_bounded_in_pairs(handlers, public, monkeypatch, tmp_path):
+    assert limits.current_limits().max_memory_pairs == 20_000
+    monkeypatch.setenv("PLAYGROUND_MAX_MEMORY_PAIRS", "5")
+    assert "5 rejections" in handlers.upload_memory("k", memory_file(tmp_path, 5))
+    with pytest.warns(UserWarning):
+        refused = handlers.upload_memory("k", memory_file(tmp_path, 6))
+    assert "holds 6 (draft token, correction) pairs" in refused and "at most 5 per visitor" in refused
+    assert len(handlers.sessions.get("k").memories[PAIR].counts) == 5, "the refused upload replaced nothing"
+
+
+def test_memory_pairs_are_unbounded_locally(monkeypatch):
+    monkeypatch.setenv("PLAYGROUND_PUBLIC", "0")
+    local = limits.current_limits()
+    assert local.max_memory_pairs == 0 and local.uploads_per_minute == 0
+
+
+def test_step_mode_keeps_only_the_last_rounds_evidence(handlers):
+    for _ in range(4):
+        status, *_ = handlers.step("k", PROMPT, "sd", 0, *values(temperature=1.0, seed=3))
+        assert "round" in status, status
+    steps = handlers.sessions.get("k").stepping.run.steps
+    assert len(steps) == 4 and steps[-1].evidence, "the round on show keeps its evidence"
+    assert not any(step.evidence for step in steps[:-1])
+    assert sum(len(step.tokens) for step in steps) == handlers.sessions.get("k").stepping.run.stats.tokens
+
+
+def test_public_sessions_that_stop_beating_go_after_five_minutes(monkeypatch):
+    monkeypatch.setenv("PLAYGROUND_PUBLIC", "1")
+    sessions = Sessions()
+    sessions.get("abandoned").last_seen = time.monotonic() - FIVE_MINUTES - 1
+    sessions.get("beating").last_seen = time.monotonic() - FIVE_MINUTES + 30
+    sessions.touch("beating")  # the page's heartbeat
+    sessions.get("someone")
+    assert len(sessions) == 2 and sessions.get("beating").run is None
+    monkeypatch.setenv("PLAYGROUND_PUBLIC", "0")  # a desktop keeps them half an hour
+    sessions.get("idle").last_seen = time.monotonic() - FIVE_MINUTES - 1
+    sessions.get("someone")
+    assert len(sessions) == 3
+
+
+def test_a_public_page_beats_while_it_is_open(family, monkeypatch):
+    monkeypatch.setenv("PLAYGROUND_PUBLIC", "1")
+    demo = build_demo(loader={m.spec: m for m in family.values()}.__getitem__,
+                      presets=[Preset("tiny", *PAIR, "tiny-qualifier")])
+    ticks = [fn for fn in demo.fns.values() if any(event == "tick" for _, event in fn.targets)]
+    assert len(ticks) == 1 and ticks[0].concurrency_limit is None
+    monkeypatch.setenv("PLAYGROUND_PUBLIC", "0")
+    local = build_demo(loader={m.spec: m for m in family.values()}.__getitem__,
+                       presets=[Preset("tiny", *PAIR, "tiny-qualifier")])
+    assert not [fn for fn in local.fns.values() if any(event == "tick" for _, event in fn.targets)]
