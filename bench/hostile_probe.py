@@ -1,7 +1,7 @@
 """Bad input through the CLI, the Python API and the app, counted: how often the answer is one
 clear line (the project's error), and how often it is something else.
 
-    HF_HUB_OFFLINE=1 GRADIO_ANALYTICS_ENABLED=False python -m bench.hostile_probe [--only cli,api,ui] [--verbose]
+    HF_HUB_OFFLINE=1 GRADIO_ANALYTICS_ENABLED=False python -m bench.hostile_probe [--only cli,api,ui,abuse] [--verbose]
 
 CLI: `main(argv)` in this process with file descriptors 1 and 2 captured, so library output
 counts too; a refusal must exit 2 with one `error:` line on stderr, `--json` must print valid
@@ -10,6 +10,12 @@ PlaygroundError. UI: the app in public mode on tiny models, driven over HTTP by 
 a refusal must be a status line without a Python exception name, never Gradio's opaque
 "upstream app raised an exception". Some cases expect a refusal ("bad"), some a result with a
 note ("note"), some a result ("ok"): a bad case that runs counts as accepted silently.
+
+Abuse: what one visitor of a public deployment tries against the others, each case on its own
+freshly launched app (its own per-visitor counts), over 127.0.0.1 only and bounded in count: a
+fresh session hash per request, the page's unload event called over HTTP to reset a count, a
+burst of runs to fill the shared queue, a prompt of few characters but many tokens, a share link
+with seed=1e30, and markup in the text of an error toast. A case "held" or it did not.
 """
 
 import argparse
@@ -20,7 +26,11 @@ import re
 import subprocess
 import sys
 import tempfile
+import time
 import traceback
+import uuid
+import warnings
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import torch
@@ -385,6 +395,7 @@ def probe_ui(family: dict, files: dict, verbose: bool) -> dict:
     from playground.presets import Preset  # noqa: PLC0415
 
     os.environ["PLAYGROUND_PUBLIC"] = "1"
+    os.environ["PLAYGROUND_RUNS_PER_MINUTE"] = "0"  # its cases all come from one address; "abuse" counts runs
     by_spec = {m.spec: m for m in family.values()}
     preset = Preset("tiny", "tiny-target", "tiny-draft", "tiny-qualifier", "tiny test family", default_method="sd")
     demo = build_demo(loader=lambda spec: by_spec.get(spec) or load_model(spec), presets=[preset])
@@ -401,10 +412,161 @@ def probe_ui(family: dict, files: dict, verbose: bool) -> dict:
     finally:
         demo.close()
         os.environ.pop("PLAYGROUND_PUBLIC", None)
+        os.environ.pop("PLAYGROUND_RUNS_PER_MINUTE", None)
     if verbose:
         for verdict, cases in tally.items():
             print("\n".join(f"ui  {verdict:22} {case}" for case in cases), flush=True)
     return tally, log[2].count("Traceback (most recent call last)")
+
+
+# -- abuse: one visitor against the others ----------------------------------------------------------
+ABUSE_RUNS_PER_MINUTE = 5  # small, so that each case stays short
+ABUSE_RUNS_AT_ONCE = 2
+FLOOD_CLIENTS = 8
+
+
+@contextlib.contextmanager
+def public_app(family: dict):
+    """The app in public mode on the tiny models, launched on 127.0.0.1; yields its URL."""
+    from playground.presets import Preset  # noqa: PLC0415
+    from playground.ui import build_demo, launch_options  # noqa: PLC0415
+
+    limits = {"PLAYGROUND_PUBLIC": "1", "PLAYGROUND_RUNS_PER_MINUTE": str(ABUSE_RUNS_PER_MINUTE),
+              "PLAYGROUND_RUNS_AT_ONCE": str(ABUSE_RUNS_AT_ONCE)}
+    os.environ.update(limits)
+    by_spec = {m.spec: m for m in family.values()}
+    demo = build_demo(loader=by_spec.__getitem__, presets=[Preset("tiny", "tiny-target", "tiny-draft",
+                                                                  "tiny-qualifier")])
+    _, url, _ = demo.queue().launch(prevent_thread_lock=True, server_name="127.0.0.1", quiet=True,
+                                    **launch_options())
+    try:
+        yield url
+    finally:
+        demo.close()
+        for name in limits:
+            os.environ.pop(name, None)
+
+
+def page_event(url: str, event: str) -> int:
+    """The fn_index of the page's `event` (load, unload), from the config any client can read."""
+    import httpx  # noqa: PLC0415
+
+    config = httpx.get(url + "config", timeout=10).json()
+    return next(d["id"] for d in config["dependencies"] if any(t[1] == event for t in d["targets"]))
+
+
+def call_over_http(url: str, fn_index: int, data: list, session_hash: str, query: str = "") -> dict:
+    """Join the queue as the page does (its own address's query included) and read the event's
+    completion: {"success": ..., "output": ...}."""
+    import httpx  # noqa: PLC0415
+
+    body = {"data": data, "fn_index": fn_index, "session_hash": session_hash, "event_data": None,
+            "trigger_id": None}
+    httpx.post(f"{url}gradio_api/queue/join?{query}", json=body, timeout=10).raise_for_status()
+    with httpx.stream("GET", f"{url}gradio_api/queue/data", params={"session_hash": session_hash},
+                      timeout=30) as stream:
+        for line in stream.iter_lines():
+            message = json.loads(line[5:]) if line.startswith("data:") else {}
+            if message.get("msg") == "process_completed":
+                return message
+    return {"success": False, "output": {"error": "no completion"}}
+
+
+def generate_status(client, **overrides) -> str:
+    return client.predict(*_ui_inputs("generate", {"method": "ar", **overrides}), api_name="/generate")[0]
+
+
+def fresh_hash_per_request(url: str) -> tuple[str, str]:
+    from gradio_client import Client  # noqa: PLC0415
+
+    tries = ABUSE_RUNS_PER_MINUTE + 3
+    ran = sum("done" in generate_status(Client(url, verbose=False)) for _ in range(tries))
+    return ("held" if ran <= ABUSE_RUNS_PER_MINUTE else "flooded"), f"{ran} of {tries} runs ran (a new hash each)"
+
+
+def unload_resets_the_count(url: str) -> tuple[str, str]:
+    from gradio_client import Client  # noqa: PLC0415
+
+    client = Client(url, verbose=False)
+    ran = sum("done" in generate_status(client) for _ in range(ABUSE_RUNS_PER_MINUTE))
+    unloaded = call_over_http(url, page_event(url, "unload"), [], client.session_hash)
+    after = generate_status(client)
+    verdict = "held" if "done" not in after else "flooded"
+    return verdict, f"{ran} runs, unload {'ran' if unloaded.get('success') else 'failed'}, then: {_short(after)}"
+
+
+def queue_flood(url: str) -> tuple[str, str]:
+    """FLOOD_CLIENTS runs at once from one address, each with its own session."""
+    from gradio_client import Client  # noqa: PLC0415
+
+    def one(_):
+        try:
+            return "done" if "done" in generate_status(Client(url, verbose=False), max_new_tokens=200) else "other"
+        except Exception as error:  # noqa: BLE001  (the refusal arrives as an HTTP error)
+            detail = getattr(getattr(error, "response", None), "text", "") or str(error)
+            return "refused" if "at once" in detail and "\n" not in detail.strip() else f"error: {detail[:80]}"
+
+    with ThreadPoolExecutor(FLOOD_CLIENTS) as pool:
+        outcomes = list(pool.map(one, range(FLOOD_CLIENTS)))
+    counts = {outcome: outcomes.count(outcome) for outcome in set(outcomes)}
+    return ("held" if counts.get("refused", 0) and counts.get("done", 0) >= 1 else "flooded"), str(counts)
+
+
+def token_heavy_prompt(url: str) -> tuple[str, str]:
+    from gradio_client import Client  # noqa: PLC0415
+
+    started = time.perf_counter()
+    status = generate_status(Client(url, verbose=False), prompt="\U000E0041" * 20_000)
+    seconds = time.perf_counter() - started
+    held = "status-error" in status and "tokens" in status and seconds < 5
+    return ("held" if held else "stalled"), f"{seconds:.2f} s: {_short(status)}"
+
+
+def seed_link(url: str) -> tuple[str, str]:
+    answer = call_over_http(url, page_event(url, "load"), ["sd"], uuid.uuid4().hex, query="seed=1e30")
+    outputs = answer.get("output", {}).get("data", [])
+    status = next((o for o in outputs if isinstance(o, str) and "status" in o), "")
+    huge = any(isinstance(o, dict) and isinstance(o.get("value"), (int, float)) and abs(o["value"]) > 2**63
+               for o in outputs)
+    held = answer.get("success") and "seed" in status and not huge
+    return ("held" if held else "broken"), _short(status)
+
+
+def markup_in_toasts(family: dict, root: Path) -> tuple[str, str]:
+    from playground.presets import Preset  # noqa: PLC0415
+    from playground.ui.handlers import Handlers  # noqa: PLC0415
+
+    os.environ["PLAYGROUND_PUBLIC"] = "1"
+    path = root / "markup-memory.json"
+    markup = "<img src=x onerror=alert(1)>"
+    path.write_text(json.dumps({"format": "csd-correction-memory", "version": 1, "target": markup,
+                                "draft": "tiny-draft", "rejections": 1, "pairs": [[1, 2, 1]]}))
+    by_spec = {m.spec: m for m in family.values()}
+    handlers = Handlers(loader=by_spec.__getitem__, presets=[Preset("tiny", "tiny-target", "tiny-draft", "")])
+    try:
+        with warnings.catch_warnings(record=True) as toasts:  # gr.Warning outside a request warns
+            warnings.simplefilter("always")
+            handlers.upload_memory("k", str(path))
+    finally:
+        os.environ.pop("PLAYGROUND_PUBLIC", None)
+    texts = [str(toast.message) for toast in toasts]
+    return ("held" if texts and not any("<img" in text for text in texts) else "markup"), _short(texts)
+
+
+def probe_abuse(family: dict, files: dict, verbose: bool) -> dict:
+    tally = {}
+    cases = {"fresh hash per request": fresh_hash_per_request, "unload resets the count": unload_resets_the_count,
+             "queue flood": queue_flood, "token-heavy prompt": token_heavy_prompt, "seed=1e30 link": seed_link}
+    for name, case in cases.items():
+        with public_app(family) as url:
+            verdict, detail = case(url)
+        tally.setdefault(verdict, []).append(f"{name}: {detail}")
+    verdict, detail = markup_in_toasts(family, Path(files["root"]))
+    tally.setdefault(verdict, []).append(f"markup in toasts: {detail}")
+    if verbose:
+        for verdict, cases_ in tally.items():
+            print("\n".join(f"abuse {verdict:8} {case}" for case in cases_), flush=True)
+    return tally
 
 
 def _short(value) -> str:
@@ -444,13 +606,15 @@ def run(parts: set, verbose: bool) -> list[str]:
         if "ui" in parts:
             tally, tracebacks = probe_ui(family, files, verbose)
             lines.append(summarize("UI", tally) + f"; {tracebacks} tracebacks in the server log")
+        if "abuse" in parts:
+            lines.append(summarize("Abuse", probe_abuse(family, files, verbose)))
         Path(files["unreadable"]).chmod(0o600)
     return lines
 
 
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--only", default="cli,api,ui", help="comma-separated: cli, api, ui")
+    parser.add_argument("--only", default="cli,api,ui,abuse", help="comma-separated: cli, api, ui, abuse")
     parser.add_argument("--verbose", action="store_true", help="print every case and its verdict")
     args = parser.parse_args()
     for line in run(set(args.only.split(",")), args.verbose):
