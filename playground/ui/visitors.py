@@ -33,7 +33,7 @@ class SessionKey(str):
 
     visitor: str
 
-    def __new__(cls, session_hash: str, visitor: str):
+    def __new__(cls, session_hash: str, visitor: str = ""):  # a copy (copy, pickle) passes the text alone
         key = super().__new__(cls, session_hash)
         key.visitor = visitor
         return key
