@@ -104,7 +104,7 @@ class Sessions:
             if session is None:
                 session = self._sessions[key] = Session(visitor=visitor_of(key), run_times=self.run_times,
                                                         upload_times=self.upload_times)
-            if isinstance(key, SessionKey):  # a request's own address wins over an earlier one
+            if isinstance(key, SessionKey) and key.visitor:  # a request's own address wins over an earlier one
                 session.visitor = key.visitor
             session.last_seen = time.monotonic()
             return session
