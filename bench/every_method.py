@@ -1,6 +1,6 @@
 """Every decoding method at its default settings against `ar` on the embedded family: each run
 paired with an `ar` run of the same prompt (order alternating over repeats), greedy and at 0.7.
-`--levers-off` adds each drafting method with the drafting levers off, as every method but sd
+`--levers-off sd,csd,...` adds those methods with the drafting levers off, as every method but sd
 drafted before the levers moved to the drafter.
 
     HF_HUB_OFFLINE=1 python -m bench.every_method --out bench/results/every_method
@@ -30,11 +30,12 @@ from .speed_levers import CHAT_PROMPTS, summary_line, write_results
 REFERENCES = ("ar", "draft-only")
 
 
-def settings(levers_off: bool) -> list[Setting]:
-    drafting = [name for name in METHODS if name not in REFERENCES]
-    with_defaults = [Setting(name) for name in drafting]
-    off = [Setting(name, dict(OFF)) for name in drafting] if levers_off else []
-    return [*with_defaults, *off]
+def settings(methods: list[str], levers_off: list[str]) -> list[Setting]:
+    return [*(Setting(name) for name in methods), *(Setting(name, dict(OFF)) for name in levers_off)]
+
+
+def _names(text: str) -> list[str]:
+    return [name for name in text.split(",") if name]
 
 
 def main() -> None:
@@ -43,7 +44,10 @@ def main() -> None:
     parser.add_argument("--temperatures", default="0,0.7")
     parser.add_argument("--repeats", type=int, default=2)
     parser.add_argument("--max-new-tokens", type=int, default=48)
-    parser.add_argument("--levers-off", action="store_true", help="also each method with the drafting levers off")
+    parser.add_argument("--methods", type=_names, default=[name for name in METHODS if name not in REFERENCES],
+                        help="comma-separated methods at their defaults (default: every method that drafts)")
+    parser.add_argument("--levers-off", type=_names, default=[],
+                        help="comma-separated methods to run also with the drafting levers off")
     args = parser.parse_args()
     models = {role: load_model(spec) for role, spec in DEFAULT_FAMILY.items()}
     models["hetero_draft"] = load_model(HETERO_DRAFT)
@@ -57,7 +61,7 @@ def main() -> None:
     for temperature in [float(t) for t in args.temperatures.split(",")]:
         bench = Bench(models, tasks, {"max_new_tokens": args.max_new_tokens, "temperature": temperature},
                       repeats=args.repeats)
-        rows = bench.run(settings(args.levers_off))
+        rows = bench.run(settings(args.methods, args.levers_off))
         all_rows += rows
         ar = [r["tokens_per_second"] for r in rows if r["method"] == "ar"]
         lines.append(f"| **temperature {temperature:g}** (ar {statistics.median(ar):.1f} tok/s) | | | | | | | |")

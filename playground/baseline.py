@@ -49,12 +49,15 @@ def constant_candidates(assistant, k: int, confidence: float = 0.0):
 def assisted_generate(target: LoadedModel, draft: LoadedModel | None, prompt_ids: list[int], *,
                       candidates: int, max_new_tokens: int, temperature: float = 0.0,
                       top_k: int = 0, top_p: float = 1.0, seed: int = 0,
-                      confidence: float = 0.0) -> BaselineRun:
-    """transformers' generate on the target, assisted by `draft` (None: plain autoregressive);
-    `confidence` is transformers' assistant_confidence_threshold (our `draft_confidence`)."""
+                      confidence: float = 0.0, prompt_lookup: bool = False) -> BaselineRun:
+    """transformers' generate on the target, assisted by `draft` (None: plain autoregressive, or
+    with `prompt_lookup` its prompt-lookup decoding of up to `candidates` tokens); `confidence` is
+    transformers' assistant_confidence_threshold (our `draft_confidence`)."""
     input_ids = torch.tensor([prompt_ids], device=target.model.device)
     kwargs = dict(max_new_tokens=max_new_tokens, attention_mask=torch.ones_like(input_ids),
                   pad_token_id=target.tokenizer.eos_token_id, **_sampling_kwargs(temperature, top_k, top_p))
+    if prompt_lookup:
+        kwargs["prompt_lookup_num_tokens"] = candidates
     if draft is not None:
         kwargs["assistant_model"] = draft.model
         if vocabulary_relation(target.tokenizer, draft.tokenizer) != "same":

@@ -163,7 +163,7 @@ def option_range(name: str, divergence: str = "js", limits=None) -> Range | None
 
 
 def describe_range(name: str, span: Range, divergence: str) -> str:
-    low, high = (f"{v:g}" if v < 2**53 else "2**64 - 1" for v in (span.low, span.high))
+    low, high = ("2**64 - 1" if v == 2**64 - 1 else f"{v:g}" for v in (span.low, span.high))
     where = f" under {divergence}" if name in THRESHOLDS else ""
     off = f", or {span.off:g} (off)" if span.off is not None else ""
     return f"between {low} and {high}{where}{off}"

@@ -37,7 +37,7 @@ def lever_blocker(config: RunConfig, method, draft: LoadedModel | None, lever: s
     if lever not in method.levers:
         return f"{method.name} does not offer it"
     if draft is None:
-        return "there is no draft"
+        return "the draft is a prompt lookup, not a model"
     if lever == "draft_int8" and not int8_draft.applies(draft.model):
         return "the draft is not a float32 model on an x86 CPU"
     if lever == "draft_vocab":
@@ -58,7 +58,7 @@ def _pruning_blocker(config: RunConfig, method, draft: LoadedModel) -> str | Non
 def draft_setup(config: RunConfig, method, draft: LoadedModel | None) -> DraftSetup:
     """The levers that run for this method and draft, the config that records them, and the
     draft runner that applies them (None without a draft)."""
-    setup = DraftSetup(config)
+    setup, blocked = DraftSetup(config), {}
     for lever, off in OFF.items():
         if getattr(config, lever) == off:
             continue
@@ -66,9 +66,10 @@ def draft_setup(config: RunConfig, method, draft: LoadedModel | None) -> DraftSe
         if blocker is not None:
             setup.config = replace(setup.config, **{lever: off})
             if lever in method.levers:
-                setup.notes.append(f"{lever} off: {blocker}")
+                blocked.setdefault(blocker, []).append(lever)
+    setup.notes = [f"{', '.join(levers)} off: {blocker}" for blocker, levers in blocked.items()]
     if draft is not None:
-        setup.runner = _runner(setup.config, draft)
+        setup.runner = draft_runner(setup.config, draft)
     return setup
 
 
@@ -85,7 +86,8 @@ def describe(config: RunConfig) -> str:
     return f"The draft as it ran: {'; '.join(parts)}." if parts else ""
 
 
-def _runner(config: RunConfig, draft: LoadedModel) -> KVRunner:
+def draft_runner(config: RunConfig, draft: LoadedModel) -> KVRunner:
+    """A new runner (its own KV cache) of the draft with `config`'s levers, which must apply."""
     model = int8_draft.int8_twin(draft.model) if config.draft_int8 else draft.model
     runner = KVRunner(model, name="draft", tokens=len(draft.tokenizer))
     if config.draft_vocab:

@@ -18,6 +18,7 @@ from .errors import PlaygroundError
 from .limits import current_limits
 from .methods import METHODS, Decoding
 from .models import LoadedModel, load_model, refuse_empty, vocabulary_relation
+from .ngram import NGRAM, PromptLookup
 from .policy import refuse_server_path
 from .sampling import Sampler
 from .stats import Stats
@@ -96,10 +97,11 @@ def stream(prompt: str, config: RunConfig | None = None, *, target=None, draft=N
     """Yield (step, run) after every verification round; `run` accumulates text and stats.
 
     Models are LoadedModels or specs (embedded name, local dir, .gguf, hub id; None: the embedded
-    family, which only completes the embedded target); `device_map="auto"` spreads a large model
+    family, which only completes the embedded target); `draft="ngram"` drafts by prompt lookup,
+    with no model (ngram.py), for the methods that take it; `device_map="auto"` spreads a large model
     over the available devices (accelerate). `correction_memory` is the CorrectionMemory that csd
     reads and updates when no `memory` file is named."""
-    config = make_config(config, **options)
+    config = make_config(config, **_with_method_defaults(config, options))
     method = METHODS.get(config.method)
     if method is None:
         raise PlaygroundError(f"unknown method {config.method!r}: choose one of {', '.join(METHODS)}")
@@ -110,16 +112,31 @@ def stream(prompt: str, config: RunConfig | None = None, *, target=None, draft=N
     models = _load_family(method, {"target": target, "draft": draft, "qualifier": qualifier}, load_options)
     _check_vocabularies(method, models)
     primary = models[method.roles[0]]
-    prompt_ids = format_prompt(primary.tokenizer, prompt, config.chat_template)
+    prompt_ids = format_prompt(primary.tokenizer, prompt, config.chat_template, model=primary.model,
+                               max_new_tokens=config.max_new_tokens)
     drafting = draft_setup(config, method, models.get("draft"))
     ctx = _decoding(drafting.config, models, prompt_ids, method, drafting.runner)
+    if draft == NGRAM:
+        ctx.lookup = PromptLookup(primary.model.config.vocab_size, primary.model.device)
     if correction_memory is not None:
         ctx.state["given_memory"] = correction_memory
     single_step = forward_costs.single_step_seconds(primary.model) if len(method.roles) > 1 else None
-    run = Run(config.method, ctx.config, prompt, models={role: m.spec for role, m in models.items()},
+    specs = {role: m.spec for role, m in models.items()} | ({"draft": NGRAM} if ctx.lookup else {})
+    run = Run(config.method, ctx.config, prompt, models=specs,
               stats=Stats(target_role=method.roles[0], single_step_seconds=single_step),
               notes=[*drafting.notes, *_ignored_note(method, options)])
-    yield from _drive(method.run(ctx), ctx, run, primary)
+    for step, run in _drive(method.run(ctx), ctx, run, primary):
+        if run.finished and ctx.lookup and not any(s.extra.get("ngram_match") for s in run.steps):
+            run.notes.append("the prompt lookup found no earlier occurrence of the context's last token in any "
+                             "round: the target decoded alone")
+        yield step, run
+
+
+def _with_method_defaults(config: RunConfig | None, options: dict) -> dict:
+    """The options, over the chosen method's own defaults (`Method.defaults`) where the caller
+    named no value; a whole RunConfig given is taken as it is."""
+    method = METHODS.get(options.get("method", RunConfig().method)) if config is None else None
+    return {**method.defaults, **options} if method else options
 
 
 def _ignored_note(method, options: dict) -> list[str]:
@@ -215,9 +232,14 @@ def _check_characters(prompt: str) -> None:
 
 
 def _load_family(method, given: dict, load_options: dict) -> dict[str, LoadedModel]:
+    """The method's models; a prompt-lookup draft (NGRAM) is none, for the methods that take one."""
+    if given["draft"] == NGRAM and not method.drafts_by_lookup:
+        takes = ", ".join(m.name for m in METHODS.values() if m.drafts_by_lookup)
+        raise PlaygroundError(f"{method.name} cannot draft by prompt lookup (draft {NGRAM!r}): use one of {takes}, "
+                              "or a draft model")
     models = {}
     for role in ("target", "draft", "qualifier"):
-        if role in method.roles:
+        if role in method.roles and not (role == "draft" and given[role] == NGRAM):
             spec = _family_spec(method, role, given)
             models[role] = spec if isinstance(spec, LoadedModel) else load_model(spec, **load_options)
     return models

@@ -119,3 +119,20 @@ def test_a_template_that_writes_the_prompt_twice_is_refused_when_the_prompt_hold
     assert echoing.decode(format_prompt(echoing, "hi", True)).startswith("<|im_start|>user\nhi, hi<|im_end|>")
     with pytest.raises(PlaygroundError, match="cannot keep as plain text: remove it, or turn the chat template off"):
         format_prompt(echoing, FORGED_TURN, True)
+
+
+def test_a_run_is_refused_before_any_forward_when_prompt_and_answer_overflow_the_context(family, monkeypatch):
+    """The API, the CLI and the app all start runs through engine.stream: it gives format_prompt
+    the target, so a prompt the context cannot hold is refused, not run past the model's positions."""
+    monkeypatch.setenv("PLAYGROUND_PUBLIC", "0")
+    monkeypatch.delenv("PLAYGROUND_MAX_PROMPT_TOKENS", raising=False)
+    forwards = []
+    hooks = [family[role].model.register_forward_pre_hook(lambda *_: forwards.append(1)) for role in ("target", "draft")]
+    try:
+        with pytest.raises(PlaygroundError, match="over the 399 that fit in the model's context of 512"):
+            playground.generate("a" * 400, method="sd", max_new_tokens=113, chat_template=False,
+                                target=family["target"], draft=family["draft"])
+    finally:
+        for hook in hooks:
+            hook.remove()
+    assert forwards == []

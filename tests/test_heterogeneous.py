@@ -151,7 +151,11 @@ def chi_square_passes(counts: dict[int, int], probabilities: torch.Tensor) -> bo
 
 
 @pytest.mark.slow
-def test_tli_first_token_follows_the_target_distribution():
+@pytest.mark.parametrize("levers", [{}, {"draft_vocab": 4}], ids=["defaults", "pruned-head"])
+@pytest.mark.parametrize("method", ["tli", "slem", "slrs"])
+def test_first_token_follows_the_target_distribution_with_the_drafting_levers(method, levers):
+    """Each lossless heterogeneous method with the levers it ships with (an int8 draft,
+    confidence-ended blocks where it drafts blocks) and a pruned draft head."""
     target_tokenizer = char_tokenizer("abcd")
     draft_tokenizer = bpe_tokenizer("abcd", [("a", "b"), ("c", "d")])  # 'ab', 'cd' are not target tokens
     target = tiny_llama(len(target_tokenizer), layers=1, hidden=32, seed=5)
@@ -164,8 +168,8 @@ def test_tli_first_token_follows_the_target_distribution():
         exact = torch.softmax(target.model(torch.tensor([prompt])).logits[0, -1], -1)
     counts, accepted = {}, 0
     for seed in range(600):
-        run = playground.generate("abc", target=target, draft=draft, method="tli", candidates=1, max_new_tokens=2,
-                                  temperature=1.0, chat_template=False, seed=seed)
+        run = playground.generate("abc", target=target, draft=draft, method=method, candidates=2, max_new_tokens=2,
+                                  temperature=1.0, chat_template=False, seed=seed, **levers)
         counts[run.tokens[0].id] = counts.get(run.tokens[0].id, 0) + 1
         accepted += run.steps[0].accepted
     assert chi_square_passes(counts, exact)

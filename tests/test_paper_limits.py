@@ -41,12 +41,15 @@ def test_api_a_zero_threshold_is_the_target_alone(family, method, threshold):
     assert {t.origin for t in run.tokens} == {"target"}
 
 
-def test_api_fsd_random_control_accepts_at_its_rate_with_confidence_ended_blocks(family):
+@pytest.mark.parametrize("confidence", [None, 0.6], ids=["fsd-defaults", "confidence-ended-blocks"])
+def test_api_fsd_random_control_accepts_at_its_rate(family, confidence):
+    levers = {} if confidence is None else {"draft_confidence": confidence}
     runs = [playground.generate(PROMPT, method="fsd", random_accept=0.5, temperature=1.0, seed=seed,
-                                max_new_tokens=120, **family) for seed in range(3)]
-    drafted = sum(r.stats.drafted for r in runs)
+                                max_new_tokens=120, **family, **levers) for seed in range(3)]
+    # per examined candidate (a block's candidates after its first rejection are drafted, not examined)
+    drafted = sum(len(step.accepted_flags) for r in runs for step in r.steps)
     rate = sum(r.stats.accepted for r in runs) / drafted
-    assert runs[0].config.draft_confidence == 0.6  # the default lever ran
+    assert runs[0].config.draft_confidence == (confidence or 0.0)  # fsd drafts full blocks unless asked
     # a binomial with p = 0.5 over `drafted` trials: 4 standard deviations either side
     assert abs(rate - 0.5) < 4 * math.sqrt(0.25 / drafted)
 
@@ -90,3 +93,20 @@ def test_app_limits_hold_with_the_controls_defaults(family):
     # the lambda box takes a number: 1e9 is never reached by a count, as inf
     assert ran("csd", lambda_=1e9, temperature=1.0, seed=4) == ran("sd", temperature=1.0, seed=4)
     assert ran("fsd", tau=0.0) == ran("ar") == ran("psd-f", tau_t=0.0)
+
+
+def test_divergence_rules_draft_full_blocks_by_default_everywhere(family):
+    """fsd and psd-f default to full blocks with the full head (a divergence test ignores the
+    draft's doubt, and is defined on its whole q); sd keeps its levers; a value the caller names
+    wins; the app's controls follow the chosen method."""
+    for method in ("fsd", "psd-f"):
+        config = api(family, method).config
+        assert (config.draft_confidence, config.draft_vocab, config.draft_int8) == (0.0, 0, True)
+    assert api(family, "sd").config.draft_confidence == 0.6
+    assert api(family, "fsd", draft_confidence=0.3).config.draft_confidence == 0.3
+    by_spec = {m.spec: m for m in family.values()}
+    handlers = Handlers(loader=lambda spec: by_spec[spec], presets=[Preset("tiny", "tiny-target", "tiny-draft")])
+    names = [c.name for c in all_controls()]
+    for method, expected in (("fsd", 0.0), ("sd", 0.6)):
+        update = handlers.method_changed("k", method)[names.index("draft_confidence")]
+        assert update["value"] == expected

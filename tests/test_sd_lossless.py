@@ -9,7 +9,9 @@ import torch
 import playground
 from playground.cache import KVRunner
 from playground.draft_vocab import pruned_head
-from playground.methods import Decoding, speculative
+from playground.drafter import draft_runner, draft_setup
+from playground.ngram import PromptLookup
+from playground.methods import METHODS, Decoding, speculative
 from playground.sampling import Sampler
 from playground.tiny import char_tokenizer, loaded, tiny_llama
 
@@ -31,9 +33,9 @@ def small_family():
     return loaded("t", target, tokenizer), loaded("d", draft, tokenizer)
 
 
-def exact_joint(target, settings) -> dict[tuple[int, int], float]:
+def exact_joint(target, settings, prompt_text="abc") -> dict[tuple[int, int], float]:
     sampler = Sampler(**settings)
-    prompt = target.tokenizer("abc").input_ids
+    prompt = target.tokenizer(prompt_text).input_ids
     with torch.no_grad():
         first = sampler.probs(target.model(torch.tensor([prompt])).logits[0, -1])
         joint = {}
@@ -44,18 +46,25 @@ def exact_joint(target, settings) -> dict[tuple[int, int], float]:
     return joint
 
 
-def sampled_pairs(family, settings, samples=SAMPLES, draft_sampling="sample",
-                  draft_vocab=0) -> dict[tuple[int, int], int]:
-    """Two-token SD runs, one per seed, driven straight through the method (no engine)."""
+def sampled_pairs(family, settings, samples=SAMPLES, draft_sampling="sample", draft_vocab=0, every_lever=False,
+                  prompt_text="abc", by_lookup=False) -> dict[tuple[int, int], int]:
+    """Two-token SD runs, one per seed, driven straight through the method (no engine, so no
+    stop at EOS). `every_lever`: the draft as the engine sets it up with the int8 layers, the
+    pruned head of `draft_vocab` tokens and confidence-ended blocks (the RunConfig default).
+    `by_lookup`: prompt-lookup drafts instead of the draft model."""
     target, draft = family
-    config = playground.RunConfig(method="sd", candidates=2, max_new_tokens=2,
-                                         draft_sampling=draft_sampling, **settings)
-    prompt = target.tokenizer("abc").input_ids
+    config = playground.RunConfig(method="sd", candidates=2, max_new_tokens=2, draft_sampling=draft_sampling,
+                                  draft_vocab=draft_vocab, **settings)
+    prompt = target.tokenizer(prompt_text).input_ids
     head = pruned_head(draft.model, draft.tokenizer, draft_vocab) if draft_vocab else None
+    setup = draft_setup(config, METHODS["sd"], draft) if every_lever else None
+    assert setup is None or (setup.config.draft_int8 and setup.config.draft_confidence > 0), setup
     counts: dict[tuple[int, int], int] = {}
     for seed in range(samples):
-        ctx = Decoding(config, Sampler(seed=seed, **settings), KVRunner(target.model, "target"),
-                       list(prompt), len(prompt), draft=KVRunner(draft.model, "draft", head=head))
+        drafter = draft_runner(setup.config, draft) if setup else KVRunner(draft.model, "draft", head=head)
+        ctx = Decoding(config if setup is None else setup.config, Sampler(seed=seed, **settings),
+                       KVRunner(target.model, "target"), list(prompt), len(prompt), draft=None if by_lookup else drafter,
+                       lookup=PromptLookup(len(target.tokenizer), "cpu") if by_lookup else None)
         emitted = []
         for step in speculative.standard(ctx):
             emitted += [t.id for t in step.tokens]
@@ -139,6 +148,21 @@ def test_pruned_draft_head_is_lossless(small_family):
     counts = sampled_pairs(small_family, settings, draft_vocab=3)
     assert any(token >= 3 for pair in counts for token in pair if token != 1)  # pruned tokens still occur
     assert chi_square_p_value(counts, exact_joint(small_family[0], settings)) > ALPHA
+
+
+@pytest.mark.parametrize("settings", SETTINGS, ids=["t1", "t0.7-top_p0.9"])
+def test_sd_with_every_drafting_lever_is_lossless(small_family, settings):
+    """int8 draft layers, a head pruned to 3 of 6 tokens and confidence-ended blocks at once."""
+    counts = sampled_pairs(small_family, settings, draft_vocab=3, every_lever=True)
+    assert chi_square_p_value(counts, exact_joint(small_family[0], settings)) > ALPHA
+
+
+@pytest.mark.parametrize("settings", SETTINGS, ids=["t1", "t0.7-top_p0.9"])
+def test_prompt_lookup_drafts_are_lossless(small_family, settings):
+    """q one-hot on the looked-up token: accepted with p(x), else drawn from p without x."""
+    target = small_family[0]
+    counts = sampled_pairs(small_family, settings, prompt_text="abcab", by_lookup=True)
+    assert chi_square_p_value(counts, exact_joint(target, settings, "abcab")) > ALPHA
 
 
 def test_the_test_detects_a_residual_limited_to_the_pruned_vocabulary(small_family, monkeypatch):

@@ -4,11 +4,12 @@ For each setting (method x candidate length x threshold) and each prompt, `ar` a
 back to back, and the order alternates per repeat, so that machine drift (other jobs, heat) hits
 both sides of each ratio alike. Speedup is the median of these paired ratios, never a ratio of
 averages taken at different times. Methods come from `METHODS` by name, so a new method is
-benchmarked as soon as it is registered. Three names are the bench's own:
+benchmarked as soon as it is registered. Four names are the bench's own:
 `hf-assisted` (transformers' `generate(assistant_model=...)` with the same draft and K, see
 `playground.baseline`), `hf-universal` (the same with `assistant_tokenizer=`, on the
-heterogeneous draft) and `hf-generate` (transformers' `generate` on the target alone: our `ar`
-against the library's own loop). Passing `fsd` also runs its random-acceptance control `fsd-random`
+heterogeneous draft), `hf-generate` (transformers' `generate` on the target alone: our `ar`
+against the library's own loop) and `hf-lookup` (its prompt-lookup decoding, K tokens: our
+`draft="ngram"` against the library's). Passing `fsd` also runs its random-acceptance control `fsd-random`
 (seed 000, Figure 6): fsd with `random_accept` set to the probability with which each fsd
 setting accepted an examined candidate (`candidate_acceptance`), so the draft shares match.
 

@@ -59,7 +59,8 @@ def register(subparsers) -> None:
     parser.add_argument("--hetero-draft", dest="hetero_draft",
                         help=f"draft with its own vocabulary for slem/tli/slrs and hf-universal (default {HETERO_DRAFT})")
     parser.add_argument("--methods", type=_csv_list(str), default=["sd", "fsd", "hf-assisted"],
-                        help="comma-separated: METHODS names, hf-assisted, hf-universal, hf-generate (ar always runs)")
+                        help="comma-separated: METHODS names, hf-assisted, hf-universal, hf-generate, hf-lookup "
+                             "(ar always runs)")
     parser.add_argument("--taus", type=_csv_list(float), default=[0.1, 0.3, 0.5],
                         help="thresholds for fuzzy methods (fsd tau, psd tau_t)")
     parser.add_argument("--candidates", type=_csv_list(int), default=[5], help="candidate lengths K")

@@ -2,7 +2,7 @@
 
 Each row has the columns of `COLUMNS` (runs.csv):
   setting              the setting's label, e.g. "fsd K=5 tau=0.3" ("ar" for the reference runs)
-  method               METHODS name, "fsd-random", "hf-assisted", "hf-universal" or "hf-generate"
+  method               METHODS name, "fsd-random", "hf-assisted", "hf-universal", "hf-generate" or "hf-lookup"
   candidates           K (empty for ar)
   tau                  the method's threshold (tau; tau_t for psd), empty if it has none
   random_accept        acceptance probability of the fsd-random control, else empty
@@ -108,13 +108,14 @@ class Bench:
         options = {**self.method_options.get(method, {}), **self.options, **setting.options, "seed": self.seeds[task.id]}
         if setting.method in BASELINES:
             draft = {"hf-assisted": self.models.get("draft"), "hf-universal": self.models.get("hetero_draft"),
-                     "hf-generate": None}[setting.method]
+                     "hf-generate": None, "hf-lookup": None}[setting.method]
             if draft is not None and options.get("draft_int8"):
                 draft = replace(draft, model=int8_draft.int8_twin(draft.model))  # the same draft as ours
             sampling = {k: options[k] for k in ("temperature", "top_k", "top_p", "seed") if k in options}
             run = assisted_generate(self.target, draft, self.prompt_ids[task.id], candidates=options.get("candidates", 0),
                                     max_new_tokens=options["max_new_tokens"],
-                                    confidence=options.get("draft_confidence", 0.0), **sampling)
+                                    confidence=options.get("draft_confidence", 0.0),
+                                    prompt_lookup=setting.method == "hf-lookup", **sampling)
             return Outcome(run.ids, run.seconds)
         start = time.perf_counter()
         run = generate(task.prompt, **self._roles(method), **{**options, "method": method})

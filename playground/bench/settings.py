@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from ..errors import PlaygroundError
 from ..methods import METHODS
 
-BASELINES = ("hf-assisted", "hf-universal", "hf-generate")  # the bench's own names, beside METHODS
+BASELINES = ("hf-assisted", "hf-universal", "hf-generate", "hf-lookup")  # the bench's own names, beside METHODS
 RANDOM_CONTROL = "fsd-random"
 THRESHOLD_FIELDS = ("tau", "tau_t")  # the option --taus sweeps, first one a method reads
 

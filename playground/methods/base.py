@@ -28,6 +28,7 @@ class Decoding:
     target_tokenizer: object = None
     draft_tokenizer: object = None
     state: dict = field(default_factory=dict)  # method-owned, per-run (e.g. CSD memory)
+    lookup: Callable | None = None  # a drafter without a model (ngram.PromptLookup), in the draft's place
 
     def remaining(self) -> int:
         return self.config.max_new_tokens - (len(self.ids) - self.prompt_length)
@@ -47,7 +48,9 @@ class Method:
     """A decoding method as the rest of the playground sees it: what it runs, which models it
     needs, and what it reads. `options`: the RunConfig fields its rule reads beyond sampling;
     `levers`: the drafting levers its drafter takes (DRAFT_LEVERS for a model that drafts in
-    blocks); `divergence_on_draft`: its rule compares the draft's q in a divergence."""
+    blocks); `divergence_on_draft`: its rule compares the draft's q in a divergence; `defaults`:
+    what it runs with when the caller names no value (the API, the CLI, the bench, the UI's
+    controls on choosing it)."""
 
     name: str
     run: Callable[[Decoding], Iterator[Step]]
@@ -58,6 +61,8 @@ class Method:
     levers: tuple[str, ...] = DRAFT_LEVERS
     lossless: bool = True
     divergence_on_draft: bool = False
+    drafts_by_lookup: bool = False  # takes a prompt-lookup draft (`draft="ngram"`) in the draft's place
+    defaults: dict = field(default_factory=dict)  # its own defaults of RunConfig fields, where they differ
 
     @property
     def reads(self) -> tuple[str, ...]:

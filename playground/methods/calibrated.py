@@ -82,10 +82,10 @@ def _calibrated(rule: str):
 _SD_OPTIONS = ("candidates", "draft_sampling")
 CSD = Method("csd", _calibrated("csd"),
              "calibrated SD: rescue a rejected draft token if the pair is frequent and the target finds it plausible",
-             options=(*_SD_OPTIONS, "lambda_", "gate_tau", "memory"), lossless=False)
+             options=(*_SD_OPTIONS, "lambda_", "gate_tau", "memory"), lossless=False, drafts_by_lookup=True)
 CSD_MEMORY = Method("csd-memory", _calibrated("csd-memory"),
                     "CSD ablation, SD + correction memory only: rescue frequent rejection pairs",
-                    options=(*_SD_OPTIONS, "lambda_", "memory"), lossless=False)
+                    options=(*_SD_OPTIONS, "lambda_", "memory"), lossless=False, drafts_by_lookup=True)
 CSD_GATE = Method("csd-gate", _calibrated("csd-gate"),
                   "CSD ablation, SD + gating only (static lossy SD): rescue if p(draft)/p(correction) >= gate_tau",
-                  options=(*_SD_OPTIONS, "gate_tau"), lossless=False)
+                  options=(*_SD_OPTIONS, "gate_tau"), lossless=False, drafts_by_lookup=True)

@@ -24,6 +24,7 @@ from ..stats import expected_tokens_per_step
 from ..step import Evidence, Step, TokenRecord
 from .acceptance import DrawMatch, Threshold
 from .base import Decoding, Method
+from .fuzzy import FULL_BLOCKS
 from .speculative import (Candidate, Drafted, Verdict, Verified, bonus_record, draft_block, sd_check,
                           verify_block)
 
@@ -245,7 +246,8 @@ _ROLES = ("target", "draft", "qualifier")
 _OPTIONS = ("draft_length", "qualifier_length", "tau_t", "divergence", "draft_sampling")
 PSD_F = Method("psd-f", pyramid_fuzzy,
                "PyramidSD fuzzy: qualifier filters drafts (Div <= tau_q), target checks (Div <= tau_t)",
-               roles=_ROLES, options=("tau_q", *_OPTIONS), lossless=False, divergence_on_draft=True)
+               roles=_ROLES, options=("tau_q", *_OPTIONS), lossless=False, divergence_on_draft=True,
+               defaults=FULL_BLOCKS)
 PSD_A = Method("psd-a", pyramid_assisted,
                "PyramidSD assisted: the qualifier's own sample checks each draft token (assisted_rule), "
                "fuzzy qualifier->target (Div <= tau_t)",

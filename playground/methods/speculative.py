@@ -132,8 +132,9 @@ def bonus_record(ctx: Decoding, p_last: torch.Tensor, index: int, origin: str = 
 def speculative_steps(ctx: Decoding, check, drafter=None):
     """The draft-then-verify loop shared by sd, fsd, csd and tli: draft K, one target forward over
     them, apply `check` to each candidate, add the bonus token if all were kept. `drafter(ctx, k)
-    -> Drafted` replaces drafting with ctx.draft on ctx.ids (tli drafts in another vocabulary)."""
-    drafter = drafter or (lambda ctx, k: draft_block(ctx, ctx.draft, k))
+    -> Drafted` replaces drafting with ctx.draft on ctx.ids (tli drafts in another vocabulary; a
+    prompt lookup, ctx.lookup, drafts with no model)."""
+    drafter = drafter or ctx.lookup or (lambda ctx, k: draft_block(ctx, ctx.draft, k))
     while ctx.remaining() > 0:
         start = time.perf_counter()
         drafted = drafter(ctx, ctx.block_size(ctx.config.candidates))
@@ -147,7 +148,13 @@ def speculative_steps(ctx: Decoding, check, drafter=None):
             records.append(bonus_record(ctx, p[k], k, p_raw_last=p_raw[k]))
         yield Step(records, drafted=k, accepted=sum(flags), accepted_flags=flags,
                    draft_seconds=drafted_at - start, verify_seconds=time.perf_counter() - drafted_at,
-                   forwards={ctx.draft.name: k, ctx.target.name: 1}, evidence=verified.evidence)
+                   forwards={**({ctx.draft.name: k} if ctx.draft else {}), ctx.target.name: 1},
+                   extra=_lookup_figures(ctx), evidence=verified.evidence)
+
+
+def _lookup_figures(ctx: Decoding) -> dict:
+    """A prompt-lookup round's figure: the n of the n-gram it matched (0: none, the target stepped alone)."""
+    return {"ngram_match": ctx.lookup.matched} if ctx.lookup else {}
 
 
 def sd_check(ctx: Decoding):
@@ -169,4 +176,4 @@ def standard(ctx: Decoding):
 
 
 SD = Method("sd", standard, "standard speculative decoding: lossless, residual resampling + bonus token",
-            options=("candidates", "draft_sampling"))
+            options=("candidates", "draft_sampling"), drafts_by_lookup=True)

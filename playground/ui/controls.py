@@ -3,6 +3,7 @@ and the threshold sliders follow the chosen divergence's scale."""
 
 import gradio as gr
 
+from ..config import RunConfig
 from ..methods import METHODS
 from .family import FamilyPanel
 from .options import THRESHOLDS, all_controls, threshold_scale, visible_options
@@ -17,6 +18,15 @@ def _scale_of(name: str, divergence: str | None) -> dict:
     return {"maximum": maximum, "info": info}
 
 
+def _method_defaults(method) -> dict:
+    """The fields some method sets its own default for, at the chosen method's value (its own, or
+    RunConfig's): switching from fsd to sd puts sd's draft confidence back."""
+    overridden = {name for m in METHODS.values() for name in m.defaults}
+    if method is None:
+        return {}
+    return {name: method.defaults.get(name, getattr(RunConfig(), name)) for name in overridden}
+
+
 class Controls:
     def __init__(self, family: FamilyPanel):
         self.family = family
@@ -25,12 +35,12 @@ class Controls:
         """Show only the method's options; apply the preset's settings for it (the first preset's
         until a family is loaded); describe it."""
         visible, preset = visible_options(method), self.family.preset_in_use(key)
-        defaults = preset.settings(method) if preset and isinstance(method, str) else {}
+        chosen = METHODS.get(method) if isinstance(method, str) else None
+        defaults = {**_method_defaults(chosen), **(preset.settings(method) if preset and chosen else {})}
         defaults = {**defaults, **linked_values(self.family.sessions.get(key), preset)}
         updates = [gr.update(visible=c.name in visible, **({"value": defaults[c.name]} if c.name in defaults else {}),
                              **_scale_of(c.name, defaults.get("divergence")))
                    for c in all_controls()]
-        chosen = METHODS.get(method) if isinstance(method, str) else None
         about = f"**{chosen.name}**: {chosen.summary} ({'lossless' if chosen.lossless else 'lossy'})" if chosen else ""
         if chosen and preset and chosen.name in preset.sources:
             about += f"\n\nPreset `{preset.name}`: {preset.sources[method]}."

@@ -104,7 +104,8 @@ def slem_steps(ctx: Decoding):
                    evidence=verified.evidence,
                    draft_seconds=drafted_at - start, verify_seconds=time.perf_counter() - drafted_at,
                    forwards={ctx.draft.name: len(drafted.ids), ctx.target.name: 1}, pair=pair,
-                   extra={"draft_tokens": len(drafted.ids), "draft_chars": len(drafted.text),
+                   extra={"draft_tokens": len(drafted.ids), "draft_pieces": list(drafted.pieces),
+                          "draft_chars": len(drafted.text),
                           "chars_accepted": drafted.candidates.spans[accepted - 1][1] if accepted else 0,
                           "realignments": int(drafted.candidates.realigned), "draft_resync_chars": resynced})
         proposed, pair = [([token], piece) for token, piece in zip(drafted.ids, drafted.pieces)], None

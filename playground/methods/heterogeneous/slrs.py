@@ -272,6 +272,7 @@ def slrs_steps(ctx: Decoding):
                    verify_seconds=verified_at - start,
                    forwards={ctx.draft.name: ctx.draft.forwards - forwards, ctx.target.name: 1}, pair=pair,
                    extra={"psi_enumerated": proposer.enumerated, "psi_cap_hits": proposer.cap_hits,
+                          "draft_pieces": [draft_strings[d] for d in outcome.path],
                           "residual_draws": outcome.residual_draws, "draft_resync_chars": resynced,
                           "chars_accepted": len(split.strings[outcome.token]) if outcome.accepted else 0})
         proposed, pair = [([d], draft_strings[d]) for d in outcome.path if draft_strings[d]], None

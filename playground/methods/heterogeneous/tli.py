@@ -60,7 +60,7 @@ class IntersectionDrafter:
         for record, draft_id in zip(step.tokens, kept):
             record.diagnostics.update(draft_tokens=[draft_id], draft_text=self.strings[draft_id])
         step.extra.update(chars_accepted=sum(len(self.strings[d]) for d in kept),
-                          draft_resync_chars=self.resynced)
+                          draft_pieces=[self.strings[d] for d in self.draft_ids], draft_resync_chars=self.resynced)
 
 
 def tli_steps(ctx: Decoding):
