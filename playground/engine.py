@@ -135,7 +135,8 @@ def stream(prompt: str, config: RunConfig | None = None, *, target=None, draft=N
 def _with_method_defaults(config: RunConfig | None, options: dict) -> dict:
     """The options, over the chosen method's own defaults (`Method.defaults`) where the caller
     named no value; a whole RunConfig given is taken as it is."""
-    method = METHODS.get(options.get("method", RunConfig().method)) if config is None else None
+    name = options.get("method", RunConfig().method) if config is None else None
+    method = METHODS.get(name) if isinstance(name, str) else None  # a bad name is refused by make_config
     return {**method.defaults, **options} if method else options
 
 

@@ -8,6 +8,7 @@ import torch
 import playground
 from playground.config import RunConfig
 from playground.divergence import divergence
+from playground.drafter import draft_setup
 from playground.engine import _decoding, format_prompt, make_config
 from playground.methods import METHODS, Decoding
 from playground.methods.pyramid import ASSISTED_RULES, predicted_throughput, pyramid_summary
@@ -116,9 +117,13 @@ def test_forward_counts_match_the_work_done(family):
 @pytest.mark.slow
 @pytest.mark.parametrize("method", ["psd-f", "psd-a"])
 def test_all_three_caches_match_a_full_recompute_after_a_long_run(family, method):
+    # An int8 draft quantizes each call's activations with one scale, so a many-row recompute rounds
+    # otherwise than one-row steps: the cache is checked on the float draft, with the other levers on.
     config = make_config(method=method, temperature=1.0, seed=3, max_new_tokens=150, tau_q=0.5, tau_t=0.6,
-                         draft_length=3, qualifier_length=7)
-    ctx = _decoding(config, family, format_prompt(family["target"].tokenizer, PROMPT, True), METHODS[method])
+                         draft_length=3, qualifier_length=7, draft_int8=False, draft_confidence=0.6)
+    drafting = draft_setup(config, METHODS[method], family["draft"])  # the draft as stream sets it up
+    ctx = _decoding(drafting.config, family, format_prompt(family["target"].tokenizer, PROMPT, True), METHODS[method],
+                    drafting.runner)
     for step in METHODS[method].run(ctx):
         ctx.ids.extend(t.id for t in step.tokens)
     assert ctx.remaining() == 0
