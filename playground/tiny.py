@@ -54,14 +54,24 @@ def tiny_family(tokenizer=None) -> dict[str, LoadedModel]:
     }
 
 
+def foreign_draft() -> LoadedModel:
+    """A tiny draft whose vocabulary numbers the same characters differently: a heterogeneous pair
+    with the tiny target, as byte-draft is with the embedded one."""
+    tokenizer = char_tokenizer(ALPHABET[::-1])
+    return loaded("tiny-foreign-draft", tiny_llama(len(tokenizer), layers=1, hidden=32, seed=4), tokenizer)
+
+
 def launch_tiny_app(family: dict, **queue):
-    """The whole Gradio app on the tiny family, on 127.0.0.1. Returns (demo, url)."""
+    """The whole Gradio app on the tiny family, on 127.0.0.1, with a second preset whose draft has
+    another vocabulary. Returns (demo, url)."""
     from .ui import build_demo, launch_options  # noqa: PLC0415  (gradio is slow to import)
     from .ui.serving import quiet_queue  # noqa: PLC0415
 
-    by_spec = {m.spec: m for m in family.values()}
-    preset = Preset("tiny", "tiny-target", "tiny-draft", "tiny-qualifier", "tiny test family", default_method="sd")
-    demo = build_demo(loader=by_spec.__getitem__, presets=[preset])
+    by_spec = {m.spec: m for m in [*family.values(), foreign_draft()]}
+    presets = [Preset("tiny", "tiny-target", "tiny-draft", "tiny-qualifier", "tiny test family", default_method="sd"),
+               Preset("tiny-foreign", "tiny-target", "tiny-foreign-draft", "", "a draft with its own vocabulary",
+                      default_method="slem")]
+    demo = build_demo(loader=by_spec.__getitem__, presets=presets)
     _, url, _ = quiet_queue(demo.queue(**queue)).launch(prevent_thread_lock=True, server_name="127.0.0.1", quiet=True,
                                            **launch_options())
     return demo, url

@@ -46,6 +46,9 @@ def test_a_lane_shows_each_steps_tokens_at_its_recorded_second(family):
     assert [seconds for seconds, _ in lane.reveals] == [t for t, _ in with_tokens]
     assert [spans.count('class="tok ') for _, spans in lane.reveals] == [len(s.tokens) for _, s in with_tokens]
     assert lane.seconds == run.stats.step_clock[-1] and lane.tokens == len(run.tokens) == 24
+    # the settings it ran with, levers included, print with the lane
+    assert "candidates 4" in lane.settings and "draft int8 True" in lane.settings and "tau" not in lane.settings
+    assert lane.settings in race_html([lane])
 
 
 def lane(label: str, *times: float, prompt: str = PROMPT) -> Lane:
@@ -53,13 +56,23 @@ def lane(label: str, *times: float, prompt: str = PROMPT) -> Lane:
     return Lane(label, prompt, reveals, len(times), times[-1])
 
 
-def test_the_race_ranks_lanes_by_their_recorded_finish_not_their_order():
-    html = race_html([lane("slow", 0.5, 2.0), lane("fast", 0.2, 0.4, 1.0)])
+def test_the_race_ranks_lanes_by_their_recorded_speed_not_their_order():
+    html = race_html([lane("slow", 0.5, 1.0, 2.0), lane("fast", 0.2, 0.4, 1.0)])
     finishes = re.findall(r'class="race-finish" data-t="([\d.]+)">(\w+):', html)
     assert finishes == [("2.0000", "2nd"), ("1.0000", "1st")]
-    assert re.findall(r'<span data-t="([\d.]+)">', html) == ["0.5000", "2.0000", "0.2000", "0.4000", "1.0000"]
+    assert re.findall(r'<span data-t="([\d.]+)">', html) == ["0.5000", "1.0000", "2.0000", "0.2000", "0.4000",
+                                                                "1.0000"]
     assert 'class="race" data-end="2.0000"' in html
-    assert "fast finished first, in 1.00 s; slow 2.00 s (2.00x the winner's time)" in html
+    assert "fast was fastest, 3.0 tokens/s (3 tokens in 1.00 s); slow 1.5 (0.50x)" in html
+    assert "different lengths" not in html
+
+
+def test_a_run_that_stops_early_does_not_win_by_finishing_first():
+    """sd stopped at 2 tokens, fsd ran on to 4: fsd's rate is higher, so it ranks first, and the
+    page says why the earlier finish did not win."""
+    html = race_html([lane("sd", 0.5, 1.0), lane("fsd", 0.3, 0.6, 0.9, 1.2)])
+    assert re.findall(r'class="race-finish" data-t="[\d.]+">(\w+):', html) == ["2nd", "1st"]
+    assert "fsd was fastest" in html and "different lengths (2, 4 tokens)" in html
 
 
 def test_a_race_of_different_prompts_says_it_is_not_fair():

@@ -486,3 +486,39 @@ def test_browser_race_replays_both_runs_to_the_end_on_their_clocks(fresh_page, a
     assert all(shown >= recorded - 0.05 for recorded, shown in reveals), reveals  # none before its time
     tab.screenshot(path=str(ARTIFACTS / "ui-race.png"), full_page=True)
     assert tab.locator("#race-runs").get_by_label("#2 sd", exact=False).is_checked()
+
+
+def choose_preset(page, name: str) -> None:
+    page.locator("#preset input").fill(name)
+    page.get_by_role("option", name=name, exact=True).click()
+
+
+def test_browser_switching_families_loads_each_and_never_sticks(page):
+    """A lecturer's moment 5 then 1: a heterogeneous family, then back to the default one. Each
+    choice loads its family; the method follows it; no error toast; runs use what the page shows."""
+    choose_preset(page, "tiny-foreign")
+    page.locator("#status", has_text="loaded tiny-target, tiny-foreign-draft").wait_for()
+    page.wait_for_function("() => document.querySelector('#method input').value.startsWith('slem')")
+    choose_preset(page, "tiny")
+    page.locator("#status", has_text="loaded tiny-target, tiny-draft, tiny-qualifier").wait_for()
+    page.wait_for_function("() => document.querySelector('#method input').value.startsWith('sd:')")
+    assert page.locator(".toast-body").count() == 0, "no error toast"
+    generate_and_wait(page)
+    page.locator("#draft-spec textarea").fill("tiny-foreign-draft")  # typed, not loaded
+    page.locator("#status", has_text="press Load").wait_for()
+    page.locator("#generate").click()
+    page.locator("#status .status-error", has_text="model boxes changed since the last Load").wait_for()
+    page.screenshot(path=str(ARTIFACTS / "family-switch.png"))
+
+
+def test_browser_teaching_settings_give_step_mode_something_to_explain(page):
+    """One click: temperature 1 and full blocks; the next round's table shows the uniform draw u
+    against min(1, p/q) for each candidate."""
+    page.get_by_role("tab", name="Step mode").click()
+    page.locator("#step-teaching").click()
+    page.wait_for_function("() => Number(document.querySelector('#opt-temperature input[type=number]').value) === 1")
+    page.locator("#status", has_text="step mode reset").wait_for()
+    page.locator("#step").click()
+    page.locator("#step-explanation", has_text="u = ").wait_for()
+    assert "keep with min(1, p(x) / q(x))" in page.locator("#step-explanation").inner_text()
+    page.screenshot(path=str(ARTIFACTS / "ui-step-teaching.png"), full_page=True)

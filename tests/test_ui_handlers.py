@@ -5,6 +5,7 @@ import math
 import re
 import threading
 import time
+from html import unescape
 
 import gradio as gr
 import plotly.graph_objects as go
@@ -151,7 +152,7 @@ def test_generate_streams_colored_tokens_then_its_charts_follow(handlers):
     assert text.count('class="tok tok-') == 24 and "title=" in text
     assert "acceptance rate" in stats
     assert handlers.sessions.get(KEY).run.stats.tokens == 24
-    figures = handlers.charts_after_run(KEY)
+    figures = [update["value"] for update in handlers.charts_after_run(KEY)]
     assert len(figures) == len(charts.CHARTS) and all(isinstance(f, go.Figure) for f in figures)
     again = handlers.charts_after_run(KEY)
     assert all(f == gr.skip() for f in again), "a run's charts are drawn once"
@@ -269,7 +270,7 @@ def test_plotly_charts_wait_for_the_runs_end_and_come_complete(handlers, every_r
     asked = [handlers.charts_after_run(KEY) for _ in stream]
     assert len(asked) > 5 and all(part == gr.skip() for reply in asked[:-1] for part in reply), \
         "none while streaming"
-    figures = asked[-1]  # asked after the final view, as the page's next event does
+    figures = [update["value"] for update in asked[-1]]  # asked after the final view, as the page's next event does
     steps = len(handlers.sessions.get(KEY).run.steps)
     assert len(figures[1].data[0].x) == steps, "the final speed chart has a point per step"
 
@@ -280,7 +281,11 @@ def test_a_new_run_does_not_draw_the_charts_of_the_one_it_replaced(handlers):
     next(stream)
     assert all(f == gr.skip() for f in handlers.charts_after_run(KEY)), "the new run is streaming"
     list(stream)
-    assert all(isinstance(f, go.Figure) for f in handlers.charts_after_run(KEY))
+    updates = handlers.charts_after_run(KEY)
+    assert all(isinstance(update["value"], go.Figure) for update in updates)
+    # ar drafts nothing: the acceptance charts have no data and are hidden, its speed chart is shown
+    shown = {name: update["visible"] for (name, _), update in zip(charts.CHARTS, updates)}
+    assert not shown["chart-acceptance"] and not shown["chart-position"] and shown["chart-speed"]
 
 
 def test_closing_the_stream_keeps_the_partial_run(handlers):
@@ -389,6 +394,7 @@ def test_step_mode_shows_only_the_targets_bars_across_vocabularies(handlers, fam
     status, text, explanation, bars = handlers.step(KEY, PROMPT, "slem", 0, *values())
     # slem compares token ids, not distributions: only the target's own p, which it drew from, is shown
     assert "round 1" in status and [trace.name for trace in bars.data] == [P_DRAWS]
+    assert "The draft wrote" in explanation and "of its own tokens:" in explanation  # the draft's own tokens
 
 
 def test_step_mode_restarts_after_the_run_finishes(handlers):
@@ -450,9 +456,19 @@ def test_project_presets_put_the_embedded_family_first():
     assert presets[0].settings("fsd")["tau"] == 0.4
 
 
-def test_selecting_a_preset_fills_the_specs_and_method(handlers):
-    target, draft, qualifier, description, method = handlers.preset("tiny")
+def test_selecting_a_preset_fills_the_specs_and_leaves_the_method_to_its_load(handlers):
+    target, draft, qualifier, description = handlers.preset("tiny")
     assert (target, draft, qualifier) == ("tiny-target", "tiny-draft", "tiny-qualifier")
+
+
+def test_runs_wait_for_load_after_the_model_boxes_change(handlers):
+    """What the page shows is what runs: edited boxes refuse runs until Load, in one line."""
+    handlers.load(KEY, "tiny-target", "tiny-draft", "")
+    assert "press Load" in handlers.family.edited(KEY)
+    status = run_generate(handlers)[-1][0]
+    assert "status-error" in status and "model boxes changed since the last Load" in status
+    handlers.load(KEY, "tiny-target", "tiny-draft", "")
+    assert "done: 24 tokens" in run_generate(handlers)[-1][0]
 
 
 def test_public_mode_keeps_the_shared_models_loaded(handlers, monkeypatch):
@@ -460,3 +476,22 @@ def test_public_mode_keeps_the_shared_models_loaded(handlers, monkeypatch):
     handlers.load(KEY, "tiny-target", "tiny-draft", "")
     status, _ = handlers.unload(KEY)
     assert "stay loaded" in status
+
+
+def test_a_pyramid_tokens_hover_lists_its_qualifier_check_line_by_line(handlers):
+    handlers.load(KEY, "tiny-target", "tiny-draft", "tiny-qualifier")
+    run_generate(handlers, method="psd-f", temperature=1.0, seed=1, tau_q=0.6, tau_t=0.6)
+    spans = render.token_spans(handlers.sessions.get(KEY).run.tokens, str)  # the run's tokens as the page shows them
+    titles = [unescape(title) for title in re.findall(r'title="([^"]*)"', spans)]
+    drafted = [title for title in titles if title.startswith("draft ·")]  # passed stage 1's divergence test
+    assert drafted, "some draft token passed both stages"
+    assert not any("{" in title for title in titles), "no raw dict in a hover"
+    assert all("\nqualifier check:\n" in title and "\n  divergence: " in title for title in drafted)
+
+
+def test_compare_columns_print_their_settings_a_repetition_measure_and_a_diff(handlers):
+    view = list(handlers.compare(KEY, PROMPT, "sd", "methods", "tau", "", ["sd", "fsd"], *values()))[-1]
+    assert view.count('class="compare-column"') == 2
+    assert view.count('class="settings-line"') == 2 and view.count("draft confidence 0.6") == 2  # as sent
+    assert view.count("tau 0.4") == 1  # fsd's threshold, in fsd's column only
+    assert view.count("repeated word 3-grams") == 2 and view.count('class="diff"') == 2

@@ -1,6 +1,8 @@
 """The Compare tab: the prompt run with the same seed several times (one option swept, or methods
 side by side), each column scored against a target-only reference run."""
 
+from html import escape
+
 from ..errors import PlaygroundError
 from ..limits import current_limits
 from . import render
@@ -8,7 +10,7 @@ from .boundary import check_method, error_status
 from .family import decoder
 from .options import MAX_SWEEP_VALUES, all_controls, chosen_divergence, options_from_values, sweep_values, \
     visible_options
-from .quality import target_ids, target_log_likelihood, token_agreement
+from .quality import diff_html, repetition, target_ids, target_log_likelihood, token_agreement
 from .runs import Runs
 
 
@@ -49,16 +51,21 @@ class Comparison:
             columns = []
             for label, variant, extra in columns_to_run:
                 run = self.runs.finished(key, prompt, variant, values, **extra)
-                columns.append(self._column(label, run, target, reference_ids, prompt))
+                columns.append(self._column(label, run, target, reference_ids, prompt, reference.text))
                 yield render.compare_html(columns)
         except Exception as error:  # noqa: BLE001  (the UI boundary: show it, stay usable)
             yield error_status(error)
 
-    def _column(self, label, run, target, reference_ids, prompt) -> dict:
+    def _column(self, label, run, target, reference_ids, prompt, reference_text: str) -> dict:
+        """A column: its settings, its text, its figures (the log-likelihood beside a repetition
+        measure, which it rewards), and its words against the target-only run's."""
         ids, stats = target_ids(run, target), run.stats.to_dict()
         decode = decoder(self.family.loader(run.models[run.stats.target_role]))
-        return {"label": label, "html": render.tokens_html(run.tokens, decode),
+        settings = f'<p class="settings-line">{escape(render.settings_text(run))}</p>'
+        return {"label": label,
+                "html": settings + render.tokens_html(run.tokens, decode) + diff_html(run.text, reference_text),
                 "metrics": {"tokens/s": stats["tokens_per_second"], "acceptance": stats["acceptance_rate"],
                             "agreement with target": token_agreement(ids, reference_ids),
                             "target mean log-lik": target_log_likelihood(target, prompt, ids,
-                                                                         run.config.chat_template)}}
+                                                                         run.config.chat_template),
+                            "repeated word 3-grams": repetition(run.text)}}

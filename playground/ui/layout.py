@@ -17,6 +17,7 @@ from ..methods import METHODS
 from ..policy import public_mode
 from . import race, render, share
 from .appending_view import appending_html
+from .boundary import toast_text
 from .charts import CHARTS
 from .handlers import Handlers
 from .options import THRESHOLDS, all_controls, default_sweep, finite_number, method_choices, suggested_sweep, \
@@ -58,7 +59,7 @@ class _NumberInput:
 
     def preprocess(self, payload):
         if (payload is not None or isinstance(self, gr.Slider)) and not finite_number(payload):
-            raise gr.Error(f"{self.label} must be a number, got {payload!r}")
+            raise gr.Error(toast_text(f"{self.label} must be a number, got {payload!r}"))
         return super().preprocess(payload)
 
 
@@ -166,14 +167,15 @@ def _component(control):
 def build_demo(loader=None, presets=None) -> gr.Blocks:
     """The whole app. `loader(spec) -> LoadedModel` and `presets` default to the project's."""
     handlers = Handlers(loader, presets)
-    with gr.Blocks(title="Speculative decoding playground") as demo:
+    # Gradio's own copies of the files it serves (downloads) are deleted after 15 minutes
+    with gr.Blocks(title="Speculative decoding playground", delete_cache=(300, 900)) as demo:
         gr.Markdown("# Speculative decoding playground\nA draft proposes, the target verifies. "
                     "Every token is colored by who wrote it; hover a token to see why.")
         with gr.Row():
             with gr.Column(scale=1, min_width=320, elem_id="sidebar"):
                 status = gr.HTML(elem_id="status")
                 share_button, share_box = share.panel()
-                method, loading, family = _family_panel(handlers, status)
+                method, loads, family = _family_panel(handlers, status)
                 about = gr.Markdown(elem_id="method-about")
                 widgets = [_component(c) for c in all_controls()]
             with gr.Column(scale=3):
@@ -195,9 +197,10 @@ def build_demo(loader=None, presets=None) -> gr.Blocks:
         on_method = _keyed(handlers.method_changed)
         method.change(on_method, method, [*widgets, about], **PRIVATE)
         _wire_thresholds(handlers, widgets)
-        loading.then(on_method, method, [*widgets, about], **PRIVATE)  # the new preset's defaults
         method_lists = [compare_methods, race_methods]
-        loading.then(_keyed(handlers.family.method_lists), method_lists, method_lists, **PRIVATE)
+        for loading in loads:
+            loading.then(on_method, method, [*widgets, about], **PRIVATE)  # the new preset's defaults
+            loading.then(_keyed(handlers.family.method_lists), method_lists, method_lists, **PRIVATE)
         share.wire(demo, share_button, share_box, handlers, family, method, shared, about)
         _progress_only_where_users_wait(demo)
         _session_lifetime(demo, handlers)
@@ -231,8 +234,9 @@ def _wire_thresholds(handlers: Handlers, widgets: list) -> None:
 
 
 def _family_panel(handlers: Handlers, status):
-    """The model family controls and the method dropdown; returns (method, the load event, the
-    family's controls: the preset, target, draft and qualifier, its description)."""
+    """The model family controls and the method dropdown; returns (method, the load events: Load
+    and choosing a preset, which loads its family, the family's controls: the preset, target,
+    draft and qualifier, its description)."""
     names, first = [p.name for p in handlers.presets], handlers.presets[0]
     with gr.Accordion("Model family", open=True):
         preset = gr.Dropdown(names, value=names[0], label="preset", elem_id="preset")
@@ -248,10 +252,13 @@ def _family_panel(handlers: Handlers, status):
     def on_load(target, draft, qualifier, current, request: gr.Request, progress=gr.Progress()):
         return handlers.load(session_key(request), target, draft, qualifier, current, progress)
 
-    preset.input(handlers.preset, preset, [*specs, family, method], **PRIVATE)
-    loading = load.click(on_load, [*specs, method], [status, family, method], api_name="load")
+    chosen = preset.input(handlers.preset, preset, [*specs, family], **PRIVATE)
+    loads = [load.click(on_load, [*specs, method], [status, family, method], api_name="load"),
+             chosen.then(on_load, [*specs, method], [status, family, method], **PRIVATE)]
+    for spec in specs:
+        spec.input(_keyed(handlers.family.edited), None, status, **PRIVATE)
     unload.click(_keyed(handlers.unload), None, [status, family], api_name="unload")
-    return method, loading, [preset, *specs, family]
+    return method, loads, [preset, *specs, family]
 
 
 def _generate_tab(ui: Shared) -> None:
@@ -343,6 +350,9 @@ def _compare_tab(ui: Shared) -> gr.CheckboxGroup:
     return methods
 
 
+TEACHING = {"temperature": 1.0, "draft_confidence": 0.0}  # step mode's one-click settings
+
+
 def _step_tab(ui: Shared) -> None:
     gr.Markdown("Advance one verification round at a time: the drafted candidates, the acceptance test "
                 "of each with the numbers the rule used, and which token was emitted and why (PyramidSD: "
@@ -356,12 +366,15 @@ def _step_tab(ui: Shared) -> None:
                 "costs more (the stats show it as *verification pass / target step*), so the predicted "
                 "speedup is tokens per round / (K c + that cost): the draft must be cheap and right "
                 "often enough to pay for both. Both costs are the typical round's (medians), so a moment "
-                "the machine spent on something else does not count as the models' cost. On a CPU, sd "
-                "runs the draft's linear layers in int8 (*draft int8*), about half of c; the target is "
-                "never quantized, so the output stays its own.")
+                "the machine spent on something else does not count as the models' cost. On a CPU, every "
+                "method that drafts with a model runs the draft's linear layers in int8 (*draft int8*), "
+                "about half of c; the target is never quantized, so sd's output stays its own.\n\n"
+                "**Teaching settings** sample at temperature 1 (greedy p and q are one-hot: nothing to "
+                "weigh) and draft full blocks (draft confidence 0), so each round has candidates to check.")
     with gr.Row():
         step = gr.Button("Step one round", variant="primary", elem_id="step")
         reset = gr.Button("Restart", elem_id="step-reset")
+        teaching = gr.Button("Teaching settings", elem_id="step-teaching")
         position = Slider(0, 63, step=1, value=0, label="check (0 = first)",
                              elem_id="step-position")
     text = gr.HTML(elem_id="step-output")
@@ -370,6 +383,10 @@ def _step_tab(ui: Shared) -> None:
     ui.page_and_api(step.click, ui.handlers.step, [ui.prompt, ui.method, position, *ui.widgets],
                     [ui.status, text, explanation, bars], "step")
     reset.click(_keyed(ui.handlers.step_reset), None, ui.status, **PRIVATE)
+    by_name = {c.name: w for c, w in zip(all_controls(), ui.widgets, strict=True)}
+    teaching.click(lambda: (TEACHING["temperature"], TEACHING["draft_confidence"]), None,
+                   [by_name["temperature"], by_name["draft_confidence"]], **PRIVATE).then(
+        _keyed(ui.handlers.step_reset), None, ui.status, **PRIVATE)
     position.change(_keyed(ui.handlers.step_position), position, bars, **PRIVATE)
 
 

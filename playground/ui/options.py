@@ -95,12 +95,15 @@ def visible_options(method: str) -> set[str]:
     return set(COMMON) | set(method.reads if method else ())
 
 
-def method_choices(vocabulary_relation: str | None = None, roles: set | None = None) -> list[tuple[str, str]]:
+def method_choices(vocabulary_relation: str | None = None, roles: set | None = None,
+                   lookup: bool = False) -> list[tuple[str, str]]:
     """(label, name) pairs for the method dropdown; given a loaded family, only the methods it
-    can run (every role present; a shared vocabulary unless the method accepts any)."""
+    can run (every role present; a shared vocabulary unless the method accepts any; with a
+    prompt-lookup draft, only the methods that take one)."""
     usable = [m for m in METHODS.values()
               if (vocabulary_relation in (None, "same") or m.vocabulary == "any")
-              and (roles is None or set(m.roles) <= roles)]
+              and (roles is None or set(m.roles) <= roles)
+              and not (lookup and "draft" in m.roles and not m.drafts_by_lookup)]
     return [(f"{m.name}: {m.summary}", m.name) for m in usable]
 
 

@@ -2,8 +2,14 @@
 
 - token agreement: the share of positions where a run's tokens equal the target-only run's;
 - target log-likelihood: the target's mean log-probability of the run's text after the prompt,
-  from one forward over prompt + text (playground.quality), higher is closer to the target.
+  from one forward over prompt + text (playground.quality), higher is closer to the target; a
+  text that repeats itself scores well here, hence:
+- repetition: the share of the run's word 3-grams that repeat an earlier one (0: none);
+- a word diff against the target-only run's text.
 """
+
+import difflib
+from html import escape
 
 from ..engine import format_prompt
 from ..models import LoadedModel
@@ -26,5 +32,27 @@ def token_agreement(ids: list[int], reference: list[int]) -> float | None:
 
 
 def target_log_likelihood(target: LoadedModel, prompt: str, ids: list[int], chat_template: bool) -> float | None:
-    prompt_ids = format_prompt(target.tokenizer, prompt, chat_template)
+    prompt_ids = format_prompt(target.tokenizer, prompt, chat_template, model=target.model, max_new_tokens=len(ids))
     return model_thread.call(mean_log_likelihood, target.model, prompt_ids, ids)
+
+
+def repetition(text: str, n: int = 3) -> float | None:
+    """The share of the text's word n-grams that already occurred earlier in it."""
+    words = text.split()
+    grams = [tuple(words[i:i + n]) for i in range(len(words) - n + 1)]
+    return 1 - len(set(grams)) / len(grams) if grams else None
+
+
+def diff_html(text: str, reference: str) -> str:
+    """The run's words against the target-only run's: words only the run has marked inserted,
+    words only the target wrote struck through."""
+    ours, theirs = text.split(), reference.split()
+    parts = []
+    for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(a=theirs, b=ours, autojunk=False).get_opcodes():
+        if tag in ("replace", "delete"):
+            parts.append(f"<del>{escape(' '.join(theirs[i1:i2]))}</del>")
+        if tag in ("replace", "insert"):
+            parts.append(f"<ins>{escape(' '.join(ours[j1:j2]))}</ins>")
+        if tag == "equal":
+            parts.append(escape(" ".join(ours[j1:j2])))
+    return f'<div class="diff">{" ".join(parts)}</div>'

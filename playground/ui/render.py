@@ -42,10 +42,20 @@ def tooltip(token: TokenRecord, decode: Callable[[int], str]) -> str:
         if key in diagnostics:
             about = " (of the replaced candidate)" if rejected is not None and key in ABOUT_CANDIDATE else ""
             lines.append(f"{label}{about}: {number(diagnostics.pop(key))}")
-    lines += [f"{key}: {number(value)}" for key, value in diagnostics.items()]
+    lines += [_line(key, value) for key, value in diagnostics.items()]
     if rejected is not None:
         lines.append(f"replaced draft candidate: {decode(rejected)!r} (id {rejected})")
     return "\n".join(lines)
+
+
+def _line(key: str, value) -> str:
+    """One diagnostic in words; a stage's own checks (PyramidSD's qualifier check) one per line."""
+    label = DIAGNOSTIC_LABELS.get(key, key.replace("_", " "))
+    if isinstance(value, dict):
+        return "\n".join([f"{label}:", *(f"  {_line(k, v)}" for k, v in value.items())])
+    if isinstance(value, list):
+        return f"{label}: {', '.join(number(item) for item in value)}"
+    return f"{label}: {number(value)}"
 
 
 def token_span(token: TokenRecord, decode: Callable[[int], str], show_rejected: bool) -> str:
@@ -174,11 +184,13 @@ def toy_html(toy) -> str:
     return f'<div class="explain">{rule}<h4>Last rounds ({len(toy.rounds)} in all)</h4>{log}</div>'
 
 
+SHARES = ("acceptance", "agreement with target", "repeated word 3-grams")  # compare metrics shown as percentages
+
+
 def compare_html(columns: list[dict]) -> str:
     """Side-by-side runs: each column its colored text and its numbers."""
     def metric(name, value):
-        shown = "–" if value is None else (f"{value:.1%}" if name in ("acceptance", "agreement with target")
-                                           else f"{value:.2f}")
+        shown = "–" if value is None else (f"{value:.1%}" if name in SHARES else f"{value:.2f}")
         return f"<tr><th>{escape(name)}</th><td>{shown}</td></tr>"
 
     cells = "".join(f'<div class="compare-column"><h4>{escape(c["label"])}</h4><table class="stats">'
@@ -194,3 +206,11 @@ def memory_html(pairs: list[tuple], total: int, owner: str) -> str:
     return (f'<div class="explain"><h4>Correction memory: {total} rejections recorded</h4>'
             f'<p>This memory is {escape(owner)}.</p>'
             + _table(("draft token", "target correction", "count"), rows, "explain-table") + "</div>")
+
+
+def settings_text(run) -> str:
+    """Every setting the run ran with (its recorded config), in one line: what a Compare column
+    or a Race lane shows, so settings never change between sides unseen."""
+    shown = {name: value for name, value in run.recorded_config().items() if name not in ("method", "memory")}
+    return ", ".join(f"{name.rstrip('_').replace('_', ' ')} {number(value) if not isinstance(value, bool) else value}"
+                     for name, value in shown.items())

@@ -25,6 +25,7 @@ class Lane:
     reveals: tuple  # (seconds, token spans of one step), in step order
     tokens: int
     seconds: float  # the run's finish: its last step's time
+    settings: str = ""  # every setting the run ran with, in one line
 
     @property
     def tokens_per_second(self) -> float:
@@ -36,7 +37,7 @@ def lane_of(run, decode, label: str) -> Lane:
     clock = run.stats.step_clock
     reveals = tuple((seconds, render.token_spans(step.tokens, decode))
                     for seconds, step in zip(clock, run.steps, strict=True) if step.tokens)
-    return Lane(label, run.prompt, reveals, run.stats.tokens, clock[-1] if clock else 0.0)
+    return Lane(label, run.prompt, reveals, run.stats.tokens, clock[-1] if clock else 0.0, render.settings_text(run))
 
 
 def run_label(number: int, run) -> str:
@@ -76,18 +77,18 @@ def _ordinal(place: int) -> str:
 
 def race_html(lanes: list[Lane]) -> str:
     """The race: a lane per run, every step's tokens wrapped with `data-t` (its recorded second),
-    each lane's finish and the final order revealed at theirs. Without the replay script the
-    page shows the finished race."""
-    order = sorted(lanes, key=lambda lane: lane.seconds)
-    end = order[-1].seconds
+    each lane's finish and the final order revealed at theirs. Lanes are ranked by tokens per
+    second: runs that stop at different lengths (an answer ended early) still compare. Without
+    the replay script the page shows the finished race."""
+    order = sorted(lanes, key=lambda lane: -lane.tokens_per_second)
+    end = max(lane.seconds for lane in lanes)
     columns = "".join(_lane_html(lane, order.index(lane) + 1) for lane in lanes)
     winner = order[0]
-    behind = ", ".join(f"{escape(lane.label)} {lane.seconds:.2f} s ({lane.seconds / winner.seconds:.2f}x the "
-                       f"winner's time)" for lane in order[1:] if winner.seconds)
-    summary = f"{escape(winner.label)} finished first, in {winner.seconds:.2f} s" + (f"; {behind}" if behind else "")
-    prompts = {lane.prompt for lane in lanes}
-    warning = ("" if len(prompts) == 1 else
-               '<p class="race-note">These runs answered different prompts: their times are not a fair race.</p>')
+    behind = ", ".join(f"{escape(lane.label)} {lane.tokens_per_second:.1f} ({lane.tokens_per_second / winner.tokens_per_second:.2f}x)"
+                       for lane in order[1:] if winner.tokens_per_second)
+    summary = (f"{escape(winner.label)} was fastest, {winner.tokens_per_second:.1f} tokens/s "
+               f"({winner.tokens} tokens in {winner.seconds:.2f} s)" + (f"; {behind}" if behind else ""))
+    warning = "".join(f'<p class="race-note">{note}</p>' for note in _unfair(lanes))
     return (f'<div class="race" data-end="{end:.4f}"><div class="race-bar">'
             '<button type="button" class="race-again">Replay</button>'
             f'<span class="race-clock">{end:.2f} s</span></div>{warning}'
@@ -95,9 +96,22 @@ def race_html(lanes: list[Lane]) -> str:
             f'<p class="race-summary" data-t="{end:.4f}">{summary}.</p></div>')
 
 
+def _unfair(lanes: list[Lane]) -> list[str]:
+    """What makes the lanes' times compare less than fairly, in words."""
+    notes = []
+    if len({lane.prompt for lane in lanes}) > 1:
+        notes.append("These runs answered different prompts: their times are not a fair race.")
+    lengths = sorted({lane.tokens for lane in lanes})
+    if len(lengths) > 1:
+        notes.append(f"The runs stopped at different lengths ({', '.join(map(str, lengths))} tokens): they are ranked "
+                     "by tokens per second, not by who finished first.")
+    return notes
+
+
 def _lane_html(lane: Lane, place: int) -> str:
     steps = "".join(f'<span data-t="{seconds:.4f}">{spans}</span>' for seconds, spans in lane.reveals)
     finish = (f"{_ordinal(place)}: {lane.tokens} tokens in {lane.seconds:.2f} s "
               f"({lane.tokens_per_second:.1f} tokens/s)")
-    return (f'<div class="race-lane"><h4>{escape(lane.label)}</h4><div class="token-text">{steps}</div>'
+    return (f'<div class="race-lane"><h4>{escape(lane.label)}</h4>'
+            f'<p class="settings-line">{escape(lane.settings)}</p><div class="token-text">{steps}</div>'
             f'<p class="race-finish" data-t="{lane.seconds:.4f}">{finish}</p></div>')

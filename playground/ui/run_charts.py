@@ -20,12 +20,13 @@ class RunCharts:
         self.sessions = sessions
 
     def after_run(self, key: str) -> list:
-        """Every chart of the run that just ended, once; skips if a newer run has started since."""
+        """Every chart of the run that just ended, once, each hidden where the method gives it no
+        data (ar has no acceptance); skips if a newer run has started since."""
         session = self.sessions.get(key)
         if not session.final_charts_due:
             return [gr.skip()] * len(charts.CHARTS)
         session.final_charts_due = False
-        return self.final(key)
+        return [gr.update(value=figure, visible=has_data(figure)) for figure in self.final(key)]
 
     def final(self, key: str) -> list:
         """Every chart of the session's last run (skips before its first run)."""
@@ -33,3 +34,8 @@ class RunCharts:
         if session.run is None:
             return [gr.skip()] * len(charts.CHARTS)
         return charts.all_figures(session.run, session.timeline)
+
+
+def has_data(figure) -> bool:
+    """Whether any trace of the figure has a point with a value."""
+    return any(any(value is not None for value in (trace.y if trace.y is not None else ())) for trace in figure.data)

@@ -18,7 +18,7 @@ class Runs:
         """(the method's models, every argument of the engine's call but the prompt)."""
         options = {**options_from_values(method, values), **override}
         models = self.family.models_for(key, method)
-        memory = self.memories.for_models(key, models) if "memory" in METHODS[method].options else None
+        memory = self.memories.for_models(key, models) if METHODS[method].uses_memory else None
         return models, {"method": method, **models, "correction_memory": memory, **options}
 
     def stream(self, key: str, prompt: str, method: str, values) -> tuple[dict, object]:

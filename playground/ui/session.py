@@ -43,6 +43,7 @@ class Stepping:
 class Session:
     preset: Preset | None = None
     specs: dict = field(default_factory=dict)  # role -> model spec, once a family is loaded
+    specs_edited: bool = False  # the page's model boxes changed since the last load: runs wait for Load
     run: object = None  # the last finished or stopped Run
     timeline: Timeline = field(default_factory=Timeline)
     decode: object = None  # token id -> text, for the last run's tokenizer

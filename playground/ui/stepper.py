@@ -70,7 +70,28 @@ def reason(token) -> str:
 
 def explain_step(step, config) -> Explanation:
     emitted = [(t.id, t.origin, reason(t)) for t in step.tokens]
-    return Explanation(step.drafted, list(step.evidence), emitted, describe(config))
+    notes = [_lookup_note(step) or describe(config), _draft_pieces_note(step)]
+    return Explanation(step.drafted, list(step.evidence), emitted, " ".join(note for note in notes if note))
+
+
+def _draft_pieces_note(step) -> str:
+    """A heterogeneous method's draft tokens this round, in its own vocabulary ("" otherwise)."""
+    pieces = step.extra.get("draft_pieces")
+    if not pieces:
+        return ""
+    return f"The draft wrote {len(pieces)} of its own tokens: {' · '.join(repr(piece) for piece in pieces)}."
+
+
+def _lookup_note(step) -> str:
+    """What a prompt-lookup draft found this round ("" for a draft model)."""
+    if "ngram_match" not in step.extra:
+        return ""
+    matched = step.extra["ngram_match"]
+    if not matched:
+        return ("The draft is a prompt lookup, and the context's last token occurs nowhere before it: no "
+                "candidates, the target stepped alone.")
+    return (f"The draft is a prompt lookup: the context's last {matched} token(s) occurred before, and what "
+            "followed them there was proposed (q is one-hot on each proposed token).")
 
 
 def bars(e: Evidence, decode) -> dict[str, dict[str, float]]:

@@ -1,0 +1,16 @@
+"""Compare's quality figures beside the target's log-likelihood, which rewards a text that
+repeats itself: a repetition measure and a diff against the target-only run's text."""
+
+import pytest
+
+from playground.ui.quality import diff_html, repetition
+
+
+def test_repetition_counts_repeated_word_trigrams():
+    assert repetition("a whispered promise " * 4) == pytest.approx(1 - 3 / 10)
+    assert repetition("one two three four") == 0.0 and repetition("too short") is None
+
+
+def test_the_diff_marks_what_the_run_changed_and_escapes_it():
+    html = diff_html("the <b> cat sat", "the dog sat")
+    assert html == '<div class="diff">the <del>dog</del> <ins>&lt;b&gt; cat</ins> sat</div>'
