@@ -9,6 +9,9 @@ import pytest
 import playground
 from playground.cli import main
 from playground.ngram import lookup
+from playground.presets import Preset
+from playground.ui.handlers import Handlers
+from playground.ui.options import all_controls
 
 ECHO = "abc cab abc cab abc"  # a prompt whose continuations repeat it: lookups find matches
 
@@ -63,3 +66,14 @@ def test_cli_drafts_by_prompt_lookup(family, tmp_path, capsys):
     assert main([*args, "--method", "ar"]) == 0
     assert [t["id"] for t in lookup_run["tokens"]] == [t["id"] for t in json.loads(capsys.readouterr().out)["tokens"]]
     assert lookup_run["config"]["models"]["draft"] == "ngram"
+
+
+def test_the_app_runs_a_prompt_lookup_draft_typed_in_the_draft_box(family):
+    by_spec = {m.spec: m for m in family.values()}
+    handlers = Handlers(loader=by_spec.__getitem__, presets=[Preset("tiny", "tiny-target", "tiny-draft")])
+    status, described, dropdown = handlers.load("k", "tiny-target", "ngram", "")
+    assert "loaded tiny-target, ngram" in status and "prompt lookup, no model" in described
+    assert {name for _, name in dropdown.choices} == {"ar", "sd", "fsd", "csd", "csd-memory", "csd-gate"}
+    values = [{"max_new_tokens": 20, "temperature": 1.0}.get(c.name, c.default) for c in all_controls()]
+    for method in ("sd", "csd"):
+        assert "done: 20 tokens" in list(handlers.generate("k", ECHO, method, False, *values))[-1][0]

@@ -18,7 +18,7 @@ from ..limits import current_limits
 from ..policy import public_mode
 from . import render
 from .boundary import error_status
-from .family import FamilyPanel
+from .family import FamilyPanel, spec_of
 
 SHOWN_PAIRS = 20
 
@@ -37,7 +37,7 @@ class CorrectionMemories:
 
     def for_models(self, key: str, models: dict) -> CorrectionMemory:
         """The memory of the pair in `models`, created empty on first use."""
-        pair = models["target"].spec, models["draft"].spec
+        pair = models["target"].spec, spec_of(models["draft"])  # a prompt-lookup draft is its spec
         memories = self._owned(key)
         with self._lock:
             return memories.setdefault(pair, CorrectionMemory(*pair))
