@@ -317,7 +317,8 @@ def test_export_before_any_run_says_so(handlers):
 
 def test_tau_sweep_compares_against_target_only(handlers):
     views = list(handlers.compare(KEY, PROMPT, "fsd", "sweep", "tau", "0, 0.6", [], *values()))
-    assert len(views) == 2 and views[-1].count("compare-column") == 2
+    # a progress line per run (ar and two columns, each a warm-up and 3 timed runs), then the columns
+    assert len(views) == 3 * 4 + 1 and views[-1].count("compare-column") == 2
     assert "fsd tau=0" in views[-1] and "agreement with target" in views[-1]
     assert "100.0%" in views[-1], "tau = 0 accepts nothing: greedy output equals the target's"
 
@@ -490,8 +491,11 @@ def test_a_pyramid_tokens_hover_lists_its_qualifier_check_line_by_line(handlers)
 
 
 def test_compare_columns_print_their_settings_a_repetition_measure_and_a_diff(handlers):
-    view = list(handlers.compare(KEY, PROMPT, "sd", "methods", "tau", "", ["sd", "fsd"], *values()))[-1]
+    views = list(handlers.compare(KEY, PROMPT, "sd", "methods", "tau", "", ["sd", "fsd"], *values()))
+    assert len(views) == 3 * 4 + 1 and "ar: warm-up done (1 of 12 runs)" in views[0]  # a line per run, then the view
+    view = views[-1]
     assert view.count('class="compare-column"') == 2
+    assert view.count("3 runs)") == 2 and view.count("speedup vs ar") == 2  # medians of 3 runs, paired with ar
     assert view.count('class="settings-line"') == 2 and view.count("draft confidence 0.6") == 2  # as sent
     assert view.count("tau 0.4") == 1  # fsd's threshold, in fsd's column only
     assert view.count("repeated word 3-grams") == 2 and view.count('class="diff"') == 2

@@ -1,6 +1,7 @@
 """The Compare tab: the prompt run with the same seed several times (one option swept, or methods
 side by side), each column scored against a target-only reference run."""
 
+from functools import partial
 from html import escape
 
 from ..errors import PlaygroundError
@@ -11,6 +12,7 @@ from .family import decoder
 from .options import MAX_SWEEP_VALUES, all_controls, chosen_divergence, options_from_values, sweep_values, \
     visible_options
 from .quality import diff_html, repetition, target_ids, target_log_likelihood, token_agreement
+from .repeats import REPEATS, Timed, busy_note, repeated
 from .runs import Runs
 
 
@@ -39,32 +41,48 @@ class Comparison:
 
     def compare(self, key: str, prompt: str, method: str, mode: str, sweep_option: str, sweep_text: str,
                 methods: list, *values):
-        """Yield the compare view's HTML as each column finishes: a target-only reference first."""
+        """Yield a progress line as each run ends, then the columns: every side (a target-only
+        reference first) warmed up, then run `repeats` times in alternating order (repeats.py)."""
         try:
             columns_to_run = variants(method, mode, sweep_option, sweep_text, methods, chosen_divergence(values))
             for _, variant, _ in columns_to_run:  # every setting checked before the first run
                 options_from_values(variant, values)
-            self.family.sessions.get(key).admit(1 + len(columns_to_run), current_limits().runs_per_minute)
-            reference = self.runs.finished(key, prompt, "ar", values)
+            limit = current_limits().runs_per_minute
+            sides = [("ar", "ar", {}), *columns_to_run]
+            repeats = max(1, min(REPEATS, limit // len(sides))) if limit else REPEATS
+            self.family.sessions.get(key).admit(len(sides) * repeats, limit)
             target = self.family.models_for(key, "ar")["target"]
-            reference_ids = target_ids(reference, target)
-            columns = []
-            for label, variant, extra in columns_to_run:
-                run = self.runs.finished(key, prompt, variant, values, **extra)
-                columns.append(self._column(label, run, target, reference_ids, prompt, reference.text))
-                yield render.compare_html(columns)
+            runs = [partial(self._run, key, prompt, variant, values, extra) for _, variant, extra in sides]
+            timed, first = [Timed() for _ in sides], {}
+            for done, (side, repeat, run) in enumerate(repeated(runs, repeats), start=1):
+                if repeat >= 0:
+                    timed[side].speeds[repeat] = run.stats.tokens_per_second
+                    first.setdefault(side, run)
+                yield render.status_html(f"{sides[side][0]}: {'warm-up' if repeat < 0 else f'run {repeat + 1}'} "
+                                         f"done ({done} of {len(sides) * (repeats + 1)} runs)")
+            reference_ids = target_ids(first[0], target)
+            columns = [self._column(label, first[side], target, reference_ids, prompt, first[0].text,
+                                    timed[side], timed[0])
+                       for side, (label, _, _) in enumerate(sides) if side > 0]
+            yield render.compare_html(columns, busy_note(timed))
         except Exception as error:  # noqa: BLE001  (the UI boundary: show it, stay usable)
             yield error_status(error)
 
-    def _column(self, label, run, target, reference_ids, prompt, reference_text: str) -> dict:
-        """A column: its settings, its text, its figures (the log-likelihood beside a repetition
-        measure, which it rewards), and its words against the target-only run's."""
+    def _run(self, key, prompt, variant, values, extra, **overrides):
+        return self.runs.finished(key, prompt, variant, values, **{**extra, **overrides})
+
+    def _column(self, label, run, target, reference_ids, prompt, reference_text: str, timed: Timed,
+                 reference: Timed) -> dict:
+        """A column: its settings, its text, its figures (speed as the median of its runs with
+        their range, the speedup over ar paired within each repeat, the log-likelihood beside a
+        repetition measure, which it rewards), and its words against the target-only run's."""
         ids, stats = target_ids(run, target), run.stats.to_dict()
         decode = decoder(self.family.loader(run.models[run.stats.target_role]))
         settings = f'<p class="settings-line">{escape(render.settings_text(run))}</p>'
         return {"label": label,
                 "html": settings + render.tokens_html(run.tokens, decode) + diff_html(run.text, reference_text),
-                "metrics": {"tokens/s": stats["tokens_per_second"], "acceptance": stats["acceptance_rate"],
+                "metrics": {"tokens/s": timed.text(), "speedup vs ar": timed.speedup_text(reference),
+                            "acceptance": stats["acceptance_rate"],
                             "agreement with target": token_agreement(ids, reference_ids),
                             "target mean log-lik": target_log_likelihood(target, prompt, ids,
                                                                          run.config.chat_template),

@@ -187,16 +187,19 @@ def toy_html(toy) -> str:
 SHARES = ("acceptance", "agreement with target", "repeated word 3-grams")  # compare metrics shown as percentages
 
 
-def compare_html(columns: list[dict]) -> str:
-    """Side-by-side runs: each column its colored text and its numbers."""
+def compare_html(columns: list[dict], note: str = "") -> str:
+    """Side-by-side runs: each column its colored text and its numbers (text figures as they are),
+    under a note on the machine when there is one."""
     def metric(name, value):
-        shown = "–" if value is None else (f"{value:.1%}" if name in SHARES else f"{value:.2f}")
+        shown = "–" if value is None else escape(value) if isinstance(value, str) else (
+            f"{value:.1%}" if name in SHARES else f"{value:.2f}")
         return f"<tr><th>{escape(name)}</th><td>{shown}</td></tr>"
 
     cells = "".join(f'<div class="compare-column"><h4>{escape(c["label"])}</h4><table class="stats">'
                     + "".join(metric(k, v) for k, v in c["metrics"].items()) + f"</table>{c['html']}</div>"
                     for c in columns)
-    return f'<div class="compare">{cells}</div>'
+    machine = f'<p class="compare-note">{escape(note)}</p>' if note else ""
+    return f'{machine}<div class="compare">{cells}</div>'
 
 
 def memory_html(pairs: list[tuple], total: int, owner: str) -> str:

@@ -1,0 +1,30 @@
+"""Compare's repeated timing: the alternating order, medians with ranges, speedups paired within a
+repeat, and the note when the machine was busy."""
+
+from playground.ui.repeats import Timed, busy_note, repeated, schedule
+
+
+def test_the_order_alternates_so_every_side_runs_first_and_last():
+    assert schedule(3, 3) == [(0, 0), (0, 1), (0, 2), (1, 2), (1, 1), (1, 0), (2, 0), (2, 1), (2, 2)]
+
+
+def test_every_side_warms_up_briefly_then_runs_in_the_alternating_order():
+    calls = []
+
+    def side(name):
+        return lambda **overrides: calls.append((name, overrides)) or f"{name} run"
+
+    events = list(repeated([side("ar"), side("sd")], 2))
+    assert [(s, r) for s, r, _ in events] == [(0, -1), (1, -1), (0, 0), (1, 0), (1, 1), (0, 1)]
+    assert calls[:2] == [("ar", {"max_new_tokens": 4}), ("sd", {"max_new_tokens": 4})]
+    assert all(overrides == {} for _, overrides in calls[2:]) and events[2][2] == "ar run"
+
+
+def test_speed_is_the_median_with_its_range_and_speedup_pairs_runs_of_one_repeat():
+    ar = Timed({0: 10.0, 1: 5.0, 2: 10.0})  # repeat 1: the machine was busy for both
+    sd = Timed({0: 15.0, 1: 7.5, 2: 12.0})
+    assert sd.text() == "12.0 (7.5-15.0, 3 runs)"
+    assert sd.speedup_text(ar) == "1.50x (1.20-1.50)"  # a ratio of medians would say 1.20x
+    assert "busy" in busy_note([ar, sd]) and "2.00x" in busy_note([ar, sd])
+    assert busy_note([Timed({0: 10.0, 1: 10.5})]) == ""
+    assert Timed().text() == "–" and Timed().speedup_text(ar) == "–"
