@@ -105,11 +105,14 @@ def values(**overrides) -> list:
     return [chosen[c.name] for c in all_controls()]
 
 
-def test_run_and_race_runs_each_method_once_then_replays_them_all(race):
+def test_run_and_race_warms_up_repeats_alternating_then_replays_each_median_run(race):
     *progress, (view, choices) = list(race.run_methods(KEY, PROMPT, ["ar", "sd", "fsd"], *values()))
+    order = ["ar", "sd", "fsd"] * 2 + ["fsd", "sd", "ar"] + ["ar", "sd", "fsd"]  # warm-ups, then 3 alternating repeats
+    whats = ["warm-up"] * 3 + [f"run {r} of 3" for r in (1, 1, 1, 2, 2, 2, 3, 3, 3)]
     assert [status for status, _ in progress] == [
-        f'<div class="status status-info">running {m} ({n} of 3), alone…</div>'
-        for n, m in enumerate(["ar", "sd", "fsd"], start=1)]
+        f'<div class="status status-info">{m}: {what} done, alone ({n} of 12 runs)</div>'
+        for n, (m, what) in enumerate(zip(order, whats, strict=True), start=1)]
+    assert "median run (by tokens/s) of 3 runs" in view
     assert view.count('class="race-lane"') == 3 and view.count('class="race-finish"') == 3
     assert view.count('class="tok ') == 3 * 24
     assert choices["choices"] == choices["value"] and len(choices["value"]) == 3  # this race's runs, chosen

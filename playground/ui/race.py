@@ -7,6 +7,7 @@ those clocks (replay.py builds the schedule, assets/race.js plays it), so a room
 truly finishes first.
 """
 
+from functools import partial
 from pathlib import Path
 
 import gradio as gr
@@ -18,6 +19,7 @@ from . import render
 from .boundary import error_status
 from .family import decoder
 from .options import method_choices
+from .repeats import REPEATS, repeated
 from .replay import MAX_LANES, race_html
 
 REPLAY_JS = (Path(__file__).resolve().parents[2] / "assets" / "race.js").read_text(encoding="utf-8")
@@ -38,18 +40,31 @@ class Race:
             chosen = list(dict.fromkeys(methods)) if isinstance(methods, list) else []
             if not 1 <= len(chosen) <= MAX_LANES or not set(chosen) <= set(METHODS):
                 raise PlaygroundError(f"pick 1 to {MAX_LANES} methods to race, got {methods!r}")
-            session.admit(len(chosen), current_limits().runs_per_minute)
+            limit = current_limits().runs_per_minute
+            repeats = max(1, min(REPEATS, limit // len(chosen))) if limit else REPEATS
+            session.admit(len(chosen) * repeats, limit)
             self.handlers.stop(key)  # the session's own Generate run would share the cores
-            lanes = []
-            for number, method in enumerate(chosen, start=1):
-                yield render.status_html(f"running {method} ({number} of {len(chosen)}), alone…"), gr.skip()
-                run = self.handlers.runs.finished(key, prompt, method, values)
-                primary = self.handlers.family.models_for(key, method)[METHODS[method].roles[0]]
-                lanes.append(session.race.add(run, decoder(primary)))
+            finished = {side: [] for side in range(len(chosen))}
+            runs = [partial(self.handlers.runs.finished, key, prompt, method, values) for method in chosen]
+            for done, (side, repeat, run) in enumerate(repeated(runs, repeats), start=1):
+                what = "warm-up" if repeat < 0 else f"run {repeat + 1} of {repeats}"
+                yield (render.status_html(f"{chosen[side]}: {what} done, alone ({done} of "
+                                          f"{len(chosen) * (repeats + 1)} runs)"), gr.skip())
+                if repeat >= 0:
+                    finished[side].append(run)
+            lanes = [self._lane(session, key, method, finished[side]) for side, method in enumerate(chosen)]
         except Exception as error:  # noqa: BLE001  (the UI boundary: show it, stay usable)
             yield error_status(error), gr.skip()
             return
-        yield race_html(lanes), self.choices(key, [lane.label for lane in lanes])
+        note = (f"Each lane replays the median run (by tokens/s) of {repeats} runs of its method, after a "
+                "warm-up, run in alternating order.")
+        yield race_html(lanes, note), self.choices(key, [lane.label for lane in lanes])
+
+    def _lane(self, session, key: str, method: str, runs: list):
+        """The lane of a method's median run, by tokens per second."""
+        median = sorted(runs, key=lambda run: run.stats.tokens_per_second or 0.0)[len(runs) // 2]
+        primary = self.handlers.family.models_for(key, method)[METHODS[method].roles[0]]
+        return session.race.add(median, decoder(primary))
 
     def race_chosen(self, key: str, labels):
         """Race finished runs of this session, chosen by label."""

@@ -75,7 +75,7 @@ def _ordinal(place: int) -> str:
     return f"{place}{'st' if place == 1 else 'nd' if place == 2 else 'rd' if place == 3 else 'th'}"
 
 
-def race_html(lanes: list[Lane]) -> str:
+def race_html(lanes: list[Lane], note: str = "") -> str:
     """The race: a lane per run, every step's tokens wrapped with `data-t` (its recorded second),
     each lane's finish and the final order revealed at theirs. Lanes are ranked by tokens per
     second: runs that stop at different lengths (an answer ended early) still compare. Without
@@ -88,7 +88,7 @@ def race_html(lanes: list[Lane]) -> str:
                        for lane in order[1:] if winner.tokens_per_second)
     summary = (f"{escape(winner.label)} was fastest, {winner.tokens_per_second:.1f} tokens/s "
                f"({winner.tokens} tokens in {winner.seconds:.2f} s)" + (f"; {behind}" if behind else ""))
-    warning = "".join(f'<p class="race-note">{note}</p>' for note in _unfair(lanes))
+    warning = "".join(f'<p class="race-note">{escape(line)}</p>' for line in [*_unfair(lanes), *([note] if note else [])])
     return (f'<div class="race" data-end="{end:.4f}"><div class="race-bar">'
             '<button type="button" class="race-again">Replay</button>'
             f'<span class="race-clock">{end:.2f} s</span></div>{warning}'
