@@ -319,9 +319,12 @@ def _generate_tab(ui: Shared) -> None:
 
 def _compare_tab(ui: Shared) -> gr.CheckboxGroup:
     """The Compare tab; returns its method picker (which follows the loaded family)."""
-    gr.Markdown("Run the prompt above with the same seed several times: sweep one option of the chosen "
-                "method (e.g. tau), or put methods side by side. Each column is scored against a "
-                "target-only run: token agreement, and the target's mean log-likelihood of the text.")
+    gr.Markdown("Run the Generate tab's prompt with the same seed: sweep one option of the chosen method "
+                "(e.g. tau), or put methods side by side. Every side, a target-only run first, is warmed up "
+                "and then run 3 times in alternating order: speeds are medians with their range, speedups "
+                "are paired with the target-only run of the same repeat. Each column is scored against the "
+                "target-only run: token agreement, the target's mean log-likelihood of the text (which a "
+                "text repeating itself scores well on), the share of repeated word 3-grams, and a word diff.")
     with gr.Row():
         mode = gr.Radio([("sweep an option", "sweep"), ("methods side by side", "methods")], value="sweep",
                         label="compare", elem_id="compare-mode")
