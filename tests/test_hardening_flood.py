@@ -21,9 +21,11 @@ PROMPT = "hello there"
 VISITOR, OTHER, SPACE_PROXY = "203.0.113.5", "198.51.100.7", "10.16.3.80"
 
 
-def request(address: str, session_hash: str | None = None, forwarded: str | None = None) -> gr.Request:
-    """A gr.Request for a call from `address`, with a fresh session hash unless one is given."""
-    headers = [(b"x-forwarded-for", forwarded.encode())] if forwarded else []
+def request(address: str, session_hash: str | None = None, forwarded: str | list[str] = ()) -> gr.Request:
+    """A gr.Request for a call from `address`, with a fresh session hash unless one is given, and
+    `forwarded` as its x-forwarded-for header (a list: the header sent once per item)."""
+    lines = [forwarded] if isinstance(forwarded, str) else forwarded
+    headers = [(b"x-forwarded-for", line.encode()) for line in lines]
     scope = {"type": "http", "method": "POST", "path": "/gradio_api/queue/join", "query_string": b"",
              "headers": headers, "client": (address, 50000), "server": ("127.0.0.1", 7860), "scheme": "http"}
     return gr.Request(StarletteRequest(scope), session_hash=session_hash or uuid.uuid4().hex)
@@ -75,13 +77,29 @@ def test_a_compare_counts_against_the_visitor_not_the_session(handlers, three_pe
     assert "runs per minute per visitor" in view
 
 
-def test_on_a_space_the_visitor_is_the_first_forwarded_address(monkeypatch):
+def test_on_a_space_the_visitor_is_the_address_its_proxy_added(monkeypatch):
     from playground.ui.visitors import visitor_address  # noqa: PLC0415
 
-    assert visitor_address(request(VISITOR, forwarded=f"{OTHER}, {SPACE_PROXY}")) == VISITOR, "not on a Space"
+    assert visitor_address(request(VISITOR, forwarded=OTHER)) == VISITOR, "not on a Space: the header is ignored"
     monkeypatch.setenv("SYSTEM", "spaces")
-    assert visitor_address(request(SPACE_PROXY, forwarded=f"{OTHER}, {SPACE_PROXY}")) == OTHER
+    assert visitor_address(request(SPACE_PROXY, forwarded=VISITOR)) == VISITOR
+    assert visitor_address(request(SPACE_PROXY, forwarded=f"{OTHER}, {VISITOR}")) == VISITOR, "OTHER: the visitor's own"
+    assert visitor_address(request(SPACE_PROXY, forwarded=[OTHER, VISITOR])) == VISITOR, "the header sent twice"
     assert visitor_address(request(SPACE_PROXY)) == SPACE_PROXY, "no header: the connection's address"
+    monkeypatch.setenv("PLAYGROUND_TRUSTED_PROXIES", "2")  # an edge proxy, then one that added the edge's address
+    assert visitor_address(request(SPACE_PROXY, forwarded=f"{OTHER}, {VISITOR}, 10.0.0.9")) == VISITOR
+
+
+def test_on_a_space_forged_forwarded_addresses_share_the_senders_limit(handlers, three_per_minute, monkeypatch):
+    monkeypatch.setenv("SYSTEM", "spaces")
+
+    def forged(n: int) -> gr.Request:  # a fresh session and a fresh address of its own choosing, each time
+        return request(SPACE_PROXY, forwarded=f"192.0.2.{n}, {VISITOR}")
+
+    assert all("done" in generate_status(handlers, forged(n)) for n in range(3))
+    with pytest.warns(UserWarning):
+        assert "3 runs per minute per visitor" in generate_status(handlers, forged(3))
+    assert "done" in generate_status(handlers, request(SPACE_PROXY, forwarded=f"{VISITOR}, {OTHER}"))
 
 
 @pytest.mark.slow

@@ -3,10 +3,11 @@
 A Gradio session hash is chosen by the client: one person may send a fresh one with every
 request, or end their own session (the page's unload event) whenever they like. The limits on
 runs and uploads therefore count per visitor address, in tables that outlive sessions: on a
-Space, the first address of `x-forwarded-for` (the Space's proxy is the app's only caller), else
-the address the connection came from.
+Space, the address its proxy added to `x-forwarded-for` (the proxy is the app's only caller),
+else the address the connection came from.
 """
 
+import os
 import threading
 import time
 from collections import defaultdict, deque
@@ -19,13 +20,29 @@ RATE_WINDOW_SECONDS = 60
 
 def visitor_address(request) -> str:
     """The visitor's address from a gr.Request or a starlette request ("" when it has none)."""
-    if on_space():
-        headers = getattr(request, "headers", None) or {}
-        forwarded = (headers.get("x-forwarded-for") or "").split(",")[0].strip()
-        if forwarded:
-            return forwarded
+    forwarded = _added_by_proxies(getattr(request, "headers", None) or {}, trusted_proxies())
+    if forwarded:
+        return forwarded
     client = getattr(request, "client", None)
     return getattr(client, "host", None) or ""
+
+
+def trusted_proxies() -> int:
+    """How many proxies in front of the app add to `x-forwarded-for`: PLAYGROUND_TRUSTED_PROXIES,
+    else 1 on a Space (Hugging Face does not document its chain) and 0 elsewhere (the header is
+    then the caller's own words, and ignored)."""
+    setting = os.environ.get("PLAYGROUND_TRUSTED_PROXIES", "").strip()
+    return int(setting) if setting.isdigit() else int(on_space())
+
+
+def _added_by_proxies(headers, proxies: int) -> str:
+    """The address the first of `proxies` trusted proxies added, or "". A proxy appends the
+    address it was called from after whatever its caller sent in the header, so a visitor can
+    write the entries on the left, never the last `proxies`. A header sent several times counts
+    as one list, in order."""
+    lines = headers.getlist("x-forwarded-for") if hasattr(headers, "getlist") else [headers.get("x-forwarded-for")]
+    entries = [entry.strip() for line in lines if line for entry in line.split(",") if entry.strip()]
+    return entries[-proxies] if 0 < proxies <= len(entries) else ""
 
 
 class SessionKey(str):
