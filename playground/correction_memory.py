@@ -26,9 +26,14 @@ MAX_SPEC_CHARS = 400  # a model spec: a name, a hub id or a path
 
 
 class CorrectionMemory:
-    def __init__(self, target: str, draft: str, counts: dict[tuple[int, int], int] | None = None):
+    """`max_pairs`, where set, bounds the pairs a run can add: a full memory keeps counting the
+    pairs it holds and records no new one (a public deployment bounds what a session holds)."""
+
+    def __init__(self, target: str, draft: str, counts: dict[tuple[int, int], int] | None = None,
+                 max_pairs: int | None = None):
         self.target, self.draft = target, draft
         self.counts: Counter = Counter(counts or {})
+        self.max_pairs = max_pairs
         self._lock = threading.Lock()
 
     @property
@@ -45,8 +50,10 @@ class CorrectionMemory:
 
     def update(self, draft_token: int, target_token: int) -> None:
         """Algorithm 1, line 18: UPDATEMEMORY(T, x~_i, t*)."""
+        pair = (draft_token, target_token)
         with self._lock:
-            self.counts[(draft_token, target_token)] += 1
+            if pair in self.counts or self.max_pairs is None or len(self.counts) < self.max_pairs:
+                self.counts[pair] += 1
 
     def observe(self, tokens) -> int:
         """Count the rejections in a run's token records (each correction names the candidate it

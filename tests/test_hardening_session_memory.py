@@ -74,6 +74,26 @@ def test_a_sessions_memories_are_bounded_in_pairs(handlers, public, monkeypatch,
     assert len(handlers.sessions.get("k").memories[PAIR].counts) == 5, "the refused upload replaced nothing"
 
 
+def test_a_full_memory_counts_the_pairs_it_holds_and_adds_none():
+    memory = CorrectionMemory(*PAIR, {(1, 2): 1}, max_pairs=2)
+    for pair in [(3, 4), (5, 6), (1, 2), (3, 4), (7, 8)]:
+        memory.update(*pair)
+    assert dict(memory.counts) == {(1, 2): 2, (3, 4): 2}
+
+
+def test_csd_runs_grow_a_sessions_memory_only_to_the_pair_limit(handlers, public, monkeypatch):
+    def memory_after_runs(key: str):
+        for seed in range(3):
+            list(handlers.generate(key, PROMPT, "csd", False, *values(temperature=1.0, seed=seed)))
+        return handlers.sessions.get(key).memories[PAIR]
+
+    monkeypatch.setenv("PLAYGROUND_MAX_MEMORY_PAIRS", "0")
+    assert len(memory_after_runs("unbounded").counts) > 4, "the runs reject more than 4 distinct pairs"
+    monkeypatch.setenv("PLAYGROUND_MAX_MEMORY_PAIRS", "4")
+    bounded = memory_after_runs("bounded")
+    assert len(bounded.counts) == 4 and bounded.total > 4, "a full memory keeps counting its pairs"
+
+
 def test_memory_pairs_are_unbounded_locally(monkeypatch):
     monkeypatch.setenv("PLAYGROUND_PUBLIC", "0")
     local = limits.current_limits()

@@ -3,8 +3,9 @@
 A memory counts (rejected draft token, correction) pairs for one target/draft pair, and csd
 learns across runs by updating it. On a desktop the app keeps one per pair for as long as it
 runs, shared by its tabs; on a public deployment each visitor has their own, dropped with their
-session, and uploads are limited per visitor per minute and in the pairs a session may hold. The
-memory view says which.
+session; uploads are limited per visitor per minute, and the pairs a session holds, uploaded or
+learned in runs, are bounded (a full memory counts only the pairs it has). The memory view says
+which owner.
 """
 
 import json
@@ -36,11 +37,15 @@ class CorrectionMemories:
         return self.sessions.get(key).memories if public_mode() else self._app_wide
 
     def for_models(self, key: str, models: dict) -> CorrectionMemory:
-        """The memory of the pair in `models`, created empty on first use."""
+        """The memory of the pair in `models`, created empty on first use. A run may add
+        pairs to it only up to the room the owner's other memories leave under the limits'
+        max_memory_pairs (in public mode the owner is the session)."""
         pair = models["target"].spec, spec_of(models["draft"])  # a prompt-lookup draft is its spec
-        memories = self._owned(key)
+        memories, limit = self._owned(key), current_limits().max_memory_pairs
         with self._lock:
-            return memories.setdefault(pair, CorrectionMemory(*pair))
+            memory = memories.setdefault(pair, CorrectionMemory(*pair))
+            memory.max_pairs = max(0, limit - _pairs_besides(memories, pair)) if limit else None
+            return memory
 
     def show(self, key: str):
         """The memory of the session's pair: its top pairs, and the JSON file."""
@@ -81,7 +86,7 @@ class CorrectionMemories:
         """Refuse an upload that would take the memories this session holds (with it in place of
         its pair's) past the limits' max_memory_pairs: an abandoned session holds them until it goes."""
         limit = current_limits().max_memory_pairs
-        others = sum(len(memory.counts) for pair, memory in self._owned(key).items() if pair != uploaded.pair)
+        others = _pairs_besides(self._owned(key), uploaded.pair)
         if limit and others + len(uploaded.counts) > limit:
             raise PlaygroundError(f"the uploaded memory holds {len(uploaded.counts):,} (draft token, correction) pairs "
                                   f"and your other memories {others:,}: this deployment keeps at most {limit:,} per "
@@ -93,6 +98,11 @@ class CorrectionMemories:
         vocabulary = min(len(target.tokenizer), len(draft.tokenizer))
         return load_memory(path, target.spec, draft.spec, current_limits().max_upload_bytes, "(the uploaded file)",
                            vocabulary=vocabulary)
+
+
+def _pairs_besides(memories: dict, pair: tuple[str, str]) -> int:
+    """The (draft token, correction) pairs held by the memories of every model pair but `pair`."""
+    return sum(len(memory.counts) for other, memory in memories.items() if other != pair)
 
 
 def owner() -> str:
