@@ -124,6 +124,15 @@ def test_public_sessions_that_stop_beating_go_after_five_minutes(monkeypatch):
     assert len(sessions) == 3
 
 
+def test_an_abandoned_session_goes_though_no_request_comes():
+    sessions = Sessions(idle_seconds=1)
+    sessions.get("abandoned").run = object()
+    deadline = time.monotonic() + 10
+    while len(sessions) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert len(sessions) == 0, "dropped by the sweep, with no other call to drop it"
+
+
 def test_a_public_page_beats_while_it_is_open(family, monkeypatch):
     monkeypatch.setenv("PLAYGROUND_PUBLIC", "1")
     demo = build_demo(loader={m.spec: m for m in family.values()}.__getitem__,

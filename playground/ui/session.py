@@ -3,7 +3,8 @@ which runs are stale, on a public deployment the visitor's own CSD correction me
 download files.
 
 Keyed by Gradio's session hash; dropped when the browser tab goes away (`demo.unload`), or after
-the limits' session_idle_seconds without a call or heartbeat (API clients have no tab to close).
+the limits' session_idle_seconds without a call or heartbeat (API clients have no tab to close),
+whether or not another request comes.
 Models are not kept here: sessions hold model specs and ask the process-wide cache. The counts of
 runs and uploads per minute are the visitor's (visitors.py), not the session's: dropping a
 session leaves them as they were.
@@ -13,6 +14,7 @@ import ctypes
 import ctypes.util
 import threading
 import time
+import weakref
 from collections import deque
 from dataclasses import dataclass, field
 
@@ -83,6 +85,7 @@ def _return_free_memory() -> None:
 
 
 _LIBC = ctypes.CDLL(ctypes.util.find_library("c")) if ctypes.util.find_library("c") else None
+SWEEP_SECONDS = 30  # at most, between two sweeps for idle sessions while no request comes
 
 
 class Sessions:
@@ -93,6 +96,7 @@ class Sessions:
         self._lock = threading.Lock()
         self._idle_seconds = idle_seconds  # None: the limits' (read at each call)
         self.run_times, self.upload_times = RateTable(), RateTable()
+        self._sweeper = None  # the timer of the next sweep, while any session is open
 
     @property
     def idle_seconds(self) -> float:
@@ -108,7 +112,8 @@ class Sessions:
             if isinstance(key, SessionKey) and key.visitor:  # a request's own address wins over an earlier one
                 session.visitor = key.visitor
             session.last_seen = time.monotonic()
-            return session
+        self._sweep_later()
+        return session
 
     def touch(self, key: str) -> None:
         """The page's heartbeat: its session is still wanted."""
@@ -125,6 +130,25 @@ class Sessions:
 
     def __len__(self) -> int:
         return len(self._sessions)
+
+    def _sweep_later(self) -> None:
+        """Drop idle sessions even when no request comes: a timer, while any session is open."""
+        with self._lock:
+            if self._sweeper is not None or not self._sessions:
+                return
+            self._sweeper = threading.Timer(max(1.0, min(SWEEP_SECONDS, self.idle_seconds / 2)), Sessions._sweep,
+                                            (weakref.ref(self),))
+            self._sweeper.daemon = True
+            self._sweeper.start()
+
+    @staticmethod
+    def _sweep(sessions_ref: weakref.ref) -> None:
+        """The timer's sweep. It holds the Sessions weakly: the timers of an app that is gone stop."""
+        sessions = sessions_ref()
+        if sessions is not None:
+            sessions._sweeper = None
+            sessions._drop_idle()
+            sessions._sweep_later()
 
     def _drop_idle(self) -> None:
         now, idle_seconds = time.monotonic(), self.idle_seconds
