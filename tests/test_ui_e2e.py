@@ -517,8 +517,92 @@ def test_browser_teaching_settings_give_step_mode_something_to_explain(page):
     page.get_by_role("tab", name="Step mode").click()
     page.locator("#step-teaching").click()
     page.wait_for_function("() => Number(document.querySelector('#opt-temperature input[type=number]').value) === 1")
-    page.locator("#status", has_text="step mode reset").wait_for()
+    page.locator("#step-status", has_text="step mode reset").wait_for()
     page.locator("#step").click()
     page.locator("#step-explanation", has_text="u = ").wait_for()
     assert "keep with min(1, p(x) / q(x))" in page.locator("#step-explanation").inner_text()
     page.screenshot(path=str(ARTIFACTS / "ui-step-teaching.png"), full_page=True)
+
+
+def test_browser_step_mode_keeps_its_round_count_on_its_own_tab(page):
+    """The sidebar's status is every tab's: step mode's "round 1: ..." stayed there on the others."""
+    page.get_by_role("tab", name="Step mode").click()
+    page.locator("#step").click()
+    page.locator("#step-explanation", has_text="Acceptance test per candidate").wait_for()
+    assert "round" not in page.locator("#status").inner_text()
+    assert page.locator("#step-status").inner_text().startswith("round 1:")
+
+
+ANNOUNCED = """() => { window.announced = [];
+    new MutationObserver(changes => changes.forEach(({target}) => window.announced.push(target.textContent)))
+        .observe(document.body, {subtree: true, childList: true, characterData: true}); }"""
+
+
+def test_browser_finished_events_are_announced_in_words(page):
+    """Gradio announces a finished event in a live region under its outputs (page text includes
+    it): "common.complete", its English strings lacking the key, under step mode's chart."""
+    page.get_by_role("tab", name="Step mode").click()
+    page.evaluate(ANNOUNCED)
+    page.locator("#step").click()
+    page.locator("#step-bars .js-plotly-plot").wait_for()
+    page.wait_for_function("() => window.announced.some(text => /^(Complete|common[.]complete)$/.test(text))")
+    assert not [text for text in page.evaluate("window.announced") if "common." in text]
+
+
+def held_generate(family, monkeypatch, page) -> threading.Event:
+    """Click Generate on `page` and return once its run holds the model in a target pass, until
+    the returned event is set."""
+    release, held = threading.Event(), threading.Event()
+
+    def hold():
+        held.set()
+        release.wait(timeout=120)
+
+    before_each_target_pass(family, monkeypatch, hold)
+    page.locator("#generate").click()
+    assert held.wait(timeout=60), "the run never reached the target"
+    return release
+
+
+def test_browser_a_queued_generate_says_it_waits_for_the_model(page, fresh_page, app_url, family, monkeypatch):
+    """While another visitor's run holds the model, a Generate says at once that it waits (the
+    page showed the previous run's output and status, unchanged, until the other run ended)."""
+    fresh_page.goto(app_url, wait_until="domcontentloaded")
+    fresh_page.locator("#generate").wait_for()
+    release = held_generate(family, monkeypatch, page)
+    try:
+        fresh_page.locator("#generate").click()
+        fresh_page.locator("#status", has_text="waiting for the model").wait_for(timeout=10_000)
+    finally:
+        release.set()
+    monkeypatch.undo()
+    wait_for_finished_run(fresh_page)
+
+
+def signalled(monkeypatch, cls, name: str) -> threading.Event:
+    """An event set after each call of cls.name (until monkeypatch.undo())."""
+    called, method = threading.Event(), getattr(cls, name)
+    monkeypatch.setattr(cls, name, lambda self, *args: (method(self, *args), called.set())[0])
+    return called
+
+
+def test_browser_a_race_says_it_stopped_the_generate_run(page, family, monkeypatch):
+    """A Generate pressed while one runs (the page sends it once that one ends), then a Race: the
+    Race stops it before it starts, and the status said "stopped before it started", no more."""
+    from playground.ui.stale_runs import StaleRunGuard  # noqa: PLC0415
+
+    page.locator("#opt-max-new-tokens input[type=number]").fill("8")
+    release = held_generate(family, monkeypatch, page)
+    triggered, stopped = signalled(monkeypatch, StaleRunGuard, "trigger"), signalled(monkeypatch, StaleRunGuard, "stop")
+    try:
+        page.locator("#generate").click()
+        assert triggered.wait(timeout=60), "the second Generate never reached the server"
+        page.get_by_role("tab", name="Race").click()
+        page.locator("#race-methods").get_by_label("fsd", exact=True).uncheck()
+        page.locator("#race-run").click()
+        assert stopped.wait(timeout=60), "the race never started"
+    finally:
+        release.set()
+    page.locator("#race-view .race-lane").first.wait_for()
+    page.locator("#status", has_text="stopped before it started").wait_for()
+    assert "a Race started" in page.locator("#status").inner_text()

@@ -9,16 +9,18 @@ from .. import embedded
 from ..errors import PlaygroundError
 from ..methods import METHODS
 from ..space import on_space
-from . import charts, render, sparklines
+from . import charts, model_thread, render, sparklines
 from .boundary import error_status
 from .family import decoder
 from .pacing import STATS_INTERVAL, TEXT_INTERVAL, Pacer
 from .runs import Runs
+from .stale_runs import STOP_PRESSED
 
 SETTLE = 0.3  # seconds without a further change before a changed control re-runs
 PREPARING = ("first run on this Space: preparing the embedded models (the target from the Hub, the draft and "
              "qualifier assembled from it; about a minute, once per container)…")
 VIEW_SIZE = 3  # status, tokens, stats
+WAITING = "waiting for the model: another run is using it (the output below is the previous run's until this one starts)"
 
 
 def _status_only(status: str) -> tuple:
@@ -36,8 +38,14 @@ class Generation:
         session = self.sessions.get(key)
         ticket = session.stale_runs.start()
         if session.stale_runs.stale(ticket):
-            yield _status_only(render.status_html("stopped before it started"))
+            yield _status_only(render.status_html(f"Generate stopped before it started: {session.stale_runs.reason}"))
             return
+        if model_thread.in_use():
+            yield _status_only(render.status_html(WAITING))
+        with model_thread.streaming():
+            yield from self._stream(session, ticket, key, prompt, method, show_rejected, values)
+
+    def _stream(self, session, ticket: int, key: str, prompt: str, method: str, show_rejected, values):
         session.run, session.timeline, session.show_rejected = None, charts.Timeline(), show_rejected is True
         session.final_charts_due = False  # an earlier run's charts are not this one's
         steps = None
@@ -73,7 +81,7 @@ class Generation:
         if run.finished:
             session.race.add(run, session.decode)
         ending = f"done: {run.stats.tokens} tokens ({run.stop_reason})" if run.finished else \
-            f"stopped after {run.stats.tokens} tokens"
+            f"stopped after {run.stats.tokens} tokens: {session.stale_runs.reason}"
         yield self._view(session, ending, True)
 
     @staticmethod
@@ -89,9 +97,16 @@ class Generation:
             stats += render.serving_html(run) if run.finished else ""
         return (render.status_html(status) if with_stats else gr.skip()), text, stats
 
-    def stop(self, key: str) -> None:
-        """End the session's running (or queued) generation at its next step."""
-        self.sessions.get(key).stale_runs.stop()
+    def stop(self, key: str, reason: str = STOP_PRESSED) -> None:
+        """End the session's running (or queued) generation at its next step; its status gives the reason."""
+        self.sessions.get(key).stale_runs.stop(reason)
+
+    def waiting(self, key: str):
+        """A run was queued (the layout's tick changed): while another run holds the model, say so at
+        once, before this run's own first update; a run that has started says the rest itself."""
+        if self.sessions.get(key).stale_runs.queued and model_thread.in_use():
+            return render.status_html(WAITING)
+        return gr.skip()
 
     def restart(self, key: str, tick: int) -> int:
         """Stop the running generation and return tick + 1: the layout starts a run when the

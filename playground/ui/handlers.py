@@ -44,7 +44,8 @@ class Handlers:
         self.method_changed, self.divergence_changed = controls.method_changed, controls.divergence_changed
         self.generate, self.stop, self.restart, self.changed = (generation.generate, generation.stop,
                                                                 generation.restart, generation.changed)
-        self.show_generate, self.rerender = generation.show_generate, generation.rerender
+        self.show_generate, self.rerender, self.waiting = generation.show_generate, generation.rerender, \
+            generation.waiting
         run_charts = RunCharts(self.sessions)
         self.charts_after_run, self.final_charts = run_charts.after_run, run_charts.final
         self.compare = comparison.compare

@@ -46,11 +46,17 @@ def load_examples(path: Path = ASSETS / "examples.toml") -> list[dict]:
     return tomllib.loads(path.read_text(encoding="utf-8"))["example"] if path.is_file() else []
 
 
+# Gradio 6.31's page announces a finished event to screen readers as "common.complete" (a key its
+# English strings lack), in a live region under the event's outputs that page text includes.
+MISSING_STRINGS = {"common.complete": "Complete"}
+
+
 def launch_options() -> dict:
-    """What Gradio 6 takes at launch() rather than Blocks(): the theme, the stylesheet, and the
-    largest upload Gradio accepts at all (the handlers check their own limits too)."""
+    """What Gradio 6 takes at launch() rather than Blocks(): the theme, the stylesheet, the
+    largest upload Gradio accepts at all (the handlers check their own limits too), and the
+    strings its page lacks."""
     return {"css": CSS_PATH.read_text(encoding="utf-8"), "theme": gr.themes.Soft(),
-            "max_file_size": current_limits().max_upload_bytes}
+            "max_file_size": current_limits().max_upload_bytes, "i18n": gr.I18n(en=MISSING_STRINGS)}
 
 
 class _NumberInput:
@@ -302,6 +308,8 @@ def _generate_tab(ui: Shared) -> None:
     # The charts follow on their own event once the run's has ended (run_charts.py); API callers
     # ask for the last run's charts with /charts.
     run.then(_keyed(ui.handlers.charts_after_run), None, plots, **PRIVATE)
+    tick.change(_keyed(ui.handlers.waiting), None, ui.status, concurrency_limit=None, show_progress="hidden",
+                **PRIVATE)
     charts_button = gr.Button(visible=False)
     charts_button.click(_keyed(ui.handlers.final_charts), None, plots, api_name="charts")
     gr.on([generate.click, ui.prompt.submit], _keyed(ui.handlers.restart), tick, tick, **PRIVATE)
@@ -380,16 +388,17 @@ def _step_tab(ui: Shared) -> None:
         teaching = gr.Button("Teaching settings", elem_id="step-teaching")
         position = Slider(0, 63, step=1, value=0, label="check (0 = first)",
                              elem_id="step-position")
+    status = gr.HTML(elem_id="step-status")  # this tab's own: a round count means nothing on the others
     text = gr.HTML(elem_id="step-output")
     explanation = gr.HTML(elem_id="step-explanation")
     bars = gr.Plot(elem_id="step-bars", show_label=False)
     ui.page_and_api(step.click, ui.handlers.step, [ui.prompt, ui.method, position, *ui.widgets],
-                    [ui.status, text, explanation, bars], "step")
-    reset.click(_keyed(ui.handlers.step_reset), None, ui.status, **PRIVATE)
+                    [status, text, explanation, bars], "step")
+    reset.click(_keyed(ui.handlers.step_reset), None, status, **PRIVATE)
     by_name = {c.name: w for c, w in zip(all_controls(), ui.widgets, strict=True)}
     teaching.click(lambda: (TEACHING["temperature"], TEACHING["draft_confidence"]), None,
                    [by_name["temperature"], by_name["draft_confidence"]], **PRIVATE).then(
-        _keyed(ui.handlers.step_reset), None, ui.status, **PRIVATE)
+        _keyed(ui.handlers.step_reset), None, status, **PRIVATE)
     position.change(_keyed(ui.handlers.step_position), position, bars, **PRIVATE)
 
 

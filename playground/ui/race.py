@@ -24,6 +24,7 @@ from .replay import MAX_LANES, race_html
 
 REPLAY_JS = (Path(__file__).resolve().parents[2] / "assets" / "race.js").read_text(encoding="utf-8")
 PRIVATE = {"api_visibility": "private"}
+STOPPED_BY_A_RACE = "a Race started (it runs each method alone)"
 
 
 class Race:
@@ -43,7 +44,7 @@ class Race:
             limit = current_limits().runs_per_minute
             repeats = max(1, min(REPEATS, limit // len(chosen))) if limit else REPEATS
             session.admit(len(chosen) * repeats, limit)
-            self.handlers.stop(key)  # the session's own Generate run would share the cores
+            self.handlers.stop(key, STOPPED_BY_A_RACE)  # the session's own Generate run would share the cores
             finished = {side: [] for side in range(len(chosen))}
             runs = [partial(self.handlers.runs.finished, key, prompt, method, values) for method in chosen]
             for done, (side, repeat, run) in enumerate(repeated(runs, repeats), start=1):

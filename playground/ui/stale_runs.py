@@ -3,11 +3,15 @@
 A Stop, and every trigger of a new run (Generate, Enter, a settled control change), makes the
 running generation stale: it ends at its next step with its own final view. A trigger queues
 the next run; a Stop that comes before that run starts makes it stale too, so it never starts.
+The last stop's reason says why, in the stale run's status.
 Each control change makes the earlier ones stale: of a burst of changes (typing "0.35", dragging
 a slider) only the last one re-runs, once they settle.
 """
 
 import threading
+
+STOP_PRESSED = "Stop was pressed"
+REPLACED = "a newer run replaced it"
 
 
 class StaleRunGuard:
@@ -18,15 +22,17 @@ class StaleRunGuard:
         self._stops = 0  # a run that started at another count than this one is stale
         self._queued: int | None = None  # the count a triggered, not yet started run starts at
         self._changes = 0
+        self.reason = STOP_PRESSED  # why the last stop came
 
     @property
     def stops(self) -> int:
         return self._stops
 
-    def stop(self) -> None:
+    def stop(self, reason: str = STOP_PRESSED) -> None:
         """Make the running (or queued) run stale."""
         with self._lock:
             self._stops += 1
+            self.reason = reason
 
     def trigger(self) -> None:
         """Stop the running run and queue the next. The next run reads the controls as they are
@@ -35,6 +41,7 @@ class StaleRunGuard:
             self._stops += 1
             self._queued = self._stops
             self._changes += 1
+            self.reason = REPLACED
 
     def start(self) -> int:
         """The ticket of a starting run: the count its trigger queued it at, else the current one
@@ -43,6 +50,11 @@ class StaleRunGuard:
             ticket = self._stops if self._queued is None else self._queued
             self._queued = None
             return ticket
+
+    @property
+    def queued(self) -> bool:
+        """A triggered run has not started yet."""
+        return self._queued is not None
 
     def stale(self, ticket: int) -> bool:
         return ticket != self._stops
