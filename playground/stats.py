@@ -6,6 +6,11 @@ from collections import Counter
 
 from .step import ORIGINS, Step
 
+# PyramidSD's first stage, from its steps' extras: the draft's tokens the qualifier checked and
+# those it accepted. The acceptance rate is the second stage's (the target checking the block the
+# qualifier passed on), which may read 100% while the qualifier replaced draft tokens.
+STAGE_ONE = ("qualifier_drafted", "qualifier_accepted")
+
 
 def expected_tokens_per_step(alpha: float, k: int) -> float:
     """Leviathan et al. (2023), Eq. 1: (1 - a^(K+1)) / (1 - a)."""
@@ -45,6 +50,7 @@ class Stats:
         self.block_sizes: Counter = Counter()
         self.forwards: Counter = Counter()
         self.origins: Counter = Counter()
+        self.stage_one: Counter = Counter()
         self.max_block = 0
 
     def add(self, step: Step, waited: float = 0.0) -> None:
@@ -62,6 +68,7 @@ class Stats:
             if seconds and step.forwards.get(role):
                 self.step_costs[role].append(seconds / step.forwards[role])
         self.origins.update(t.origin for t in step.tokens)
+        self.stage_one.update({key: step.extra[key] for key in STAGE_ONE if key in step.extra})
         for position, accepted in enumerate(step.accepted_flags):
             self.position_drafted[position] += 1
             self.position_accepted[position] += accepted
@@ -157,6 +164,7 @@ class Stats:
             "verify_cost": self.verify_cost(),
             "single_step_seconds": self.single_step_seconds,
             "expected_speedup": self.predicted_speedup(),
+            **{key: self.stage_one[key] for key in STAGE_ONE if self.stage_one},
         }
 
 

@@ -499,3 +499,26 @@ def test_compare_columns_print_their_settings_a_repetition_measure_and_a_diff(ha
     assert view.count('class="settings-line"') == 2 and view.count("draft confidence 0.6") == 2  # as sent
     assert view.count("tau 0.4") == 1  # fsd's threshold, in fsd's column only
     assert view.count("repeated word 3-grams") == 2 and view.count('class="diff"') == 2
+
+
+def stat_cells(stats_html: str) -> dict:
+    """The stats panel as {label: figure}."""
+    return {unescape(label): unescape(figure)
+            for figure, label in re.findall(r'<div class="stat"><b>(.*?)</b><span>(.*?)</span>', stats_html)}
+
+
+def test_pyramid_stats_name_each_stage(handlers):
+    """A strict qualifier and a target that accepts whatever it passes on (tau_t at js's maximum):
+    the acceptance rate reads 100% while the qualifier replaced draft tokens, so the stats name
+    what each stage did (the panel read "acceptance rate 100%" alone)."""
+    *_, stats = run_generate(handlers, "psd-f", divergence="js", tau_q=0.0, tau_t=1.0)[-1]
+    run = handlers.sessions.get(KEY).run
+    checked = sum(step.extra["qualifier_drafted"] for step in run.steps)
+    kept = sum(step.extra["qualifier_accepted"] for step in run.steps)
+    assert run.stats.acceptance_rate == 1.0 and kept < checked
+    cells = stat_cells(stats)
+    assert cells["draft tokens the qualifier accepted"] == f"{kept} of {checked} ({kept / checked:.0%})"
+    assert cells["tokens the qualifier wrote (for a rejected draft token, or a bonus)"] == str(run.stats.drafted - kept)
+    assert cells["of the qualifier's tokens, the target accepted"] == "100.0%"
+    assert "acceptance rate" not in cells
+    assert "acceptance rate" in stat_cells(run_generate(handlers, "sd")[-1][2]), "one stage: one rate"

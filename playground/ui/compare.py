@@ -82,7 +82,7 @@ class Comparison:
         return {"label": label,
                 "html": settings + render.tokens_html(run.tokens, decode) + diff_html(run.text, reference_text),
                 "metrics": {"tokens/s": timed.text(), "speedup vs ar": timed.speedup_text(reference),
-                            "acceptance": stats["acceptance_rate"],
+                            **render.acceptance_metrics(stats),
                             "agreement with target": token_agreement(ids, reference_ids),
                             "target mean log-lik": target_log_likelihood(target, prompt, ids,
                                                                          run.config.chat_template),

@@ -95,10 +95,38 @@ STAT_ROWS = (("tokens", "tokens", "{}"), ("tokens_per_second", "tokens/s", "{:.1
              ("stop_reason", "stopped by", "{}"))
 
 
+# A PyramidSD run's figures by stage: the qualifier checks the draft's tokens (writing its own in
+# place of a rejected one, or a bonus), then the target checks the block the qualifier passed on.
+STAGE_LABELS = {"acceptance_rate": "of the qualifier's tokens, the target accepted",
+                "drafted": "tokens the qualifier passed on", "accepted": "of them, the target accepted"}
+
+
+def _stage_one_cells(stats: dict) -> list[tuple[str, str]]:
+    checked, kept = stats["qualifier_drafted"], stats["qualifier_accepted"]
+    share = f" ({kept / checked:.0%})" if checked else ""
+    return [(f"{kept} of {checked}{share}", "draft tokens the qualifier accepted"),
+            (str(stats["drafted"] - kept), "tokens the qualifier wrote (for a rejected draft token, or a bonus)")]
+
+
 def stats_html(stats: dict) -> str:
-    cells = "".join(f'<div class="stat"><b>{_format(fmt, stats.get(key))}</b><span>{label}</span></div>'
-                    for key, label, fmt in STAT_ROWS if key in stats)
-    return f'<div class="stat-grid">{cells}</div>'
+    staged = "qualifier_drafted" in stats
+    cells = []
+    for key, label, fmt in STAT_ROWS:
+        if staged and key == "acceptance_rate":
+            cells += _stage_one_cells(stats)
+        if key in stats:
+            cells.append((_format(fmt, stats.get(key)), STAGE_LABELS.get(key, label) if staged else label))
+    shown = "".join(f'<div class="stat"><b>{value}</b><span>{escape(label)}</span></div>' for value, label in cells)
+    return f'<div class="stat-grid">{shown}</div>'
+
+
+def acceptance_metrics(stats: dict) -> dict:
+    """Compare's acceptance figures: one rate, or PyramidSD's two stages."""
+    if "qualifier_drafted" not in stats:
+        return {"acceptance": stats["acceptance_rate"]}
+    checked = stats["qualifier_drafted"]
+    return {"qualifier accepted, of the draft's": stats["qualifier_accepted"] / checked if checked else None,
+            "target accepted, of the qualifier's": stats["acceptance_rate"]}
 
 
 def serving_html(run) -> str:
@@ -184,7 +212,8 @@ def toy_html(toy) -> str:
     return f'<div class="explain">{rule}<h4>Last rounds ({len(toy.rounds)} in all)</h4>{log}</div>'
 
 
-SHARES = ("acceptance", "agreement with target", "repeated word 3-grams")  # compare metrics shown as percentages
+SHARES = ("acceptance", "qualifier accepted, of the draft's", "target accepted, of the qualifier's",
+          "agreement with target", "repeated word 3-grams")  # compare metrics shown as percentages
 
 
 def compare_html(columns: list[dict], note: str = "") -> str:
