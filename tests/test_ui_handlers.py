@@ -339,8 +339,12 @@ def test_sweep_choices_are_the_methods_numeric_options():
 
 
 def test_methods_side_by_side(handlers):
-    view = list(handlers.compare(KEY, PROMPT, "sd", "methods", "tau", "", ["ar", "sd", "draft-only"], *values()))[-1]
+    views = list(handlers.compare(KEY, PROMPT, "sd", "methods", "tau", "", ["ar", "sd", "draft-only"], *values()))
+    view = views[-1]
     assert view.count("compare-column") == 3 and "target mean log-lik" in view
+    assert "(1 of 12 runs)" in views[0], "the ar column is the reference's runs, not 4 more"
+    ar_column = view[view.index("<h4>ar</h4>"):view.index("<h4>sd</h4>")]
+    assert "<th>speedup vs ar</th><td>1.00x (1.00-1.00)</td>" in ar_column
 
 
 P_USED = "p target, sampling settings: the SD ratio's numerator, the draws"
