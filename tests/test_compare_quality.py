@@ -3,7 +3,7 @@ repeats itself: a repetition measure and a diff against the target-only run's te
 
 import pytest
 
-from playground.ui.quality import diff_html, repetition
+from playground.ui.quality import DIFF_LABEL, diff_html, repetition
 
 
 def test_repetition_counts_repeated_word_trigrams():
@@ -13,4 +13,5 @@ def test_repetition_counts_repeated_word_trigrams():
 
 def test_the_diff_marks_what_the_run_changed_and_escapes_it():
     html = diff_html("the <b> cat sat", "the dog sat")
-    assert html == '<div class="diff">the <del>dog</del> <ins>&lt;b&gt; cat</ins> sat</div>'
+    assert html == f'<div class="diff">{DIFF_LABEL} the <del>dog</del> <ins>&lt;b&gt; cat</ins> sat</div>'
+    assert diff_html("the cat  sat", "the cat sat") == f'<div class="diff">{DIFF_LABEL} the same words</div>'

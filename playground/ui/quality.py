@@ -43,10 +43,16 @@ def repetition(text: str, n: int = 3) -> float | None:
     return 1 - len(set(grams)) / len(grams) if grams else None
 
 
+DIFF_LABEL = "<b>word diff against the target-only run:</b>"
+
+
 def diff_html(text: str, reference: str) -> str:
-    """The run's words against the target-only run's: words only the run has marked inserted,
-    words only the target wrote struck through."""
+    """The run's words against the target-only run's, under a label (unlabelled, the text read
+    as a garbled copy of the column's): words only the run has marked inserted, words only the
+    target wrote struck through; one line when they are the same."""
     ours, theirs = text.split(), reference.split()
+    if ours == theirs:
+        return f'<div class="diff">{DIFF_LABEL} the same words</div>'
     parts = []
     for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(a=theirs, b=ours, autojunk=False).get_opcodes():
         if tag in ("replace", "delete"):
@@ -55,4 +61,4 @@ def diff_html(text: str, reference: str) -> str:
             parts.append(f"<ins>{escape(' '.join(ours[j1:j2]))}</ins>")
         if tag == "equal":
             parts.append(escape(" ".join(ours[j1:j2])))
-    return f'<div class="diff">{" ".join(parts)}</div>'
+    return f'<div class="diff">{DIFF_LABEL} {" ".join(parts)}</div>'
