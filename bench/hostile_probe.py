@@ -13,9 +13,10 @@ note ("note"), some a result ("ok"): a bad case that runs counts as accepted sil
 
 Abuse: what one visitor of a public deployment tries against the others, each case on its own
 freshly launched app (its own per-visitor counts), over 127.0.0.1 only and bounded in count: a
-fresh session hash per request, the page's unload event called over HTTP to reset a count, a
-burst of runs to fill the shared queue, a prompt of few characters but many tokens, a share link
-with seed=1e30, and markup in the text of an error toast. A case "held" or it did not.
+fresh session hash per request, a fresh forged x-forwarded-for address per request (as a Space's
+proxy forwards it), the page's unload event called over HTTP to reset a count, a burst of runs
+to fill the shared queue, a prompt of few characters but many tokens, a share link with
+seed=1e30, and markup in the text of an error toast. A case "held" or it did not.
 """
 
 import argparse
@@ -476,12 +477,30 @@ def generate_status(client, **overrides) -> str:
     return client.predict(*_ui_inputs("generate", {"method": "ar", **overrides}), api_name="/generate")[0]
 
 
-def fresh_hash_per_request(url: str) -> tuple[str, str]:
+def runs_from_fresh_clients(url: str, headers=lambda n: None) -> tuple[str, str]:
+    """ABUSE_RUNS_PER_MINUTE + 3 runs, each from a new client (a new session hash) sending
+    `headers(n)`: held if no more than the limit ran."""
     from gradio_client import Client  # noqa: PLC0415
 
     tries = ABUSE_RUNS_PER_MINUTE + 3
-    ran = sum("done" in generate_status(Client(url, verbose=False)) for _ in range(tries))
-    return ("held" if ran <= ABUSE_RUNS_PER_MINUTE else "flooded"), f"{ran} of {tries} runs ran (a new hash each)"
+    ran = sum("done" in generate_status(Client(url, verbose=False, headers=headers(n))) for n in range(tries))
+    return ("held" if ran <= ABUSE_RUNS_PER_MINUTE else "flooded"), f"{ran} of {tries} runs ran"
+
+
+def fresh_hash_per_request(url: str) -> tuple[str, str]:
+    verdict, ran = runs_from_fresh_clients(url)
+    return verdict, ran + " (a new hash each)"
+
+
+def forged_forwarded_address(url: str) -> tuple[str, str]:
+    """The app as on a Space, each request as the Space's proxy forwards it: a fresh address the
+    sender wrote in x-forwarded-for, then the sender's own, which the proxy appended."""
+    os.environ["SYSTEM"] = "spaces"
+    try:
+        verdict, ran = runs_from_fresh_clients(url, lambda n: {"x-forwarded-for": f"192.0.2.{n}, 203.0.113.5"})
+    finally:
+        os.environ.pop("SYSTEM", None)
+    return verdict, ran + " (a new hash and a new forged address each)"
 
 
 def unload_resets_the_count(url: str) -> tuple[str, str]:
@@ -555,7 +574,8 @@ def markup_in_toasts(family: dict, root: Path) -> tuple[str, str]:
 
 def probe_abuse(family: dict, files: dict, verbose: bool) -> dict:
     tally = {}
-    cases = {"fresh hash per request": fresh_hash_per_request, "unload resets the count": unload_resets_the_count,
+    cases = {"fresh hash per request": fresh_hash_per_request, "forged forwarded address": forged_forwarded_address,
+             "unload resets the count": unload_resets_the_count,
              "queue flood": queue_flood, "token-heavy prompt": token_heavy_prompt, "seed=1e30 link": seed_link}
     for name, case in cases.items():
         with public_app(family) as url:
