@@ -12,6 +12,7 @@ from transformers import DynamicCache
 
 from . import forward_costs
 from .errors import PlaygroundError
+from .token_tree import TokenTree, tree_attention, tree_positions
 
 
 class KVRunner:
@@ -29,29 +30,65 @@ class KVRunner:
         self.cache = DynamicCache(config=model.config)
         self.ids: list[int] = []  # the tokens whose keys/values the cache holds
         self.forwards = 0
+        self._tree_base: int | None = None  # after tree_logits: where the tree's nodes start in the cache
 
     def next_logits(self, sequence: list[int], positions: int = 1) -> torch.Tensor:
         """Logits [positions, vocab] predicting the token after each of the last `positions`
         prefixes of `sequence` (row -1 predicts the token after the whole sequence)."""
+        keep = self._reusable(sequence, positions)
+        new = sequence[keep:]
+        logits = self._timed_forward(new, positions)
+        self.ids = list(sequence)
+        return logits
+
+    def tree_logits(self, sequence: list[int], tree: TokenTree) -> torch.Tensor:
+        """Logits [1 + len(tree), vocab]: row 0 predicts the token after `sequence`, row 1 + i the
+        token after node i's path, all from one forward with tree attention (token_tree.py). The
+        cache holds every node until `keep_path` keeps the accepted ones."""
+        keep = self._reusable(sequence, 1)
+        context_new = len(sequence) - keep
+        extra = {"attention_mask": tree_attention(tree, keep, context_new, self.model.dtype, self.device),
+                 "position_ids": tree_positions(tree, keep, context_new, self.device)}
+        logits = self._timed_forward(sequence[keep:] + tree.tokens, 1 + len(tree), **extra)
+        self.ids = list(sequence) + tree.tokens
+        self._tree_base = len(sequence)
+        return logits
+
+    def keep_path(self, nodes: list[int]) -> None:
+        """After tree_logits: keep the context and these nodes (a path from the root down) in the
+        cache, so that it holds the accepted sequence as if it had been decoded token by token."""
+        base, self._tree_base = self._tree_base, None
+        keep = base + _common_prefix(nodes, list(range(len(nodes))))  # nodes stored in place
+        moved = [base + node for node in nodes[keep - base:]]
+        if moved or len(self.ids) > keep:
+            _keep_positions(self.cache, keep, torch.tensor(moved, dtype=torch.long, device=self.device))
+        self.ids = self.ids[:keep] + [self.ids[i] for i in moved]
+
+    def _reusable(self, sequence: list[int], positions: int) -> int:
+        """Crop the cache to what `sequence` can reuse, feeding at least `positions` tokens anew."""
+        if self._tree_base is not None:  # a tree nobody settled: keep none of its nodes
+            self.rollback(self._tree_base)
+            self._tree_base = None
         keep = min(_common_prefix(self.ids, sequence), len(sequence) - positions)
         self.rollback(keep)
-        new = sequence[keep:]
+        return keep
+
+    def _timed_forward(self, new: list[int], positions: int, **extra) -> torch.Tensor:
         input_ids = torch.tensor([new], device=self.device)
         started = time.perf_counter()
         with torch.inference_mode():
-            logits = self._forward(input_ids, positions)
+            logits = self._forward(input_ids, positions, **extra)
             if self.tokens is not None and self.tokens < logits.shape[-1]:
                 logits[..., self.tokens:] = -torch.inf
         forward_costs.record(self.model, len(new), time.perf_counter() - started)
-        self.ids = list(sequence)
         self.forwards += 1
         return logits[0, -positions:]
 
-    def _forward(self, input_ids: torch.Tensor, positions: int) -> torch.Tensor:
+    def _forward(self, input_ids: torch.Tensor, positions: int, **extra) -> torch.Tensor:
         if self.head is None:
             return self.model(input_ids=input_ids, past_key_values=self.cache, use_cache=True,
-                              logits_to_keep=positions).logits
-        hidden = self.model.base_model(input_ids=input_ids, past_key_values=self.cache, use_cache=True)
+                              logits_to_keep=positions, **extra).logits
+        hidden = self.model.base_model(input_ids=input_ids, past_key_values=self.cache, use_cache=True, **extra)
         return self.head(hidden.last_hidden_state[:, -positions:])
 
     def rollback(self, length: int) -> None:
@@ -69,6 +106,13 @@ def _common_prefix(a: list[int], b: list[int]) -> int:
         if a[i] != b[i]:
             return i
     return n
+
+
+def _keep_positions(cache: DynamicCache, keep: int, moved: torch.Tensor) -> None:
+    """Keep the first `keep` cached positions of every layer, followed by positions `moved`."""
+    for layer in cache.layers:
+        layer.keys = torch.cat([layer.keys[..., :keep, :], layer.keys.index_select(-2, moved)], dim=-2)
+        layer.values = torch.cat([layer.values[..., :keep, :], layer.values.index_select(-2, moved)], dim=-2)
 
 
 def _ensure_croppable(cache: DynamicCache, name: str) -> None:

@@ -9,6 +9,8 @@ them (`Method.levers`), so that comparing methods compares rules, not drafts.
   KL(p || q) and the FSD authors' js_div are infinite wherever the pruned head gives 0, so with
   those two the head is not pruned.
 - `draft_confidence`: a block ends after a token the draft doubts (methods/base.py).
+- `tree_width`: sd drafts a token tree, with siblings beside the tokens the draft doubts
+  (methods/token_trees.py).
 
 A lever that cannot run is recorded as off in the run's config and named once in its notes.
 """
@@ -22,7 +24,7 @@ from .divergence import SCALES
 from .draft_vocab import pruned_head
 from .models import LoadedModel
 
-OFF = {"draft_int8": False, "draft_vocab": 0, "draft_confidence": 0.0}
+OFF = {"draft_int8": False, "draft_vocab": 0, "draft_confidence": 0.0, "tree_width": 1}
 
 
 @dataclass
@@ -83,6 +85,8 @@ def describe(config: RunConfig) -> str:
                      "token; the rule's q and any divergence are this draft's)")
     if config.draft_confidence:
         parts.append(f"a block ends after a token it gives less than {config.draft_confidence:g}")
+    if config.tree_width > 1:
+        parts.append(f"a token tree: up to {config.tree_width - 1} more candidates beside each token it doubts")
     return f"The draft as it ran: {'; '.join(parts)}." if parts else ""
 
 

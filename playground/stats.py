@@ -39,6 +39,7 @@ class Stats:
         self.step_clock: list[float] = []
         self.steps = self.drafted = self.accepted = self.tokens = 0
         self.block_tokens = 0  # tokens of the steps that drafted
+        self.block_draft_forwards = 0  # draft forwards of those steps (a tree verifies more nodes than that)
         self.draft_seconds = self.verify_seconds = 0.0
         # Seconds per forward within each step, by role: c and the verification cost are their
         # medians, so a step the machine held up (a page redrawing beside the run) does not pass
@@ -74,6 +75,7 @@ class Stats:
             self.position_accepted[position] += accepted
         if step.drafted:
             self.block_tokens += len(step.tokens)
+            self.block_draft_forwards += step.forwards.get(self.draft_role, 0)
             self.max_block = max(self.max_block, step.drafted)
             self.block_sizes[step.drafted] += 1
             self.acceptance_lengths[_leading_accepted(step.accepted_flags)] += 1
@@ -98,6 +100,12 @@ class Stats:
         """Tokens per target forward, the target's own token included."""
         target_forwards = self.forwards[self.target_role]
         return self.tokens / target_forwards if target_forwards else None
+
+    @property
+    def drafted_per_pass(self) -> float | None:
+        """Candidates (a tree's nodes) the target verified per forward."""
+        target_forwards = self.forwards[self.target_role]
+        return self.drafted / target_forwards if target_forwards else None
 
     @property
     def per_position_acceptance_rate(self) -> list[float]:
@@ -130,7 +138,8 @@ class Stats:
 
     def predicted_speedup(self) -> float | None:
         """Theorem 3.8 with what this run measured: the tokens its drafted blocks yielded over what
-        they cost in target steps (each candidate c, each verification pass `verify_cost`), against
+        they cost in target steps (each draft forward c, each verification pass `verify_cost`, which
+        for a tree is the pass over all its nodes), against
         one target step per token without a draft. Eq. 1 would predict the tokens from acceptance
         rates, but blocks that end when the draft doubts are not of a fixed K: the long ones are
         those the draft was sure of, and rates pooled over blocks under-predicted their tokens
@@ -139,7 +148,7 @@ class Stats:
         blocks = sum(self.block_sizes.values())
         if not blocks or cost is None:
             return None
-        return self.block_tokens / (self.drafted * cost + blocks * verify_cost)
+        return self.block_tokens / (self.block_draft_forwards * cost + blocks * verify_cost)
 
     def to_dict(self) -> dict:
         """CONTRACT: the statistics as the CLI's JSON and the UI's stats panel show them."""
@@ -151,6 +160,7 @@ class Stats:
             "rejected": self.drafted - self.accepted,
             "acceptance_rate": self.acceptance_rate,
             "mean_acceptance_length": self.mean_acceptance_length,
+            "drafted_per_pass": self.drafted_per_pass,
             "per_position_acceptance_rate": self.per_position_acceptance_rate,
             "acceptance_length_histogram": {str(k): v for k, v in sorted(self.acceptance_lengths.items())},
             "seconds": self.elapsed,

@@ -11,7 +11,7 @@ from playground.cache import KVRunner
 from playground.draft_vocab import pruned_head
 from playground.drafter import draft_runner, draft_setup
 from playground.ngram import PromptLookup
-from playground.methods import METHODS, Decoding, speculative
+from playground.methods import METHODS, Decoding, speculative, standard, token_trees
 from playground.sampling import Sampler
 from playground.tiny import char_tokenizer, loaded, tiny_llama
 
@@ -47,14 +47,14 @@ def exact_joint(target, settings, prompt_text="abc") -> dict[tuple[int, int], fl
 
 
 def sampled_pairs(family, settings, samples=SAMPLES, draft_sampling="sample", draft_vocab=0, every_lever=False,
-                  prompt_text="abc", by_lookup=False) -> dict[tuple[int, int], int]:
+                  prompt_text="abc", by_lookup=False, tree_width=1) -> dict[tuple[int, int], int]:
     """Two-token SD runs, one per seed, driven straight through the method (no engine, so no
     stop at EOS). `every_lever`: the draft as the engine sets it up with the int8 layers, the
     pruned head of `draft_vocab` tokens and confidence-ended blocks (the RunConfig default).
-    `by_lookup`: prompt-lookup drafts instead of the draft model."""
+    `by_lookup`: prompt-lookup drafts instead of the draft model; `tree_width` > 1: a token tree."""
     target, draft = family
     config = playground.RunConfig(method="sd", candidates=2, max_new_tokens=2, draft_sampling=draft_sampling,
-                                  draft_vocab=draft_vocab, **settings)
+                                  draft_vocab=draft_vocab, tree_width=tree_width, **settings)
     prompt = target.tokenizer(prompt_text).input_ids
     head = pruned_head(draft.model, draft.tokenizer, draft_vocab) if draft_vocab else None
     setup = draft_setup(config, METHODS["sd"], draft) if every_lever else None
@@ -66,7 +66,7 @@ def sampled_pairs(family, settings, samples=SAMPLES, draft_sampling="sample", dr
                        KVRunner(target.model, "target"), list(prompt), len(prompt), draft=None if by_lookup else drafter,
                        lookup=PromptLookup(len(target.tokenizer), "cpu") if by_lookup else None)
         emitted = []
-        for step in speculative.standard(ctx):
+        for step in standard.standard(ctx):
             emitted += [t.id for t in step.tokens]
             ctx.ids += [t.id for t in step.tokens]
             if len(emitted) >= 2:
@@ -173,6 +173,36 @@ def test_the_test_detects_a_residual_limited_to_the_pruned_vocabulary(small_fami
     settings = SETTINGS[0]
     counts = sampled_pairs(small_family, settings, draft_vocab=3)
     assert chi_square_p_value(counts, exact_joint(small_family[0], settings)) < ALPHA
+
+
+TREE_SAMPLES = 5000
+TREES = {  # settings, how the draft proposes, tree width, every lever
+    "t1-width3": ({"temperature": 1.0}, "sample", 3, False),
+    "t0.7-top_p0.9-width4": ({"temperature": 0.7, "top_p": 0.9}, "sample", 4, False),
+    "t1-greedy-draft-width3": ({"temperature": 1.0}, "greedy", 3, False),
+    "t0.7-every-lever-width4": ({"temperature": 0.7}, "sample", 4, True),
+}
+
+
+@pytest.mark.parametrize("name", TREES)
+def test_token_tree_verification_is_lossless(small_family, name):
+    """Siblings drawn without replacement from q (or picked by the draft's ranking when it drafts
+    greedily), tried by recursive rejection sampling; the second token comes from the accepted
+    node's own row of the tree pass."""
+    settings, draft_sampling, width, every_lever = TREES[name]
+    counts = sampled_pairs(small_family, settings, samples=TREE_SAMPLES, draft_sampling=draft_sampling,
+                           tree_width=width, every_lever=every_lever, draft_vocab=3 if every_lever else 0)
+    assert chi_square_p_value(counts, exact_joint(small_family[0], settings), TREE_SAMPLES) > ALPHA
+
+
+def test_the_test_detects_the_iid_rule_on_siblings_drawn_without_replacement(small_family, monkeypatch):
+    """The trap of methods.md: dividing by q itself, not by q without the earlier siblings."""
+    real_siblings = token_trees.siblings
+    monkeypatch.setattr(token_trees, "siblings", lambda ctx, q, q_raw, drawn: [
+        (token, q) for token, _ in real_siblings(ctx, q, q_raw, drawn)])
+    settings = SETTINGS[0]
+    counts = sampled_pairs(small_family, settings, samples=TREE_SAMPLES, tree_width=3)
+    assert chi_square_p_value(counts, exact_joint(small_family[0], settings), TREE_SAMPLES) < ALPHA
 
 
 def test_joint_is_a_distribution(small_family):

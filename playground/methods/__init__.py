@@ -6,7 +6,7 @@ from .calibrated import CSD, CSD_GATE, CSD_MEMORY
 from .fuzzy import FSD
 from .heterogeneous import SLEM, SLRS, TLI
 from .pyramid import PSD_A, PSD_F
-from .speculative import SD
+from .standard import SD
 
 METHODS: dict[str, Method] = {m.name: m for m in (AR, DRAFT_ONLY, SD, FSD, PSD_A, PSD_F, CSD, CSD_MEMORY, CSD_GATE, SLEM, TLI, SLRS)}
 

@@ -13,7 +13,7 @@ from ..divergence import divergence
 from ..sampling import one_hot_argmax, raw_probs, residual
 from ..step import Evidence, Step, TokenRecord
 from .acceptance import Ratio
-from .base import Decoding, Method
+from .base import Decoding
 from .evidence import evidence
 
 
@@ -169,11 +169,3 @@ def sd_check(ctx: Decoding):
         return Verdict(False, replacement=correction, diagnostics={"accept_prob": accept_prob}, test=test,
                        drawn_from="residual", distributions=correction_from)
     return check
-
-
-def standard(ctx: Decoding):
-    yield from speculative_steps(ctx, sd_check(ctx))
-
-
-SD = Method("sd", standard, "standard speculative decoding: lossless, residual resampling + bonus token",
-            options=("candidates", "draft_sampling"), drafts_by_lookup=True)

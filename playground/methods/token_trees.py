@@ -1,0 +1,189 @@
+"""Lossless speculative decoding over a token tree (SpecInfer, Miao et al. 2024), as an option of sd.
+
+The draft drafts its chain as sd does; where it doubts a token (it gave it less than
+`draft_confidence`; at every depth when that lever is off) the node gets `tree_width - 1` more
+candidates beside it, as leaves. The target scores every node in one forward with tree attention
+(cache.py, token_tree.py) and the walk goes down from the root:
+
+- at a node, its children are tried in order by recursive rejection sampling (Jeon et al. 2024):
+  candidate i is accepted with probability min(1, p_i(x_i) / q_i(x_i)), where q_i is the
+  distribution x_i was drawn from (q without the earlier siblings, renormalized; one-hot for a
+  token the draft picked deterministically) and p_1 = p, p_(i+1) = norm(max(0, p_i - q_i));
+- if all are rejected the target's token is drawn from the last p_i; after an accepted leaf the
+  target's token at that leaf is the bonus. At temperature 0 this is: follow the target's argmax.
+
+Each q_i is the distribution its candidate was really drawn from given everything drawn before,
+so every step is an exact rejection step and the output follows the target (methods.md, token trees).
+"""
+
+import time
+from dataclasses import dataclass, field
+
+import torch
+
+from ..sampling import one_hot_argmax, raw_probs, residual
+from ..step import Step, TokenRecord
+from ..token_tree import TokenTree
+from .acceptance import Ratio
+from .base import Decoding
+from .evidence import evidence
+from .speculative import draft_block
+
+
+@dataclass
+class DraftedTree:
+    tree: TokenTree
+    q: list[torch.Tensor] = field(default_factory=list)  # per node: the distribution its token was drawn from
+    q_raw: list[torch.Tensor] = field(default_factory=list)  # per node: the draft's raw distribution there
+
+
+def draft_tree(ctx: Decoding, k: int) -> DraftedTree:
+    """sd's chain of up to k tokens, with siblings beside each token the draft doubts."""
+    chain = draft_block(ctx, ctx.draft, k)
+    drafted = DraftedTree(TokenTree())
+    for depth, token in enumerate(chain.tokens):
+        drafted.tree.add(token, depth - 1)
+        drafted.q.append(chain.q[depth])
+        drafted.q_raw.append(chain.q_raw[depth])
+    for depth, token in enumerate(chain.tokens):
+        if branches_at(ctx, chain.q_raw[depth], token):
+            for sibling, q_sibling in siblings(ctx, chain.q[depth], chain.q_raw[depth], token):
+                drafted.tree.add(sibling, depth - 1)
+                drafted.q.append(q_sibling)
+                drafted.q_raw.append(chain.q_raw[depth])
+    return drafted
+
+
+def branches_at(ctx: Decoding, q_raw_row: torch.Tensor, token: int) -> bool:
+    """Siblings go where the draft doubts its token, or everywhere when no confidence is set."""
+    return not ctx.config.draft_confidence or ctx.doubts(q_raw_row, token)
+
+
+def siblings(ctx: Decoding, q: torch.Tensor, q_raw: torch.Tensor, drawn: int) -> list[tuple[int, torch.Tensor]]:
+    """Up to tree_width - 1 more candidates after `drawn`, each with the distribution it was drawn
+    from: from q without the tokens already taken while q has mass left, else (a greedy draft) the
+    draft's next most likely token, deterministically (a one-hot q)."""
+    left, ranked, found = q.clone(), q_raw.clone(), []
+    left[drawn], ranked[drawn] = 0.0, -1.0
+    for _ in range(ctx.config.tree_width - 1):
+        mass = float(left.sum())
+        if mass > 0:
+            q_i = left / mass
+            token = ctx.sampler.draw(q_i)
+        else:
+            token = int(ranked.argmax())
+            if ranked[token] <= 0:
+                break
+            q_i = one_hot_argmax(ranked)
+        left[token], ranked[token] = 0.0, -1.0
+        found.append((token, q_i))
+    return found
+
+
+@dataclass
+class Walk:
+    """The verification walk down the tree: emitted records, the accepted nodes, the evidence."""
+
+    records: list[TokenRecord] = field(default_factory=list)
+    path: list[int] = field(default_factory=list)
+    evidence: list = field(default_factory=list)
+
+    @property
+    def rejected(self) -> bool:
+        """Whether the round ended on a correction (else on the bonus token)."""
+        return not self.records[-1].diagnostics.get("bonus")
+
+
+@dataclass
+class Trial:
+    """One candidate tried at a node: its branch (0: the chain's own token) and the rule's numbers."""
+
+    node: int
+    branch: int
+    test: Ratio
+    rows: dict  # p_i, q_i and the raw rows at the node, and the residual left after it
+
+
+def verify_tree(ctx: Decoding, drafted: DraftedTree, p: torch.Tensor, p_raw: torch.Tensor) -> Walk:
+    """Walk from the root (row 0 of p) down the accepted children; rows 1 + i are node i's."""
+    walk, node, tree = Walk(), -1, drafted.tree
+    while children := tree.children(node):
+        trials, p_left = _try_children(ctx, drafted, children, p[1 + node], p_raw[1 + node])
+        accepted = trials[-1].node if trials[-1].test.held else None
+        emitted = tree.tokens[accepted] if accepted is not None else ctx.sampler.draw(p_left)
+        walk.evidence += [_evidence(tree, trial, emitted) for trial in trials]
+        if accepted is None:
+            walk.records.append(TokenRecord(emitted, "target", diagnostics={
+                "p_target": float(p[1 + node, emitted]), "position_in_block": tree.depths[children[0]] - 1,
+                "rejected_candidates": [tree.tokens[child] for child in children]}))
+            return walk
+        walk.path.append(accepted)
+        walk.records.append(_accepted_record(tree, trials[-1], p[1 + node]))
+        node = accepted
+    walk.records.append(_bonus(ctx, p[1 + node], p_raw[1 + node], 0 if node < 0 else tree.depths[node]))
+    return walk
+
+
+def _try_children(ctx: Decoding, drafted: DraftedTree, children: list[int], p_node: torch.Tensor,
+                  p_raw_node: torch.Tensor) -> tuple[list[Trial], torch.Tensor]:
+    """Recursive rejection sampling over one node's children, stopping at the first accepted one:
+    the trials, and the distribution left for a correction when every child was rejected."""
+    vocab = min(p_node.shape[-1], drafted.q[children[0]].shape[-1])
+    p_i, trials = p_node[:vocab], []
+    for branch, child in enumerate(children):
+        token, q_i = drafted.tree.tokens[child], drafted.q[child][:vocab]
+        test = Ratio(min(1.0, float(p_i[token] / q_i[token])), ctx.sampler.uniform())
+        p_next = residual(p_i, q_i)
+        trials.append(Trial(child, branch, test, {"p": p_i, "q": q_i, "p_raw": p_raw_node[:vocab],
+                                                  "q_raw": drafted.q_raw[child][:vocab], "residual": p_next}))
+        if test.held:
+            break
+        p_i = p_next
+    return trials, p_i
+
+
+def _evidence(tree: TokenTree, trial: Trial, emitted: int):
+    token = tree.tokens[trial.node]
+    return evidence("target", tree.depths[trial.node] - 1, token, "accepted" if trial.test.held else "rejected",
+                    emitted, {"accept_prob": trial.test.accept_prob, "branch": trial.branch}, trial.rows,
+                    None if trial.test.held else "residual", trial.test)
+
+
+def _accepted_record(tree: TokenTree, trial: Trial, p_node: torch.Tensor) -> TokenRecord:
+    token = tree.tokens[trial.node]
+    return TokenRecord(token, "draft", diagnostics={
+        "p_target": float(p_node[token]), "p_draft": float(trial.rows["q"][token]),
+        "accept_prob": trial.test.accept_prob, "position_in_block": tree.depths[trial.node] - 1,
+        "branch": trial.branch})
+
+
+def _bonus(ctx: Decoding, p_row: torch.Tensor, p_raw_row: torch.Tensor, depth: int) -> TokenRecord:
+    token = ctx.sampler.draw(p_row)
+    return TokenRecord(token, "target", diagnostics={"p_target": float(p_row[token]),
+                                                     "p_target_raw": float(p_raw_row[token]),
+                                                     "bonus": True, "position_in_block": depth})
+
+
+def tree_steps(ctx: Decoding):
+    """sd's loop with a token tree in the chain's place: one target forward per round."""
+    while ctx.remaining() > 0:
+        start = time.perf_counter()
+        drafted = draft_tree(ctx, ctx.block_size(ctx.config.candidates))
+        drafted_at = time.perf_counter()
+        logits = ctx.target.tree_logits(ctx.ids, drafted.tree)
+        walk = verify_tree(ctx, drafted, ctx.sampler.probs(logits), raw_probs(logits))
+        ctx.target.keep_path(walk.path)
+        yield Step(walk.records, drafted=len(drafted.tree), accepted=len(walk.path),
+                   accepted_flags=[True] * len(walk.path) + [False] * walk.rejected,
+                   draft_seconds=drafted_at - start, verify_seconds=time.perf_counter() - drafted_at,
+                   forwards={ctx.draft.name: _chain_length(drafted.tree), ctx.target.name: 1},
+                   extra={"tree": _tree_figures(drafted.tree, walk)}, evidence=walk.evidence)
+
+
+def _chain_length(tree: TokenTree) -> int:
+    return max(tree.depths, default=0)
+
+
+def _tree_figures(tree: TokenTree, walk: Walk) -> dict:
+    """What step mode draws and the stats count: every node, its parent, and the accepted path."""
+    return {"tokens": list(tree.tokens), "parents": list(tree.parents), "path": list(walk.path)}

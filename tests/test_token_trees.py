@@ -1,0 +1,115 @@
+"""Token trees for sd: one target pass over every node (tree attention), a cache that keeps only
+the accepted path, greedy output identical to the target's, and the option's edges. The sampling
+proofs are the chi-square tests in test_sd_lossless.py."""
+
+import json
+
+import pytest
+import torch
+
+import playground
+from playground.cache import KVRunner
+from playground.cli import main
+from playground.token_tree import TokenTree
+
+PROMPT = "the cat sat on the mat"
+
+
+def full_logits(model, sequence: list[int]) -> torch.Tensor:
+    with torch.inference_mode():
+        return model(torch.tensor([sequence])).logits[0, -1]
+
+
+def branching_tree() -> TokenTree:
+    """root -> a -> b -> c, root -> s1, a -> s2 -> s3 (parents first, as the drafter stores them)."""
+    tree = TokenTree()
+    a = tree.add(12, -1)
+    b = tree.add(13, a)
+    tree.add(14, b)
+    tree.add(20, -1)
+    s2 = tree.add(21, a)
+    tree.add(22, s2)
+    return tree
+
+
+def test_one_tree_pass_gives_every_node_the_logits_of_its_own_path(family):
+    model = family["target"].model
+    runner, context = KVRunner(model), [3, 5, 7, 9, 11]
+    runner.next_logits(context[:3])  # part of the context already cached
+    tree = branching_tree()
+    logits = runner.tree_logits(context, tree)
+    assert torch.allclose(logits[0], full_logits(model, context), atol=1e-4)
+    for node in range(len(tree)):
+        path = [tree.tokens[i] for i in tree.path(node)]
+        assert torch.allclose(logits[1 + node], full_logits(model, context + path), atol=1e-4), node
+
+
+@pytest.mark.parametrize("kept", [[0, 4, 5], [0, 1], [3], []])
+def test_the_cache_keeps_only_the_accepted_path(family, kept):
+    model = family["target"].model
+    runner, context, tree = KVRunner(model), [3, 5, 7, 9, 11], branching_tree()
+    runner.tree_logits(context, tree)
+    runner.keep_path(kept)
+    accepted = context + [tree.tokens[node] for node in kept]
+    assert runner.ids == accepted and runner.cache.get_seq_length() == len(accepted)
+    after = accepted + [30]
+    assert torch.allclose(runner.next_logits(after)[-1], full_logits(model, after), atol=1e-4)
+
+
+def test_an_unsettled_tree_leaves_none_of_its_nodes_in_the_cache(family):
+    model = family["target"].model
+    runner, context = KVRunner(model), [3, 5, 7, 9, 11]
+    runner.tree_logits(context, branching_tree())
+    after = context + [20, 30]  # a sibling's token, as if it were the next context
+    assert torch.allclose(runner.next_logits(after)[-1], full_logits(model, after), atol=1e-4)
+
+
+@pytest.mark.parametrize("confidence", [0.0, 0.6])
+@pytest.mark.parametrize("width", [2, 4])
+@pytest.mark.parametrize("draft_sampling", ["sample", "greedy"])
+def test_greedy_tree_sd_is_the_target_alone_token_for_token(family, width, confidence, draft_sampling):
+    options = {"max_new_tokens": 40, "chat_template": False}
+    reference = playground.generate(PROMPT, method="ar", target=family["target"], **options)
+    run = playground.generate(PROMPT, method="sd", target=family["target"], draft=family["draft"], tree_width=width,
+                              draft_confidence=confidence, draft_sampling=draft_sampling, **options)
+    assert [t.id for t in run.tokens] == [t.id for t in reference.tokens]
+    assert run.recorded_config()["tree_width"] == width
+
+
+def test_a_tree_verifies_siblings_and_accepts_from_them(family):
+    """With the tiny family's weak draft, some accepted tokens come from a sibling (branch > 0),
+    and every round is one target pass over all its nodes."""
+    run = playground.generate(PROMPT, method="sd", target=family["target"], draft=family["draft"], tree_width=4,
+                              draft_confidence=0.0, max_new_tokens=60, chat_template=False, temperature=1.0, seed=1)
+    trees = [step.extra["tree"] for step in run.steps]
+    assert any(len(tree["tokens"]) > max(1, len(tree["path"])) for tree in trees)
+    assert any(t.diagnostics.get("branch", 0) > 0 for t in run.tokens)
+    assert all(step.forwards["target"] == 1 for step in run.steps)
+    assert run.stats.drafted == sum(len(tree["tokens"]) for tree in trees)
+
+
+def test_a_prompt_lookup_draft_runs_as_a_chain_and_says_so(family):
+    run = playground.generate("abc cab abc cab", method="sd", draft="ngram", target=family["target"], tree_width=3,
+                              max_new_tokens=10, chat_template=False)
+    assert run.recorded_config()["tree_width"] == 1
+    assert any("tree_width" in note and "prompt lookup" in note for note in run.notes)
+
+
+@pytest.mark.parametrize("value, words", [(0, "between 1 and 8"), (9, "between 1 and 8"), ("3", "whole number")])
+def test_a_bad_tree_width_is_one_line_naming_it(family, value, words):
+    with pytest.raises(playground.PlaygroundError, match="tree_width") as error:
+        playground.generate(PROMPT, method="sd", target=family["target"], draft=family["draft"], tree_width=value)
+    assert words in str(error.value) and "\n" not in str(error.value)
+
+
+def test_the_cli_takes_a_tree_and_records_it(family, tmp_path, capsys):
+    for role in ("target", "draft"):
+        family[role].model.save_pretrained(tmp_path / role)
+        family[role].tokenizer.save_pretrained(tmp_path / role)
+    args = ["generate", "--prompt", PROMPT, "--target", str(tmp_path / "target"), "--draft", str(tmp_path / "draft"),
+            "--no-chat-template", "--max-new-tokens", "12", "--json", "--method", "sd", "--tree", "3"]
+    assert main(args) == 0
+    run = json.loads(capsys.readouterr().out)
+    assert run["config"]["tree_width"] == 3
+    assert run["stats"]["drafted_per_pass"] >= run["stats"]["mean_acceptance_length"] - 1
+    assert all("branch" in token for token in run["tokens"] if token["origin"] == "draft")
