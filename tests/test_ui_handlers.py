@@ -526,3 +526,9 @@ def test_pyramid_stats_name_each_stage(handlers):
     assert cells["of the qualifier's tokens, the target accepted"] == "100.0%"
     assert "acceptance rate" not in cells
     assert "acceptance rate" in stat_cells(run_generate(handlers, "sd")[-1][2]), "one stage: one rate"
+
+
+def test_distribution_bars_keep_their_legend_under_the_plot():
+    """Above the plot, step mode's five long legend entries took three lines and ran over the title."""
+    figure = charts.bars("Target checks 'x'", {name: {"'x'": 0.5} for name in ("p", "q", "p raw", "q raw", "residual")})
+    assert figure.layout.legend.y < 0 and figure.layout.legend.yanchor == "top"

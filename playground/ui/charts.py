@@ -163,7 +163,11 @@ def figures_html(figures: list[go.Figure]) -> str:
 def bars(title: str, series: dict[str, dict[str, float]]) -> go.Figure:
     """Grouped bars, one trace per distribution (name -> {token label: probability})."""
     traces = [go.Bar(x=list(probs), y=list(probs.values()), name=name) for name, probs in series.items()]
-    return _figure(title, traces, "", "probability", barmode="group", y_range=[0, 1.05])
+    # The legend goes under the tilted token labels: above the plot, step mode's five long names
+    # took three lines and ran over the title.
+    return _figure(title, traces, "", "probability", barmode="group", y_range=[0, 1.05], height=400,
+                   margin={"l": 50, "r": 15, "t": 40, "b": 150},
+                   legend={"orientation": "h", "x": 0, "xanchor": "left", "y": -0.45, "yanchor": "top"})
 
 
 def toy_bars(toy) -> go.Figure:
