@@ -11,6 +11,9 @@ import playground
 from playground.cache import KVRunner
 from playground.cli import main
 from playground.token_tree import TokenTree
+from playground.ui.render import explanation_html
+from playground.ui.stepper import explain_step
+from playground.ui.tree_view import checked_nodes
 
 PROMPT = "the cat sat on the mat"
 
@@ -113,3 +116,20 @@ def test_the_cli_takes_a_tree_and_records_it(family, tmp_path, capsys):
     assert run["config"]["tree_width"] == 3
     assert run["stats"]["drafted_per_pass"] >= run["stats"]["mean_acceptance_length"] - 1
     assert all("branch" in token for token in run["tokens"] if token["origin"] == "draft")
+
+
+def test_step_mode_draws_the_tree_with_each_checked_node_and_the_kept_path(family):
+    run = playground.generate(PROMPT, method="sd", target=family["target"], draft=family["draft"], tree_width=3,
+                              draft_confidence=0.0, max_new_tokens=40, chat_template=False, temperature=1.0, seed=2)
+    step = max(run.steps, key=lambda s: len(s.extra["tree"]["tokens"]))
+    tree = step.extra["tree"]
+    checked = checked_nodes(tree, step.evidence)
+    assert len(checked) == len(step.evidence)  # every check names one node
+    assert set(tree["path"]) <= set(checked)
+    assert all(e.candidate == tree["tokens"][node] for node, e in checked.items())
+    decode = family["target"].tokenizer.decode
+    html = explanation_html(explain_step(step, run.config), lambda i: decode([i]))
+    assert f"A token tree of {len(tree['tokens'])} nodes" in html
+    assert html.count("tree-node tree-accepted") == len(tree["path"])
+    assert html.count("tree-node tree-rejected") == len(checked) - len(tree["path"])
+    assert html.count("tree-node tree-unchecked") == len(tree["tokens"]) - len(checked)

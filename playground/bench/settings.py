@@ -20,7 +20,7 @@ class Setting:
     @property
     def label(self) -> str:
         names = {"candidates": "K", "tau": "tau", "tau_t": "tau_t", "random_accept": "p",
-                 "draft_vocab": "vocab", "draft_confidence": "conf", "draft_int8": "int8"}
+                 "draft_vocab": "vocab", "draft_confidence": "conf", "draft_int8": "int8", "tree_width": "tree"}
         parts = [f"{names[k]}={_short(v)}" for k, v in self.options.items() if k in names]
         return " ".join([self.method, *parts])
 

@@ -113,7 +113,7 @@ SWEEP_FIRST = ("tau", "tau_q", "tau_t", "gate_tau", "lambda_", "candidates", "dr
 SWEEP_VALUES = {"tau": (0.1, 0.3, 0.6), "tau_q": (0.1, 0.3, 0.6), "tau_t": (0.1, 0.3, 0.6),
                 "gate_tau": (0.005, 0.01, 0.05), "lambda_": (2, 6, 12), "candidates": (2, 4, 8),
                 "draft_length": (1, 2, 4), "temperature": (0, 0.7, 1), "seed": (0, 1, 2),
-                "random_accept": (0.1, 0.3, 0.6)}
+                "random_accept": (0.1, 0.3, 0.6), "tree_width": (1, 2, 4)}
 
 
 def sweep_options(method: str) -> list[str]:

@@ -12,6 +12,7 @@ from ..methods.acceptance import number
 from ..serving import describe
 from ..step import ORIGINS, TokenRecord
 from .stepper import STAGES, symbols
+from .tree_view import tree_html
 
 ORIGIN_LABELS = {"draft": "draft (accepted)", "qualifier": "qualifier", "target": "target",
                  "rescued": "rescued (CSD)"}
@@ -88,6 +89,7 @@ def legend_html() -> str:
 STAT_ROWS = (("tokens", "tokens", "{}"), ("tokens_per_second", "tokens/s", "{:.1f}"),
              ("acceptance_rate", "acceptance rate", "{:.1%}"),
              ("mean_acceptance_length", "tokens per target forward", "{:.2f}"),
+             ("drafted_per_pass", "candidates verified per target forward", "{:.2f}"),
              ("steps", "verification rounds", "{}"), ("drafted", "drafted", "{}"),
              ("accepted", "accepted", "{}"), ("expected_speedup", "predicted speedup (Leviathan)", "{:.2f}x"),
              ("cost_ratio", "draft step / target step (c)", "{:.3f}"),
@@ -187,6 +189,8 @@ def explanation_html(explanation, decode: Callable[[int], str]) -> str:
     unchecked = explanation.drafted - len(stage_two)
     note = (f"<p>{explanation.drafted} candidates drafted; {unchecked} after the first rejection were "
             "discarded unchecked.</p>" if unchecked > 0 else f"<p>{explanation.drafted} candidates drafted.</p>")
+    if explanation.tree:
+        note = tree_html(explanation.tree, stage_two, lambda e: check_test(e, decode), decode)
     parts = []
     if stage_one:
         parts += [f"<h4>{STAGES['qualifier']}</h4>", _checks_table(stage_one, decode),

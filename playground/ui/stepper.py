@@ -31,6 +31,7 @@ class Explanation:
     checks: list[Evidence]
     emitted: list[tuple[int, str, str]]  # (token id, origin, why)
     drafter: str = ""  # the draft as the run drafted with it (its levers), in words
+    tree: dict | None = None  # a token tree's nodes, parents and accepted path (methods/token_trees.py)
 
 
 def symbols(e: Evidence) -> tuple[str, str]:
@@ -63,6 +64,10 @@ def reason(token) -> str:
         return "correction: the candidate was rejected, so this token was sampled by the verifier instead"
     if token.origin == "rescued":
         return "rescued: rejected, but the correction memory and gate put the draft token back"
+    if "rejected_candidates" in d:
+        return "correction: every candidate at this node was rejected, so this token was sampled from what was left"
+    if d.get("branch"):
+        return f"accepted {token.origin} candidate, from branch {d['branch'] + 1} of its node (a sibling the tree added)"
     if "position_in_block" in d:
         return f"accepted {token.origin} candidate"
     return f"sampled by the {token.origin} model alone"
@@ -71,7 +76,8 @@ def reason(token) -> str:
 def explain_step(step, config) -> Explanation:
     emitted = [(t.id, t.origin, reason(t)) for t in step.tokens]
     notes = [_lookup_note(step) or describe(config), _draft_pieces_note(step)]
-    return Explanation(step.drafted, list(step.evidence), emitted, " ".join(note for note in notes if note))
+    return Explanation(step.drafted, list(step.evidence), emitted, " ".join(note for note in notes if note),
+                       step.extra.get("tree"))
 
 
 def _draft_pieces_note(step) -> str:

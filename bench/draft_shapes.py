@@ -1,0 +1,82 @@
+"""sd's draft shapes against `ar` on the embedded family: the chain (sd's default), token trees of
+several widths, prompt-lookup drafts (`draft="ngram"`) and transformers' own prompt lookup
+(`hf-lookup`, K = 4); every run paired with an `ar` run of the same prompt (order alternating over
+repeats), on chat, code and edit prompts (answers that repeat the prompt), greedy and at 0.7.
+It also counts each shape's host syncs per round (host_syncs.py), on one chat prompt.
+
+    HF_HUB_OFFLINE=1 python -m bench.draft_shapes --out bench/results/draft_shapes
+"""
+
+import argparse
+import pathlib
+import platform
+import statistics
+
+import torch
+
+from playground import prepacked
+from playground.bench import Bench, Setting
+from playground.default_family import DEFAULT_FAMILY
+from playground.engine import stream
+from playground.host_syncs import syncs_per_round
+from playground.models import load_model
+from playground.quality import load_tasks
+
+from .speed_levers import CHAT_PROMPTS, summary_line, write_results
+
+HERE = pathlib.Path(__file__).resolve().parent
+PROMPT_SETS = {"chat": CHAT_PROMPTS, "code": HERE / "code_prompts.txt", "edit": HERE / "edit_prompts.txt"}
+
+
+def shapes(widths: list[int]) -> dict[str, list[Setting]]:
+    """The settings each draft runs: the model draft as a chain and as trees; the lookup both ways."""
+    return {"model draft": [Setting("sd", {"tree_width": 1}), *(Setting("sd", {"tree_width": w}) for w in widths)],
+            "prompt lookup": [Setting("sd"), Setting("hf-lookup", {"candidates": 4})]}
+
+
+def host_sync_lines(target, draft, prompt: str, widths: list[int], tokens: int) -> list[str]:
+    lines = ["", "Host syncs per round (median; one chat prompt, t = 0.7; engine included):", ""]
+    for label, options in [("chain", {"draft": draft}), *((f"tree {w}", {"draft": draft, "tree_width": w})
+                                                          for w in widths), ("ngram", {"draft": "ngram"})]:
+        per_round, kinds = syncs_per_round(step for step, _ in stream(
+            prompt, method="sd", target=target, max_new_tokens=tokens, temperature=0.7, **options))
+        lines.append(f"- {label}: {statistics.median(per_round):g} ({dict(kinds)})")
+    return lines
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--out", type=pathlib.Path, required=True)
+    parser.add_argument("--temperatures", default="0,0.7")
+    parser.add_argument("--repeats", type=int, default=2)
+    parser.add_argument("--max-new-tokens", type=int, default=48)
+    parser.add_argument("--widths", default="3", help="comma-separated tree widths beside the chain")
+    parser.add_argument("--prompts", default="chat,code,edit", help=f"prompt sets: {', '.join(PROMPT_SETS)}")
+    args = parser.parse_args()
+    widths = [int(w) for w in args.widths.split(",") if w]
+    target = load_model(DEFAULT_FAMILY["target"])
+    drafts = {"model draft": load_model(DEFAULT_FAMILY["draft"]), "prompt lookup": "ngram"}
+    lines = [f"prepacked weights: {prepacked.enabled()}; torch {torch.__version__}, {torch.get_num_threads()} threads, "
+             f"{platform.processor() or platform.machine()}; {args.repeats} repeats, {args.max_new_tokens} tokens", "",
+             "| prompts, draft: setting | speedup vs ar (quartiles) | predicted | acceptance | c | verify pass / T(1) | "
+             "identical to ar | measured / predicted |", "|---|---|---|---|---|---|---|---|"]
+    all_rows = []
+    for prompt_set in args.prompts.split(","):
+        tasks = load_tasks(PROMPT_SETS[prompt_set])
+        for temperature in [float(t) for t in args.temperatures.split(",")]:
+            for name, settings in shapes(widths).items():
+                bench = Bench({"target": target, "draft": drafts[name]}, tasks,
+                              {"max_new_tokens": args.max_new_tokens, "temperature": temperature}, repeats=args.repeats)
+                rows = bench.run(settings)
+                all_rows += rows
+                ar = statistics.median(r["tokens_per_second"] for r in rows if r["method"] == "ar")
+                for setting in settings:
+                    label = f"{prompt_set}, t={temperature:g}, {name}: {setting.label} (ar {ar:.1f} tok/s)"
+                    lines.append(summary_line(label, [r for r in rows if r["setting"] == setting.label]))
+    lines += host_sync_lines(target, drafts["model draft"], load_tasks(CHAT_PROMPTS)[0].prompt, widths,
+                             args.max_new_tokens)
+    write_results(args.out, all_rows, lines)
+
+
+if __name__ == "__main__":
+    main()

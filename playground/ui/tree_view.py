@@ -1,0 +1,40 @@
+"""Step mode's drawing of a token-tree round: every node the draft proposed, nested under its
+parent, marked accepted (on the path the target kept), rejected, or unchecked (below a rejected
+token or beside an accepted one), with the rule's numbers where the walk checked it."""
+
+from collections.abc import Callable
+from html import escape
+
+
+def checked_nodes(tree: dict, checks: list) -> dict[int, object]:
+    """node index -> the evidence of its check. The walk checks children of the root and of the
+    accepted path, in order; siblings carry distinct tokens, so (parent, token) names a node."""
+    parents, tokens, path = tree["parents"], tree["tokens"], tree["path"]
+    found = {}
+    for e in checks:
+        parent = -1 if e.position == 0 else path[e.position - 1]
+        found[next(i for i, (p, t) in enumerate(zip(parents, tokens)) if p == parent and t == e.candidate)] = e
+    return found
+
+
+def tree_html(tree: dict, checks: list, test_text: Callable[[object], str], decode: Callable[[int], str]) -> str:
+    """`test_text(evidence)`: a check's acceptance test in words, with its numbers."""
+    checked = {node: test_text(e) for node, e in checked_nodes(tree, checks).items()}
+    summary = (f"<p>A token tree of {len(tree['tokens'])} nodes, verified in one target pass; the walk down from "
+               f"the context checked {len(checked)} and kept {len(tree['path'])}.</p>")
+    return summary + '<ul class="token-tree"><li><span class="tree-root">context</span>' + \
+        _children(-1, tree, checked, decode) + "</li></ul>"
+
+
+def _children(parent: int, tree: dict, checked: dict, decode) -> str:
+    kids = [i for i, p in enumerate(tree["parents"]) if p == parent]
+    return "<ul>" + "".join(_node(i, tree, checked, decode) for i in kids) + "</ul>" if kids else ""
+
+
+def _node(node: int, tree: dict, checked: dict, decode) -> str:
+    test = checked.get(node)
+    state = "unchecked" if test is None else "accepted" if node in tree["path"] else "rejected"
+    numbers = f' <span class="tree-test">{escape(test)}</span>' if test else ""
+    token = escape(repr(decode(tree["tokens"][node])))
+    return (f'<li><span class="tree-node tree-{state}" title="{state}">{token}</span> <em>{state}</em>{numbers}'
+            + _children(node, tree, checked, decode) + "</li>")
