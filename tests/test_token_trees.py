@@ -11,7 +11,7 @@ import playground
 from playground.cache import KVRunner
 from playground.cli import main
 from playground.token_tree import TokenTree
-from playground.ui.render import explanation_html
+from playground.ui.render import explanation_html, tokens_html
 from playground.ui.stepper import explain_step
 from playground.ui.tree_view import checked_nodes
 
@@ -133,3 +133,14 @@ def test_step_mode_draws_the_tree_with_each_checked_node_and_the_kept_path(famil
     assert html.count("tree-node tree-accepted") == len(tree["path"])
     assert html.count("tree-node tree-rejected") == len(checked) - len(tree["path"])
     assert html.count("tree-node tree-unchecked") == len(tree["tokens"]) - len(checked)
+
+
+def test_the_token_view_marks_tokens_from_a_branch_and_strikes_rejected_siblings(family):
+    run = playground.generate(PROMPT, method="sd", target=family["target"], draft=family["draft"], tree_width=4,
+                              draft_confidence=0.0, max_new_tokens=60, chat_template=False, temperature=1.0, seed=1)
+    decode = family["target"].tokenizer.decode
+    html = tokens_html(run.tokens, lambda i: decode([i]), show_rejected=True)
+    from_branches = sum(1 for t in run.tokens if t.diagnostics.get("branch"))
+    struck = sum(len(t.diagnostics.get("rejected_candidates", [])) for t in run.tokens)
+    assert from_branches and html.count("tok-branch") == from_branches
+    assert html.count("tok-rejected") == struck

@@ -26,7 +26,8 @@ DIAGNOSTIC_LABELS = {"p_target": "p target (sampling settings)", "p_target_raw":
                      "p_qualifier": "r qualifier (sampling settings)",
                      "divergence": "divergence", "comparison": "accepted if divergence", "tau": "tau",
                      "accept_prob": "acceptance prob",
-                     "position_in_block": "position in block", "bonus": "bonus token"}
+                     "position_in_block": "position in block", "bonus": "bonus token",
+                     "branch": "tree branch (0: the chain's own token, 1+: a sibling the tree added)"}
 
 
 
@@ -39,6 +40,7 @@ def tooltip(token: TokenRecord, decode: Callable[[int], str]) -> str:
     lines = [f"{token.origin} · id {token.id} · {token.text!r}"]
     diagnostics = dict(token.diagnostics)
     rejected = diagnostics.pop("rejected_candidate", None)
+    siblings = diagnostics.pop("rejected_candidates", [])
     for key, label in DIAGNOSTIC_LABELS.items():
         if key in diagnostics:
             about = " (of the replaced candidate)" if rejected is not None and key in ABOUT_CANDIDATE else ""
@@ -46,6 +48,8 @@ def tooltip(token: TokenRecord, decode: Callable[[int], str]) -> str:
     lines += [_line(key, value) for key, value in diagnostics.items()]
     if rejected is not None:
         lines.append(f"replaced draft candidate: {decode(rejected)!r} (id {rejected})")
+    if siblings:
+        lines.append("rejected tree candidates: " + ", ".join(f"{decode(i)!r} (id {i})" for i in siblings))
     return "\n".join(lines)
 
 
@@ -60,11 +64,14 @@ def _line(key: str, value) -> str:
 
 
 def token_span(token: TokenRecord, decode: Callable[[int], str], show_rejected: bool) -> str:
-    span = (f'<span class="tok tok-{escape(token.origin)}" title="{escape(tooltip(token, decode))}">'
+    branch = " tok-branch" if token.diagnostics.get("branch") else ""  # a token tree's sibling, accepted
+    span = (f'<span class="tok tok-{escape(token.origin)}{branch}" title="{escape(tooltip(token, decode))}">'
             f"{escape(token.text)}</span>")
     rejected = token.diagnostics.get("rejected_candidate")
-    if show_rejected and rejected is not None:
-        span = f'<s class="tok tok-rejected" title="rejected draft candidate">{escape(decode(rejected))}</s>' + span
+    candidates = [rejected] if rejected is not None else token.diagnostics.get("rejected_candidates", [])
+    if show_rejected:
+        span = "".join(f'<s class="tok tok-rejected" title="rejected draft candidate">{escape(decode(i))}</s>'
+                       for i in candidates) + span
     return span
 
 
@@ -83,7 +90,8 @@ def tokens_html(tokens: list[TokenRecord], decode: Callable[[int], str], show_re
 def legend_html() -> str:
     items = "".join(f'<span class="tok tok-{o}">{ORIGIN_LABELS[o]}</span>' for o in ORIGINS)
     rejected = '<s class="tok tok-rejected">rejected candidate</s>'
-    return f'<div class="legend">{items}{rejected}<span class="hint">hover a token for its diagnostics</span></div>'
+    branch = '<span class="tok tok-draft tok-branch">from a tree branch</span>'
+    return f'<div class="legend">{items}{branch}{rejected}<span class="hint">hover a token for its diagnostics</span></div>'
 
 
 STAT_ROWS = (("tokens", "tokens", "{}"), ("tokens_per_second", "tokens/s", "{:.1f}"),
