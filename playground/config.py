@@ -72,8 +72,9 @@ class RunConfig:
     draft_int8: bool = _opt(True, "drafting lever: a CPU float32 draft runs its linear layers in int8 (about "
                             "half its step on a small CPU; q is the quantized draft's, so sd stays lossless)")
     tree_width: int = _opt(1, "sd: candidates per node of a token tree; where the draft doubts a token (at every "
-                           "depth when draft_confidence is 0) tree_width - 1 more tokens go beside it and the "
-                           "target verifies every node in one pass (1: a chain; sd stays lossless)",
+                           "depth when draft_confidence is 0) tree_width - 1 more tokens go beside it, a prompt "
+                           "lookup's proposal is one more branch, and the target verifies every node in one pass "
+                           "(1: a chain; sd stays lossless)",
                            Range(1, 8, 1), flag="--tree")
     chat_template: bool = _opt(True, "wrap the prompt in the tokenizer's chat template")
     # Fuzzy SD (seed 000)

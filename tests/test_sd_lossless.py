@@ -176,23 +176,25 @@ def test_the_test_detects_a_residual_limited_to_the_pruned_vocabulary(small_fami
 
 
 TREE_SAMPLES = 5000
-TREES = {  # settings, how the draft proposes, tree width, every lever
-    "t1-width3": ({"temperature": 1.0}, "sample", 3, False),
-    "t0.7-top_p0.9-width4": ({"temperature": 0.7, "top_p": 0.9}, "sample", 4, False),
-    "t1-greedy-draft-width3": ({"temperature": 1.0}, "greedy", 3, False),
-    "t0.7-every-lever-width4": ({"temperature": 0.7}, "sample", 4, True),
+TREES = {  # settings, how the draft proposes, tree width, every lever, prompt
+    "t1-width3": ({"temperature": 1.0}, "sample", 3, False, "abc"),
+    "t0.7-top_p0.9-width4": ({"temperature": 0.7, "top_p": 0.9}, "sample", 4, False, "abc"),
+    "t1-greedy-draft-width3": ({"temperature": 1.0}, "greedy", 3, False, "abc"),
+    "t0.7-every-lever-width4": ({"temperature": 0.7}, "sample", 4, True, "abc"),
+    "t1-width2-lookup-branch": ({"temperature": 1.0}, "sample", 2, False, "abcab"),  # "ab" occurred: a lookup branch
 }
 
 
 @pytest.mark.parametrize("name", TREES)
 def test_token_tree_verification_is_lossless(small_family, name):
     """Siblings drawn without replacement from q (or picked by the draft's ranking when it drafts
-    greedily), tried by recursive rejection sampling; the second token comes from the accepted
-    node's own row of the tree pass."""
-    settings, draft_sampling, width, every_lever = TREES[name]
+    greedily) and a prompt lookup's branch, tried by recursive rejection sampling; the second
+    token comes from the accepted node's own row of the tree pass."""
+    settings, draft_sampling, width, every_lever, prompt = TREES[name]
     counts = sampled_pairs(small_family, settings, samples=TREE_SAMPLES, draft_sampling=draft_sampling,
-                           tree_width=width, every_lever=every_lever, draft_vocab=3 if every_lever else 0)
-    assert chi_square_p_value(counts, exact_joint(small_family[0], settings), TREE_SAMPLES) > ALPHA
+                           tree_width=width, every_lever=every_lever, draft_vocab=3 if every_lever else 0,
+                           prompt_text=prompt)
+    assert chi_square_p_value(counts, exact_joint(small_family[0], settings, prompt), TREE_SAMPLES) > ALPHA
 
 
 def test_the_test_detects_the_iid_rule_on_siblings_drawn_without_replacement(small_family, monkeypatch):

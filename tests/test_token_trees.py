@@ -10,6 +10,8 @@ import torch
 import playground
 from playground.cache import KVRunner
 from playground.cli import main
+from playground.methods.token_trees import MIN_LOOKUP_MATCH
+from playground.ngram import lookup
 from playground.token_tree import TokenTree
 from playground.ui.render import explanation_html, tokens_html
 from playground.ui.stepper import explain_step
@@ -77,6 +79,28 @@ def test_greedy_tree_sd_is_the_target_alone_token_for_token(family, width, confi
                               draft_confidence=confidence, draft_sampling=draft_sampling, **options)
     assert [t.id for t in run.tokens] == [t.id for t in reference.tokens]
     assert run.recorded_config()["tree_width"] == width
+
+
+def test_greedy_tree_sd_with_a_lookup_branch_is_the_target_alone(family):
+    """Where the context's last two tokens occurred before, the tree holds what followed them as a
+    path from the root, beside the draft's own nodes."""
+    echo, options = "abc cab abc cab abc", {"max_new_tokens": 40, "chat_template": False, "target": family["target"]}
+    reference = playground.generate(echo, method="ar", **options)
+    run = playground.generate(echo, method="sd", draft=family["draft"], tree_width=2, **options)
+    assert [t.id for t in run.tokens] == [t.id for t in reference.tokens]
+    ids, generated, branches = family["target"].tokenizer(echo).input_ids, 0, 0
+    for step in run.steps:
+        tree, block = step.extra["tree"], min(run.config.candidates, options["max_new_tokens"] - generated - 1)
+        proposal, matched = lookup(ids, block)
+        if matched >= MIN_LOOKUP_MATCH and proposal:
+            branches += 1
+            assert proposal in [[tree["tokens"][i] for i in tree_path(tree, node)] for node in range(len(tree["tokens"]))]
+        ids, generated = ids + [t.id for t in step.tokens], generated + len(step.tokens)
+    assert branches > 0
+
+
+def tree_path(tree: dict, node: int) -> list[int]:
+    return TokenTree(tree["tokens"], tree["parents"], [0] * len(tree["tokens"])).path(node)
 
 
 def test_a_tree_verifies_siblings_and_accepts_from_them(family):

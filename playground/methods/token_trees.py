@@ -2,7 +2,8 @@
 
 The draft drafts its chain as sd does; where it doubts a token (it gave it less than
 `draft_confidence`; at every depth when that lever is off) the node gets `tree_width - 1` more
-candidates beside it, as leaves. The target scores every node in one forward with tree attention
+candidates beside it, as leaves; and where the context's last tokens occurred before, what
+followed them there (a prompt lookup, ngram.py) is one more branch, for free. The target scores every node in one forward with tree attention
 (cache.py, token_tree.py) and the walk goes down from the root:
 
 - at a node, its children are tried in order by recursive rejection sampling (Jeon et al. 2024):
@@ -21,6 +22,7 @@ from dataclasses import dataclass, field
 
 import torch
 
+from ..ngram import lookup
 from ..sampling import one_hot_argmax, raw_probs, residual
 from ..step import Step, TokenRecord
 from ..token_tree import TokenTree
@@ -28,6 +30,8 @@ from .acceptance import Ratio
 from .base import Decoding
 from .evidence import evidence
 from .speculative import draft_block
+
+MIN_LOOKUP_MATCH = 2  # a lookup of the last token alone matches often and proposes noise
 
 
 @dataclass
@@ -37,21 +41,43 @@ class DraftedTree:
     q_raw: list[torch.Tensor] = field(default_factory=list)  # per node: the draft's raw distribution there
 
 
+    def add(self, token: int, parent: int, q: torch.Tensor, q_raw: torch.Tensor) -> int:
+        self.q.append(q)
+        self.q_raw.append(q_raw)
+        return self.tree.add(token, parent)
+
+
 def draft_tree(ctx: Decoding, k: int) -> DraftedTree:
-    """sd's chain of up to k tokens, with siblings beside each token the draft doubts."""
+    """sd's chain of up to k tokens, with siblings beside each token the draft doubts, and the
+    prompt lookup's proposal as one more branch."""
     chain = draft_block(ctx, ctx.draft, k)
     drafted = DraftedTree(TokenTree())
     for depth, token in enumerate(chain.tokens):
-        drafted.tree.add(token, depth - 1)
-        drafted.q.append(chain.q[depth])
-        drafted.q_raw.append(chain.q_raw[depth])
+        drafted.add(token, depth - 1, chain.q[depth], chain.q_raw[depth])
     for depth, token in enumerate(chain.tokens):
         if branches_at(ctx, chain.q_raw[depth], token):
             for sibling, q_sibling in siblings(ctx, chain.q[depth], chain.q_raw[depth], token):
-                drafted.tree.add(sibling, depth - 1)
-                drafted.q.append(q_sibling)
-                drafted.q_raw.append(chain.q_raw[depth])
+                drafted.add(sibling, depth - 1, q_sibling, chain.q_raw[depth])
+    add_lookup_branch(ctx, drafted, k)
     return drafted
+
+
+def add_lookup_branch(ctx: Decoding, drafted: DraftedTree, k: int) -> None:
+    """What followed the latest earlier occurrence of the context's last MIN_LOOKUP_MATCH or more
+    tokens (ngram.py), merged into the tree: it follows the nodes that already hold its tokens and
+    branches off where they differ. Its tokens are picked deterministically, so each new node's q
+    is one-hot on it (methods.md, one-hot drafts)."""
+    tokens, matched = lookup(ctx.ids, k)
+    if matched < MIN_LOOKUP_MATCH:
+        return
+    node, tree = -1, drafted.tree
+    for token in tokens:
+        same = next((child for child in tree.children(node) if tree.tokens[child] == token), None)
+        if same is None:
+            one_hot = torch.zeros_like(drafted.q[0])
+            one_hot[token] = 1.0
+            same = drafted.add(token, node, one_hot, one_hot)
+        node = same
 
 
 def branches_at(ctx: Decoding, q_raw_row: torch.Tensor, token: int) -> bool:
