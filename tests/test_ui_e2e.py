@@ -606,3 +606,20 @@ def test_browser_a_race_says_it_stopped_the_generate_run(page, family, monkeypat
     page.locator("#race-view .race-lane").first.wait_for()
     page.locator("#status", has_text="stopped before it started").wait_for()
     assert "a Race started" in page.locator("#status").inner_text()
+
+
+def test_browser_step_mode_draws_a_token_tree(page):
+    """Teaching settings, then a tree width of 3 typed into its box: the next round is drawn as a
+    tree whose nodes are marked accepted, rejected or unchecked."""
+    page.get_by_role("tab", name="Step mode").click()
+    page.locator("#step-teaching").click()
+    page.locator("#step-status", has_text="step mode reset").wait_for()
+    width = page.locator("#opt-tree-width input[type=number]")
+    width.select_text()
+    width.press_sequentially("3")
+    page.keyboard.press("Tab")
+    page.locator("#step").click()
+    page.locator("#step-explanation", has_text="A token tree of").wait_for()
+    assert page.locator("#step-explanation .tree-node").count() >= 3
+    assert page.locator("#step-explanation .tree-rejected, #step-explanation .tree-accepted").count() >= 1
+    page.screenshot(path=str(ARTIFACTS / "ui-step-tree.png"), full_page=True)
