@@ -113,6 +113,8 @@ def test_run_and_race_warms_up_repeats_alternating_then_replays_each_median_run(
         f'<div class="status status-info">{m}: {what} done, alone ({n} of 12 runs)</div>'
         for n, (m, what) in enumerate(zip(order, whats, strict=True), start=1)]
     assert "median run (by tokens/s) of 3 runs" in view
+    assert re.search(r"Speeds of the runs: ar [\d.]+ \([\d.]+-[\d.]+, 3 runs\) tokens/s; "
+                     r"sd [\d.]+ \([\d.]+-[\d.]+, 3 runs\) tokens/s, [\d.]+x \([\d.]+-[\d.]+\) vs ar; fsd ", view)
     assert view.count('class="race-lane"') == 3 and view.count('class="race-finish"') == 3
     assert view.count('class="tok ') == 3 * 24
     assert choices["choices"] == choices["value"] and len(choices["value"]) == 3  # this race's runs, chosen

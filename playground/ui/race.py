@@ -19,7 +19,7 @@ from . import render
 from .boundary import error_status
 from .family import decoder
 from .options import method_choices
-from .repeats import REPEATS, repeated
+from .repeats import REPEATS, Timed, busy_note, repeated
 from .replay import MAX_LANES, race_html
 
 REPLAY_JS = (Path(__file__).resolve().parents[2] / "assets" / "race.js").read_text(encoding="utf-8")
@@ -58,7 +58,7 @@ class Race:
             yield error_status(error), gr.skip()
             return
         note = (f"Each lane replays the median run (by tokens/s) of {repeats} runs of its method, after a "
-                "warm-up, run in alternating order.")
+                f"warm-up, run in alternating order. {spread_text(chosen, finished)}")
         yield race_html(lanes, note), self.choices(key, [lane.label for lane in lanes])
 
     def _lane(self, session, key: str, method: str, runs: list):
@@ -78,6 +78,19 @@ class Race:
         """The finished-runs picker: this session's runs, the newest chosen by default."""
         labels = self.handlers.sessions.get(key).race.labels()
         return gr.update(choices=labels, value=chosen if chosen is not None else labels[-2:])
+
+
+def spread_text(methods: list[str], finished: dict) -> str:
+    """Every method's tokens/s as a median with its range, its speedup over ar paired within each
+    repeat where ar raced too, and a note when the machine was busy: a replayed lane shows one run."""
+    timed = [Timed(dict(enumerate(run.stats.tokens_per_second for run in finished[side])))
+             for side in range(len(methods))]
+    reference = timed[methods.index("ar")] if "ar" in methods else None
+    lines = []
+    for method, speeds in zip(methods, timed, strict=True):
+        paired = f", {speeds.speedup_text(reference)} vs ar" if reference is not None and reference is not speeds else ""
+        lines.append(f"{method} {speeds.text()} tokens/s{paired}")
+    return f"Speeds of the runs: {'; '.join(lines)}. {busy_note(timed)}".strip()
 
 
 def build_tab(ui, tab, keyed) -> gr.CheckboxGroup:
