@@ -20,7 +20,8 @@ SETTLE = 0.3  # seconds without a further change before a changed control re-run
 PREPARING = ("first run on this Space: preparing the embedded models (the target from the Hub, the draft and "
              "qualifier assembled from it; about a minute, once per container)…")
 VIEW_SIZE = 3  # status, tokens, stats
-WAITING = "waiting for the model: another run is using it (the output below is the previous run's until this one starts)"
+WAITING = ("waiting for the model: another run is using it (the output below is the previous run's until this one "
+           "starts)")
 
 
 def _status_only(status: str) -> tuple:

@@ -88,8 +88,9 @@ def spread_text(methods: list[str], finished: dict) -> str:
     reference = timed[methods.index("ar")] if "ar" in methods else None
     lines = []
     for method, speeds in zip(methods, timed, strict=True):
-        paired = f", {speeds.speedup_text(reference)} vs ar" if reference is not None and reference is not speeds else ""
-        lines.append(f"{method} {speeds.text()} tokens/s{paired}")
+        paired = reference is not None and reference is not speeds
+        vs_ar = f", {speeds.speedup_text(reference)} vs ar" if paired else ""
+        lines.append(f"{method} {speeds.text()} tokens/s{vs_ar}")
     return f"Speeds of the runs: {'; '.join(lines)}. {busy_note(timed)}".strip()
 
 
