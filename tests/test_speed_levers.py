@@ -192,6 +192,17 @@ def test_a_step_the_machine_held_up_does_not_pass_for_the_models_cost():
     assert result["draft_seconds"] == pytest.approx(0.4 * 13), "the totals keep every second"
 
 
+def test_a_one_token_step_slower_than_a_verification_pass_is_not_the_unit():
+    """T(1) measured at 20x a verification pass (the machine busy while it was measured): the
+    pass is the unit, so a draft that is rarely accepted is not predicted a speedup."""
+    stats = Stats(single_step_seconds=20.0)
+    for _ in range(4):
+        stats.add(step(1, [False], 0.1, 1.0))
+    result = stats.to_dict()
+    assert result["verify_cost"] == pytest.approx(1.0) and result["cost_ratio"] == pytest.approx(0.1)
+    assert result["expected_speedup"] == pytest.approx(1 / 1.1)
+
+
 def test_without_a_one_token_step_the_prediction_falls_back_to_leviathans_unit_cost():
     stats = Stats()
     stats.add(step(2, [True, True], 0.4, 1.5))
