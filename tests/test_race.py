@@ -112,7 +112,8 @@ def test_run_and_race_warms_up_repeats_alternating_then_replays_each_median_run(
     assert [status for status, _ in progress] == [
         f'<div class="status status-info">{m}: {what} done, alone ({n} of 12 runs)</div>'
         for n, (m, what) in enumerate(zip(order, whats, strict=True), start=1)]
-    assert "median run (by tokens/s) of 3 runs" in view
+    assert '<p class="race-about">Each lane replays the median run (by tokens/s) of 3 runs' in view
+    assert 'class="race-note"' not in view, "a fair race has nothing to warn of"
     assert re.search(r"Speeds of the runs: ar [\d.]+ \([\d.]+-[\d.]+, 3 runs\) tokens/s; "
                      r"sd [\d.]+ \([\d.]+-[\d.]+, 3 runs\) tokens/s, [\d.]+x \([\d.]+-[\d.]+\) vs ar; fsd ", view)
     assert view.count('class="race-lane"') == 3 and view.count('class="race-finish"') == 3

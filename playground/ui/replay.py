@@ -88,7 +88,9 @@ def race_html(lanes: list[Lane], note: str = "") -> str:
                        for lane in order[1:] if winner.tokens_per_second)
     summary = (f"{escape(winner.label)} was fastest, {winner.tokens_per_second:.1f} tokens/s "
                f"({winner.tokens} tokens in {winner.seconds:.2f} s)" + (f"; {behind}" if behind else ""))
-    warning = "".join(f'<p class="race-note">{escape(line)}</p>' for line in [*_unfair(lanes), *([note] if note else [])])
+    # The caller's note says how the lanes were run; only what makes the race unfair is a warning
+    warning = "".join(f'<p class="race-note">{escape(line)}</p>' for line in _unfair(lanes))
+    warning += f'<p class="race-about">{escape(note)}</p>' if note else ""
     return (f'<div class="race" data-end="{end:.4f}"><div class="race-bar">'
             '<button type="button" class="race-again">Replay</button>'
             f'<span class="race-clock">{end:.2f} s</span></div>{warning}'
