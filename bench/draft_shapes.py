@@ -7,14 +7,9 @@ It also counts each shape's host syncs per round (host_syncs.py), on one chat pr
     HF_HUB_OFFLINE=1 python -m bench.draft_shapes --out bench/results/draft_shapes
 """
 
-import argparse
 import pathlib
-import platform
 import statistics
 
-import torch
-
-from playground import prepacked
 from playground.bench import Bench, Setting
 from playground.default_family import DEFAULT_FAMILY
 from playground.engine import stream
@@ -22,7 +17,7 @@ from playground.host_syncs import syncs_per_round
 from playground.models import load_model
 from playground.quality import load_tasks
 
-from .speed_levers import CHAT_PROMPTS, summary_line, write_results
+from .speed_levers import CHAT_PROMPTS, machine_line, paired_parser, summary_line, write_results
 
 HERE = pathlib.Path(__file__).resolve().parent
 PROMPT_SETS = {"chat": CHAT_PROMPTS, "code": HERE / "code_prompts.txt", "edit": HERE / "edit_prompts.txt"}
@@ -45,19 +40,14 @@ def host_sync_lines(target, draft, prompt: str, widths: list[int], tokens: int) 
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--out", type=pathlib.Path, required=True)
-    parser.add_argument("--temperatures", default="0,0.7")
-    parser.add_argument("--repeats", type=int, default=2)
-    parser.add_argument("--max-new-tokens", type=int, default=48)
+    parser = paired_parser(__doc__)
     parser.add_argument("--widths", default="3", help="comma-separated tree widths beside the chain")
     parser.add_argument("--prompts", default="chat,code,edit", help=f"prompt sets: {', '.join(PROMPT_SETS)}")
     args = parser.parse_args()
     widths = [int(w) for w in args.widths.split(",") if w]
     target = load_model(DEFAULT_FAMILY["target"])
     drafts = {"model draft": load_model(DEFAULT_FAMILY["draft"]), "prompt lookup": "ngram"}
-    lines = [f"prepacked weights: {prepacked.enabled()}; torch {torch.__version__}, {torch.get_num_threads()} threads, "
-             f"{platform.processor() or platform.machine()}; {args.repeats} repeats, {args.max_new_tokens} tokens", "",
+    lines = [machine_line(f"{args.repeats} repeats, {args.max_new_tokens} tokens"), "",
              "| prompts, draft: setting | speedup vs ar (quartiles) | predicted | acceptance | c | verify pass / T(1) | "
              "identical to ar | measured / predicted |", "|---|---|---|---|---|---|---|---|"]
     all_rows = []

@@ -9,14 +9,8 @@ Writes runs.csv and summary.md (median paired speedup with quartiles, acceptance
 outputs identical to ar), as bench.speed_levers does.
 """
 
-import argparse
-import pathlib
-import platform
 import statistics
 
-import torch
-
-from playground import prepacked
 from playground.bench import Bench, Setting
 from playground.bench.cli import HETERO_DRAFT
 from playground.default_family import DEFAULT_FAMILY
@@ -25,7 +19,7 @@ from playground.methods import METHODS
 from playground.models import load_model
 from playground.quality import load_tasks
 
-from .speed_levers import CHAT_PROMPTS, summary_line, write_results
+from .speed_levers import CHAT_PROMPTS, machine_line, paired_parser, summary_line, write_results
 
 REFERENCES = ("ar", "draft-only")
 
@@ -39,11 +33,7 @@ def _names(text: str) -> list[str]:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--out", type=pathlib.Path, required=True)
-    parser.add_argument("--temperatures", default="0,0.7")
-    parser.add_argument("--repeats", type=int, default=2)
-    parser.add_argument("--max-new-tokens", type=int, default=48)
+    parser = paired_parser(__doc__)
     parser.add_argument("--methods", type=_names, default=[name for name in METHODS if name not in REFERENCES],
                         help="comma-separated methods at their defaults (default: every method that drafts)")
     parser.add_argument("--levers-off", type=_names, default=[],
@@ -52,9 +42,8 @@ def main() -> None:
     models = {role: load_model(spec) for role, spec in DEFAULT_FAMILY.items()}
     models["hetero_draft"] = load_model(HETERO_DRAFT)
     tasks = load_tasks(CHAT_PROMPTS)
-    lines = [f"prepacked weights: {prepacked.enabled()}; torch {torch.__version__}, {torch.get_num_threads()} threads, "
-             f"{platform.processor() or platform.machine()}; {len(tasks)} chat prompts x {args.repeats} repeats, "
-             f"{args.max_new_tokens} tokens; every method at its defaults (slem, tli, slrs with {HETERO_DRAFT})", "",
+    lines = [machine_line(f"{len(tasks)} chat prompts x {args.repeats} repeats, {args.max_new_tokens} tokens; every "
+                          f"method at its defaults (slem, tli, slrs with {HETERO_DRAFT})"), "",
              "| setting | method/ar (quartiles) | predicted | acceptance | c | T(K+1)/T(1) | identical to ar | "
              "measured / predicted |", "|---|---|---|---|---|---|---|---|"]
     all_rows = []

@@ -68,19 +68,29 @@ def write_results(out: pathlib.Path, rows: list[dict], lines: list[str]) -> None
     print("\n".join(lines))
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+def paired_parser(doc: str) -> argparse.ArgumentParser:
+    """The options every paired bench script takes: where to write, temperatures, repeats, length."""
+    parser = argparse.ArgumentParser(description=doc.split("\n")[0])
     parser.add_argument("--out", type=pathlib.Path, required=True)
     parser.add_argument("--temperatures", default="0,0.7")
     parser.add_argument("--repeats", type=int, default=2)
     parser.add_argument("--max-new-tokens", type=int, default=48)
+    return parser
+
+
+def machine_line(what: str) -> str:
+    """The summary's first line: the build, threads and CPU the figures were taken on, and `what` ran."""
+    return (f"prepacked weights: {prepacked.enabled()}; torch {torch.__version__}, {torch.get_num_threads()} threads, "
+            f"{platform.processor() or platform.machine()}; {what}")
+
+
+def main() -> None:
+    parser = paired_parser(__doc__)
     parser.add_argument("--baseline-only", action="store_true", help="only plain sd and transformers assisted")
     args = parser.parse_args()
     models = {"target": load_model("smollm2-135m"), "draft": load_model("smollm2-draft")}
     tasks = load_tasks(CHAT_PROMPTS)
-    lines = [f"prepacked weights: {prepacked.enabled()}; torch {torch.__version__}, {torch.get_num_threads()} threads, "
-             f"{platform.processor() or platform.machine()}; {len(tasks)} chat prompts x {args.repeats} repeats, "
-             f"{args.max_new_tokens} tokens", "",
+    lines = [machine_line(f"{len(tasks)} chat prompts x {args.repeats} repeats, {args.max_new_tokens} tokens"), "",
              "| setting | sd/ar (quartiles) | predicted | acceptance | c | T(K+1)/T(1) | identical to ar | "
              "measured / predicted |", "|---|---|---|---|---|---|---|---|"]
     all_rows = []
