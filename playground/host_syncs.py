@@ -1,7 +1,8 @@
 """Count the points where decoding waits for a tensor's value on the host (a GPU's sync points),
-on any device, CPU included: `.item()`, `int()`/`float()` of a tensor, `nonzero`, and copies of a
-tensor to the CPU, as they reach torch's dispatcher. A run on a CPU shows where a GPU run would
-stall, without a GPU. (`.tolist()` of a CPU tensor reads memory directly and is not seen.)"""
+on any device, CPU included: `.item()`, `int()`/`float()` of a tensor, `nonzero`, copies of a
+tensor to the CPU (as they reach torch's dispatcher) and `.tolist()` (which on a CPU reads memory
+without the dispatcher, so it is counted at the method). A run on a CPU shows where a GPU run
+would stall, without a GPU."""
 
 from collections import Counter
 
@@ -18,6 +19,20 @@ class HostSyncCounter(TorchDispatchMode):
     def __init__(self):
         super().__init__()
         self.by_kind: Counter = Counter()
+        self._tolist = torch.Tensor.tolist
+
+    def __enter__(self):
+        tolist = self._tolist
+
+        def counted_tolist(tensor):
+            self.by_kind["tolist"] += 1
+            return tolist(tensor)
+        torch.Tensor.tolist = counted_tolist
+        return super().__enter__()
+
+    def __exit__(self, *exc):
+        torch.Tensor.tolist = self._tolist
+        return super().__exit__(*exc)
 
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
         kwargs = kwargs or {}
