@@ -14,7 +14,7 @@ from ..sampling import one_hot_argmax, raw_probs, residual
 from ..step import Evidence, Step, TokenRecord
 from .acceptance import Ratio
 from .base import Decoding
-from .evidence import evidence
+from .evidence import Pending, evidence_of
 
 
 @dataclass
@@ -88,14 +88,14 @@ def verify_block(ctx: Decoding, drafted: Drafted, p: torch.Tensor, p_raw: torch.
     vocab = min(p.shape[-1], drafted.q.shape[-1])
     divergences = divergence(ctx.config.divergence, p_raw[:len(drafted.tokens), :vocab],
                              drafted.q_raw[:, :vocab]).tolist()
-    verified = Verified([], [], [])
+    verified, pending = Verified([], [], []), []
     for i, token in enumerate(drafted.tokens):
         candidate = Candidate(i, token, p[i, :vocab], drafted.q[i, :vocab], p_raw[i, :vocab],
                               drafted.q_raw[i, :vocab], divergences[i])
         verdict = check(candidate)
         diagnostics = _diagnostics(candidate, verdict)
         verified.flags.append(verdict.accepted)
-        verified.evidence.append(_evidence(candidate, verdict, verifier, proposer))
+        pending.append(_evidence(candidate, verdict, verifier, proposer))
         if verdict.accepted:
             verified.records.append(TokenRecord(token, verdict.origin, diagnostics=diagnostics))
             continue
@@ -103,17 +103,18 @@ def verify_block(ctx: Decoding, drafted: Drafted, p: torch.Tensor, p_raw: torch.
         diagnostics[f"p_{verifier}"] = float(p[i, verdict.replacement])
         verified.records.append(TokenRecord(verdict.replacement, verifier, diagnostics=diagnostics))
         break
+    verified.evidence = evidence_of(pending)
     return verified
 
 
-def _evidence(c: Candidate, verdict: Verdict, verifier: str, proposer: str) -> Evidence:
+def _evidence(c: Candidate, verdict: Verdict, verifier: str, proposer: str) -> Pending:
     v, d = SYMBOLS[verifier], SYMBOLS[proposer]
     rows = {v: c.p, d: c.q, f"{v}_raw": c.p_raw, f"{d}_raw": c.q_raw, **verdict.distributions}
     outcome = verdict.origin if verdict.origin == "rescued" else "accepted" if verdict.accepted else "rejected"
     emitted = c.token if verdict.accepted else verdict.replacement
     drawn_from = None if verdict.accepted else v if verdict.drawn_from == "verifier" else verdict.drawn_from
-    return evidence(verifier, c.index, c.token, outcome, emitted, {"divergence": c.divergence, **verdict.diagnostics},
-                    rows, drawn_from, verdict.test)
+    return Pending(verifier, c.index, c.token, outcome, emitted, {"divergence": c.divergence, **verdict.diagnostics},
+                   rows, drawn_from, verdict.test)
 
 
 def _diagnostics(c: Candidate, verdict: Verdict) -> dict:

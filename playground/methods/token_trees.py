@@ -28,7 +28,7 @@ from ..step import Step, TokenRecord
 from ..token_tree import TokenTree
 from .acceptance import Ratio
 from .base import Decoding
-from .evidence import evidence
+from .evidence import Pending, evidence_of
 from .speculative import draft_block
 
 MIN_LOOKUP_MATCH = 2  # a lookup of the last token alone matches often and proposes noise
@@ -112,7 +112,7 @@ class Walk:
 
     records: list[TokenRecord] = field(default_factory=list)
     path: list[int] = field(default_factory=list)
-    evidence: list = field(default_factory=list)
+    evidence: list[Pending] = field(default_factory=list)
 
     @property
     def rejected(self) -> bool:
@@ -168,11 +168,11 @@ def _try_children(ctx: Decoding, drafted: DraftedTree, children: list[int], p_no
     return trials, p_i
 
 
-def _evidence(tree: TokenTree, trial: Trial, emitted: int):
+def _evidence(tree: TokenTree, trial: Trial, emitted: int) -> Pending:
     token = tree.tokens[trial.node]
-    return evidence("target", tree.depths[trial.node] - 1, token, "accepted" if trial.test.held else "rejected",
-                    emitted, {"accept_prob": trial.test.accept_prob, "branch": trial.branch}, trial.rows,
-                    None if trial.test.held else "residual", trial.test)
+    return Pending("target", tree.depths[trial.node] - 1, token, "accepted" if trial.test.held else "rejected",
+                   emitted, {"accept_prob": trial.test.accept_prob, "branch": trial.branch}, trial.rows,
+                   None if trial.test.held else "residual", trial.test)
 
 
 def _accepted_record(tree: TokenTree, trial: Trial, p_node: torch.Tensor) -> TokenRecord:
@@ -203,7 +203,7 @@ def tree_steps(ctx: Decoding):
                    accepted_flags=[True] * len(walk.path) + [False] * walk.rejected,
                    draft_seconds=drafted_at - start, verify_seconds=time.perf_counter() - drafted_at,
                    forwards={ctx.draft.name: _chain_length(drafted.tree), ctx.target.name: 1},
-                   extra={"tree": _tree_figures(drafted.tree, walk)}, evidence=walk.evidence)
+                   extra={"tree": _tree_figures(drafted.tree, walk)}, evidence=evidence_of(walk.evidence))
 
 
 def _chain_length(tree: TokenTree) -> int:
