@@ -1,22 +1,40 @@
-"""Resident memory of the public app around a burst of concurrent visitors: with the embedded
-models loaded and warm, after N concurrent runs, and once the visitors have left (their sessions
-dropped, which hands the C allocator's free pages back to the system).
+"""Resident memory of the public app around a burst of visitors, through the real server: the app
+on 127.0.0.1 with the embedded models warm, then N visitors at once, each a gradio_client client
+with its own session. A third generate, a third upload a correction memory (20,000 pairs, the
+public cap) and run csd, a third step through a long prompt. Half of each kind leave (they close
+their client: Gradio ends the session), the other half abandon theirs (they stop calling with the
+client left open, so only the app's idle limit ends it). RSS is sampled throughout; the figures
+are the baseline, the peak, RSS when the last session ended, and how long RSS then took to come
+back within 10% of the baseline (watched for a minute).
 
-    HF_HUB_OFFLINE=1 GRADIO_ANALYTICS_ENABLED=False python -m bench.session_memory [--visitors 24]
+    HF_HUB_OFFLINE=1 GRADIO_ANALYTICS_ENABLED=False python -m bench.session_memory [--visitors 24] [--out F.json]
 """
 
 import argparse
-import gc
+import json
 import os
 import random
+import tempfile
 import threading
 import time
+from pathlib import Path
 
 os.environ.setdefault("PLAYGROUND_PUBLIC", "1")
 os.environ.setdefault("PLAYGROUND_RUNS_PER_MINUTE", "0")
+os.environ.setdefault("PLAYGROUND_RUNS_AT_ONCE", "0")  # the visitors all come from 127.0.0.1
+os.environ.setdefault("PLAYGROUND_UPLOADS_PER_MINUTE", "0")
+os.environ.setdefault("PLAYGROUND_SESSION_IDLE_SECONDS", "420")  # longer than the visits take on 2 busy cores
 
+from playground.correction_memory import CorrectionMemory  # noqa: E402
+from playground.presets import DEFAULT_PRESET, load_presets  # noqa: E402
 from playground.ui import handlers as handlers_module  # noqa: E402
 from playground.ui.options import all_controls  # noqa: E402
+
+KINDS = ("generate", "upload", "step")
+WITHIN = 0.10  # of the baseline
+WATCH_SECONDS = 60
+MEMORY_PAIRS = 20_000
+STEP_ROUNDS = 3
 
 
 def resident_mb() -> float:
@@ -26,67 +44,173 @@ def resident_mb() -> float:
     raise RuntimeError("no VmRSS")
 
 
+class Sampler:
+    """RSS every half second in a thread; `peak` is the highest seen since start."""
+
+    def __init__(self):
+        self.peak, self._stop = 0.0, threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+
+    def _run(self):
+        while not self._stop.wait(0.5):
+            self.peak = max(self.peak, resident_mb())
+
+    def __enter__(self):
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc):
+        self._stop.set()
+        self._thread.join()
+
+
 def controls(rng: random.Random, tokens: int) -> list:
     chosen = {c.name: c.default for c in all_controls()} | {"max_new_tokens": tokens, "seed": rng.randint(0, 99),
                                                             "temperature": rng.choice([0.0, 0.7])}
     return [chosen[c.name] for c in all_controls()]
 
 
-def wait_for_no_sessions(sessions, limit: float = 120.0) -> float:
+def memory_file(directory: str) -> str:
+    """A correction memory of the default preset's pair holding MEMORY_PAIRS pairs."""
+    preset = load_presets()[DEFAULT_PRESET]
+    counts = {(i % 200, i // 200): 1 + i % 9 for i in range(MEMORY_PAIRS)}
+    memory = CorrectionMemory(preset.target, preset.draft, counts)
+    return str(memory.save(Path(directory) / "memory.json"))
+
+
+def visit(client, kind: str, rng: random.Random, tokens: int, memory_path: str) -> None:
+    from gradio_client import handle_file  # noqa: PLC0415
+
+    if kind == "upload":
+        accepted(client.predict(handle_file(memory_path), api_name="/upload_memory"))
+        accepted(client.predict("Tell me about the sea.", "csd", False, *controls(rng, tokens), api_name="/generate"))
+    elif kind == "step":
+        long_prompt = "Describe the tides, the waves and the winds of the open sea. " * 70  # 981 tokens
+        for _ in range(STEP_ROUNDS):
+            accepted(client.predict(long_prompt, "sd", 0, *controls(rng, tokens), api_name="/step"))
+    else:
+        method = rng.choice(["sd", "fsd", "csd", "ar", "psd-f"])
+        accepted(client.predict("Tell me about the sea.", method, False, *controls(rng, tokens), api_name="/generate"))
+
+
+def accepted(answer) -> None:
+    """Raise if the app refused the call (its status, or the upload's view, is an error line)."""
+    shown = answer[0] if isinstance(answer, (list, tuple)) else answer
+    if "status-error" in str(shown):
+        raise RuntimeError(f"the app refused a visit: {shown}")
+
+
+def wait_for_no_sessions(sessions, limit: float) -> float:
     started = time.monotonic()
     while len(sessions) and time.monotonic() - started < limit:
-        time.sleep(1)
+        time.sleep(0.5)
     return time.monotonic() - started
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--visitors", type=int, default=24)
-    parser.add_argument("--tokens", type=int, default=16)
-    args = parser.parse_args()
-    from gradio_client import Client  # noqa: PLC0415
+def watch_return(baseline: float) -> tuple[float | None, int]:
+    """(seconds until RSS is within WITHIN of `baseline`, or None; RSS then, or at the end of the watch)."""
+    started = time.monotonic()
+    while time.monotonic() - started < WATCH_SECONDS:
+        if resident_mb() <= baseline * (1 + WITHIN):
+            return time.monotonic() - started, round(resident_mb())
+        time.sleep(1)
+    return None, round(resident_mb())
 
+
+def launch(visitors: int):
+    """(the demo, its URL, the app's Sessions) with the server on 127.0.0.1."""
     from playground.ui import build_demo, launch_options  # noqa: PLC0415
 
     created = []
     original = handlers_module.Sessions
     handlers_module.Sessions = lambda: created.append(original()) or created[-1]  # to watch the sessions
     demo = build_demo()
-    sessions = created[0]
-    _, url, _ = demo.queue(default_concurrency_limit=2).launch(prevent_thread_lock=True, server_name="127.0.0.1",
-                                                               quiet=True, **launch_options())
+    handlers_module.Sessions = original
+    _, url, _ = demo.queue(default_concurrency_limit=2, max_size=visitors * STEP_ROUNDS).launch(
+        prevent_thread_lock=True, server_name="127.0.0.1", quiet=True, **launch_options())
+    return demo, url, created[0]
+
+
+def warm_up(url: str, tokens: int, memory_path: str, sessions) -> None:
+    """Every model loaded, every kind of visit made once, and their sessions ended."""
+    from gradio_client import Client  # noqa: PLC0415
+
     rng = random.Random(0)
-    for method in ("sd", "fsd", "csd", "ar", "psd-f"):  # every model loaded, every per-model cache built
+    for kind in (*KINDS, *(["generate"] * 4)):
         client = Client(url, verbose=False)
-        client.predict("warm up", method, False, *controls(rng, args.tokens), api_name="/generate")
+        visit(client, kind, rng, tokens, memory_path)
         client.close()
-    wait_for_no_sessions(sessions)
-    gc.collect()
-    figures = {"models loaded and warm, no session (baseline)": resident_mb()}
-    clients = [Client(url, verbose=False) for _ in range(args.visitors)]
+    wait_for_no_sessions(sessions, 120)
 
-    def visitor(seed):
-        local = random.Random(seed)
-        method = local.choice(["sd", "fsd", "csd", "ar", "psd-f"])
-        clients[seed].predict("Tell me about the sea.", method, False, *controls(local, args.tokens),
-                              api_name="/generate")
 
-    threads = [threading.Thread(target=visitor, args=(seed,)) for seed in range(args.visitors)]
+def run_visitors(url: str, visitors: int, tokens: int, memory_path: str) -> tuple[list, list]:
+    """(clients that left, clients that abandoned their session), after every visit ended."""
+    from gradio_client import Client  # noqa: PLC0415
+
+    clients = [Client(url, verbose=False) for _ in range(visitors)]
+    threads = [threading.Thread(target=visit, args=(client, KINDS[i % 3], random.Random(i), tokens, memory_path))
+               for i, client in enumerate(clients)]
     for thread in threads:
         thread.start()
     for thread in threads:
         thread.join()
-    figures[f"after {args.visitors} concurrent runs, {len(sessions)} sessions open"] = resident_mb()
-    time.sleep(10)
-    figures["10 s later, sessions still open"] = resident_mb()
-    for client in clients:
-        client.close()  # the visitors leave: Gradio calls demo.unload for each session
-    waited = wait_for_no_sessions(sessions)
-    gc.collect()
-    figures[f"visitors gone ({waited:.0f} s for Gradio to end the sessions)"] = resident_mb()
-    demo.close()
+    return clients[::2], clients[1::2]
+
+
+def measure(visitors: int, tokens: int, directory: str) -> dict:
+    memory_path = memory_file(directory)
+    demo, url, sessions = launch(visitors)
+    try:
+        warm_up(url, tokens, memory_path, sessions)
+        figures = {"visitors": visitors, "idle_limit_s": int(os.environ["PLAYGROUND_SESSION_IDLE_SECONDS"]),
+                   "baseline_mb": round(resident_mb())}
+        with Sampler() as sampler:
+            leaving, abandoning = visits(url, visitors, tokens, memory_path, sessions, figures)
+            leave(leaving, sessions, figures)
+            figures["peak_mb"] = round(sampler.peak)
+        back_in, figures["after_watch_mb"] = watch_return(figures["baseline_mb"])
+        figures["back_within_10pct_s"] = None if back_in is None else round(back_in, 1)
+        for client in abandoning:
+            client.close()
+    finally:
+        demo.close()
+    return figures
+
+
+def visits(url: str, visitors: int, tokens: int, memory_path: str, sessions, figures: dict) -> tuple[list, list]:
+    """The visitors' burst, its figures added to `figures`; returns (leaving, abandoning) clients."""
+    started = time.monotonic()
+    leaving, abandoning = run_visitors(url, visitors, tokens, memory_path)
+    figures["visits_s"] = round(time.monotonic() - started, 1)
+    figures["sessions_after_visits"] = len(sessions)
+    figures["after_visits_mb"] = round(resident_mb())
+    return leaving, abandoning
+
+
+def leave(leaving: list, sessions, figures: dict) -> None:
+    """The leaving visitors close their clients; then wait for every session to end (the
+    abandoned ones by the idle limit), and add the figures at that moment to `figures`."""
+    for client in leaving:
+        client.close()
+    ended_in = wait_for_no_sessions(sessions, figures["idle_limit_s"] + WATCH_SECONDS)
+    figures["sessions_ended_s"] = round(ended_in, 1)  # after the leaving visitors closed their clients
+    figures["sessions_left"] = len(sessions)
+    figures["at_sessions_end_mb"] = round(resident_mb())
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--visitors", type=int, default=24)
+    parser.add_argument("--tokens", type=int, default=16)
+    parser.add_argument("--out", help="write the figures here as JSON")
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory() as directory:
+        figures = measure(args.visitors, args.tokens, directory)
     for name, value in figures.items():
-        print(f"{name:45} {value:8.0f} MB")
+        print(f"{name:24} {value}")
+    if args.out:
+        Path(args.out).parent.mkdir(parents=True, exist_ok=True)
+        Path(args.out).write_text(json.dumps(figures, indent=1) + "\n")
 
 
 if __name__ == "__main__":
