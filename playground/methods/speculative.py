@@ -104,6 +104,10 @@ def verify_block(ctx: Decoding, drafted: Drafted, p: torch.Tensor, p_raw: torch.
         verified.records.append(TokenRecord(verdict.replacement, verifier, diagnostics=diagnostics))
         break
     verified.evidence = evidence_of(pending)
+    for record, e in zip(verified.records, verified.evidence):  # the candidate's probabilities, read once
+        v, d = SYMBOLS[verifier], SYMBOLS[proposer]
+        record.diagnostics = {"p_target": e.at_candidate[v], "p_target_raw": e.at_candidate[f"{v}_raw"],
+                              "p_draft": e.at_candidate[d], **record.diagnostics}
     return verified
 
 
@@ -118,8 +122,8 @@ def _evidence(c: Candidate, verdict: Verdict, verifier: str, proposer: str) -> P
 
 
 def _diagnostics(c: Candidate, verdict: Verdict) -> dict:
-    return {"p_target": float(c.p[c.token]), "p_target_raw": float(c.p_raw[c.token]), "p_draft": float(c.q[c.token]),
-            "divergence": c.divergence, "position_in_block": c.index, **verdict.diagnostics}
+    """What a record says of its check beside the candidate's probabilities (added from its evidence)."""
+    return {"divergence": c.divergence, "position_in_block": c.index, **verdict.diagnostics}
 
 
 def bonus_record(ctx: Decoding, p_last: torch.Tensor, index: int, origin: str = "target",
