@@ -3,8 +3,9 @@
 The draft drafts its chain as sd does; where it doubts a token (it gave it less than
 `draft_confidence`; at every depth when that lever is off) the node gets `tree_width - 1` more
 candidates beside it, as leaves; and where the context's last tokens occurred before, what
-followed them there (a prompt lookup, ngram.py) is one more branch, for free. The target scores every node in one forward with tree attention
-(cache.py, token_tree.py) and the walk goes down from the root:
+followed them there (a prompt lookup, ngram.py) is one more branch, for free. The target scores
+every node in one forward with tree attention (cache.py, token_tree.py) and the walk goes down
+from the root:
 
 - at a node, its children are tried in order by recursive rejection sampling (Jeon et al. 2024):
   candidate i is accepted with probability min(1, p_i(x_i) / q_i(x_i)), where q_i is the
@@ -39,7 +40,7 @@ class DraftedTree:
     tree: TokenTree
     q: list[torch.Tensor] = field(default_factory=list)  # per node: the distribution its token was drawn from
     q_raw: list[torch.Tensor] = field(default_factory=list)  # per node: the draft's raw distribution there
-
+    draft_forwards: int = 0  # the chain's; siblings and the lookup branch cost none
 
     def add(self, token: int, parent: int, q: torch.Tensor, q_raw: torch.Tensor) -> int:
         self.q.append(q)
@@ -51,7 +52,7 @@ def draft_tree(ctx: Decoding, k: int) -> DraftedTree:
     """sd's chain of up to k tokens, with siblings beside each token the draft doubts, and the
     prompt lookup's proposal as one more branch."""
     chain = draft_block(ctx, ctx.draft, k)
-    drafted = DraftedTree(TokenTree())
+    drafted = DraftedTree(TokenTree(), draft_forwards=len(chain.tokens))
     for depth, token in enumerate(chain.tokens):
         drafted.add(token, depth - 1, chain.q[depth], chain.q_raw[depth])
     for depth, token in enumerate(chain.tokens):
@@ -202,12 +203,8 @@ def tree_steps(ctx: Decoding):
         yield Step(walk.records, drafted=len(drafted.tree), accepted=len(walk.path),
                    accepted_flags=[True] * len(walk.path) + [False] * walk.rejected,
                    draft_seconds=drafted_at - start, verify_seconds=time.perf_counter() - drafted_at,
-                   forwards={ctx.draft.name: _chain_length(drafted.tree), ctx.target.name: 1},
+                   forwards={ctx.draft.name: drafted.draft_forwards, ctx.target.name: 1},
                    extra={"tree": _tree_figures(drafted.tree, walk)}, evidence=evidence_of(walk.evidence))
-
-
-def _chain_length(tree: TokenTree) -> int:
-    return max(tree.depths, default=0)
 
 
 def _tree_figures(tree: TokenTree, walk: Walk) -> dict:
