@@ -3,6 +3,7 @@ the accepted path, greedy output identical to the target's, and the option's edg
 proofs are the chi-square tests in test_sd_lossless.py."""
 
 import json
+import math
 
 import pytest
 import torch
@@ -168,3 +169,26 @@ def test_the_token_view_marks_tokens_from_a_branch_and_strikes_rejected_siblings
     struck = sum(len(t.diagnostics.get("rejected_candidates", [])) for t in run.tokens)
     assert from_branches and html.count("tok-branch") == from_branches
     assert html.count("tok-rejected") == struck
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_csd_on_a_tree_at_lambda_infinity_is_sd_on_the_same_tree(family, seed):
+    """The paper's limit holds for trees too: csd offers sd's tree, and with no rescue it draws
+    exactly what sd draws."""
+    options = {"target": family["target"], "draft": family["draft"], "max_new_tokens": 40, "temperature": 1.0,
+               "seed": seed, "chat_template": False, "tree_width": 3, "draft_confidence": 0.0}
+    csd = playground.generate(PROMPT, method="csd", lambda_=math.inf, **options)
+    assert [t.id for t in csd.tokens] == [t.id for t in playground.generate(PROMPT, method="sd", **options).tokens]
+    assert csd.recorded_config()["tree_width"] == 3 and all("tree" in step.extra for step in csd.steps)
+
+
+def test_a_gate_that_always_passes_rescues_the_drafts_own_token_of_a_rejected_node(family):
+    run = playground.generate(PROMPT, method="csd-gate", target=family["target"], draft=family["draft"], gate_tau=0.0,
+                              max_new_tokens=30, temperature=1.0, seed=3, chat_template=False, tree_width=3,
+                              draft_confidence=0.0)
+    rescued = [t for t in run.tokens if t.origin == "rescued"]
+    assert rescued and all(t.diagnostics["branch"] == 0 and t.diagnostics["is_safe"] for t in rescued)
+    for step in run.steps[:-1]:  # the last step's tokens may be cut at the length limit
+        checks = [e for e in step.evidence if e.verdict == "rescued"]
+        assert [e.candidate for e in checks] == [t.id for t in step.tokens if t.origin == "rescued"]
+        assert all(e.test.rescued for e in checks)

@@ -14,8 +14,9 @@ from dataclasses import replace
 
 from ..correction_memory import CorrectionMemory, load_memory
 from .acceptance import Rescue
-from .base import Decoding, Method
+from .base import DRAFT_LEVERS, Decoding, Method
 from .speculative import Candidate, Verdict, sd_check, speculative_steps
+from .token_trees import tree_steps
 
 # Which conditions a rescue needs (Algorithm 1, line 19, and the ablations of Section 5.4).
 RESCUE_RULES = {
@@ -42,26 +43,14 @@ def run_memory(ctx: Decoding) -> CorrectionMemory:
 
 def csd_check(ctx: Decoding, memory: CorrectionMemory, rescue):
     standard = sd_check(ctx)
-    log_tau = math.log(ctx.config.gate_tau) if ctx.config.gate_tau > 0 else -math.inf
+    decide = rescue_decision(ctx, memory, rescue)
 
     def check(c: Candidate) -> Verdict:
         verdict = standard(c)  # lines 8-14: accept w.p. min(1, p/q), else t* ~ norm(max(0, p - q))
         if verdict.accepted:
             return verdict
-        t_star = verdict.replacement
-        memory_count = memory.count(c.token, t_star)
-        is_freq = memory_count >= ctx.config.lambda_  # line 16: T[(x~_i, t*)] >= lambda
-        # line 17 in logit space (Eq. 3): z(x~_i) - z(t*) >= log tau, at temperature 1
-        logit_gap = float(c.p_raw[c.token].log() - c.p_raw[t_star].log())
-        is_safe = logit_gap >= log_tau
-        memory.update(c.token, t_star)  # line 18, rescued or not
-        diagnostics = {**verdict.diagnostics, "correction": t_star, "memory_count": memory_count,
-                       "lambda": ctx.config.lambda_, "is_freq": is_freq, "logit_gap": logit_gap,
-                       "p_candidate_raw": float(c.p_raw[c.token]), "p_correction_raw": float(c.p_raw[t_star]),
-                       "gate_ratio": math.exp(logit_gap), "gate_tau": ctx.config.gate_tau, "is_safe": is_safe}
-        rescued = rescue(is_freq, is_safe)
-        test = Rescue(verdict.test, memory_count, ctx.config.lambda_, is_freq, diagnostics["p_candidate_raw"],
-                      diagnostics["p_correction_raw"], ctx.config.gate_tau, is_safe, rescued)
+        rescued, diagnostics, test = decide(c.token, verdict.replacement, c.p_raw, verdict.test)
+        diagnostics = {**verdict.diagnostics, **diagnostics}
         if rescued:  # lines 19-20: keep x~_i and go on verifying
             return replace(verdict, accepted=True, origin="rescued", replacement=None, diagnostics=diagnostics,
                            test=test)
@@ -69,10 +58,37 @@ def csd_check(ctx: Decoding, memory: CorrectionMemory, rescue):
     return check
 
 
+def rescue_decision(ctx: Decoding, memory: CorrectionMemory, rescue):
+    """`decide(x~, t*, p_raw, ratio_test) -> (rescued, diagnostics, test)` after the SD ratio
+    rejected the draft token x~ and drew t* (lines 15-20), updating the memory (line 18)."""
+    log_tau = math.log(ctx.config.gate_tau) if ctx.config.gate_tau > 0 else -math.inf
+
+    def decide(token: int, t_star: int, p_raw, ratio_test):
+        memory_count = memory.count(token, t_star)
+        is_freq = memory_count >= ctx.config.lambda_  # line 16: T[(x~_i, t*)] >= lambda
+        # line 17 in logit space (Eq. 3): z(x~_i) - z(t*) >= log tau, at temperature 1
+        logit_gap = float(p_raw[token].log() - p_raw[t_star].log())
+        is_safe = logit_gap >= log_tau
+        memory.update(token, t_star)  # line 18, rescued or not
+        diagnostics = {"correction": t_star, "memory_count": memory_count, "lambda": ctx.config.lambda_,
+                       "is_freq": is_freq, "logit_gap": logit_gap, "p_candidate_raw": float(p_raw[token]),
+                       "p_correction_raw": float(p_raw[t_star]), "gate_ratio": math.exp(logit_gap),
+                       "gate_tau": ctx.config.gate_tau, "is_safe": is_safe}
+        rescued = rescue(is_freq, is_safe)
+        test = Rescue(ratio_test, memory_count, ctx.config.lambda_, is_freq, diagnostics["p_candidate_raw"],
+                      diagnostics["p_correction_raw"], ctx.config.gate_tau, is_safe, rescued)
+        return rescued, diagnostics, test
+    return decide
+
+
 def _calibrated(rule: str):
     def run(ctx: Decoding):
         memory = run_memory(ctx)
-        for step in speculative_steps(ctx, csd_check(ctx, memory, RESCUE_RULES[rule])):
+        if ctx.config.tree_width > 1:  # the rescue tries the draft's own token of a node whose children all failed
+            steps = tree_steps(ctx, rescue_decision(ctx, memory, RESCUE_RULES[rule]))
+        else:
+            steps = speculative_steps(ctx, csd_check(ctx, memory, RESCUE_RULES[rule]))
+        for step in steps:
             step.extra["rescued"] = sum(token.origin == "rescued" for token in step.tokens)
             step.extra["memory_rejections"] = memory.total
             yield step
@@ -80,12 +96,15 @@ def _calibrated(rule: str):
 
 
 _SD_OPTIONS = ("candidates", "draft_sampling")
+_TREE_LEVERS = (*DRAFT_LEVERS, "tree_width")  # sd's: csd at lambda = inf stays sd, tree or chain
 CSD = Method("csd", _calibrated("csd"),
              "calibrated SD: rescue a rejected draft token if the pair is frequent and the target finds it plausible",
-             options=(*_SD_OPTIONS, "lambda_", "gate_tau", "memory"), lossless=False, drafts_by_lookup=True)
+             options=(*_SD_OPTIONS, "lambda_", "gate_tau", "memory"), levers=_TREE_LEVERS, lossless=False,
+             drafts_by_lookup=True)
 CSD_MEMORY = Method("csd-memory", _calibrated("csd-memory"),
                     "CSD ablation, SD + correction memory only: rescue frequent rejection pairs",
-                    options=(*_SD_OPTIONS, "lambda_", "memory"), lossless=False, drafts_by_lookup=True)
+                    options=(*_SD_OPTIONS, "lambda_", "memory"), levers=_TREE_LEVERS, lossless=False,
+                    drafts_by_lookup=True)
 CSD_GATE = Method("csd-gate", _calibrated("csd-gate"),
                   "CSD ablation, SD + gating only (static lossy SD): rescue if p(draft)/p(correction) >= gate_tau",
-                  options=(*_SD_OPTIONS, "gate_tau"), lossless=False, drafts_by_lookup=True)
+                  options=(*_SD_OPTIONS, "gate_tau"), levers=_TREE_LEVERS, lossless=False, drafts_by_lookup=True)

@@ -127,26 +127,35 @@ class Trial:
 
     node: int
     branch: int
-    test: Ratio
+    test: object  # the SD ratio (acceptance.Ratio), or csd's Rescue around it
     rows: dict  # p_i, q_i and the raw rows at the node, and the residual left after it
 
 
-def verify_tree(ctx: Decoding, drafted: DraftedTree, p: torch.Tensor, p_raw: torch.Tensor) -> Walk:
-    """Walk from the root (row 0 of p) down the accepted children; rows 1 + i are node i's."""
+def verify_tree(ctx: Decoding, drafted: DraftedTree, p: torch.Tensor, p_raw: torch.Tensor, rescue=None) -> Walk:
+    """Walk from the root (row 0 of p) down the accepted children; rows 1 + i are node i's.
+    `rescue(x~, t*, p_raw, ratio_test) -> (rescued, diagnostics, test)`: csd's second chance for the
+    draft's own token (branch 0) of a node whose children were all rejected (calibrated.py)."""
     walk, node, tree = Walk(), -1, drafted.tree
     while children := tree.children(node):
         trials, p_left = _try_children(ctx, drafted, children, p[1 + node], p_raw[1 + node])
-        accepted = trials[-1].node if trials[-1].test.held else None
-        emitted = tree.tokens[accepted] if accepted is not None else ctx.sampler.draw(p_left)
-        walk.evidence += [_evidence(tree, trial, emitted) for trial in trials]
-        if accepted is None:
+        chosen = trials[-1] if trials[-1].test.held else None
+        origin, extra = "draft", {}
+        if chosen is None:
+            correction = ctx.sampler.draw(p_left)
+            if rescue is not None:
+                rescued, extra, trials[0].test = rescue(tree.tokens[trials[0].node], correction, p_raw[1 + node],
+                                                        trials[0].test)
+                chosen, origin = (trials[0], "rescued") if rescued else (None, origin)
+        emitted = correction if chosen is None else tree.tokens[chosen.node]
+        walk.evidence += [_evidence(tree, trial, emitted, trial is chosen and origin) for trial in trials]
+        if chosen is None:
             walk.records.append(TokenRecord(emitted, "target", diagnostics={
                 "p_target": float(p[1 + node, emitted]), "position_in_block": tree.depths[children[0]] - 1,
-                "rejected_candidates": [tree.tokens[child] for child in children]}))
+                "rejected_candidates": [tree.tokens[child] for child in children], **extra}))
             return walk
-        walk.path.append(accepted)
-        walk.records.append(_accepted_record(tree, trials[-1], p[1 + node]))
-        node = accepted
+        walk.path.append(chosen.node)
+        walk.records.append(_accepted_record(tree, chosen, p[1 + node], origin, extra))
+        node = chosen.node
     walk.records.append(_bonus(ctx, p[1 + node], p_raw[1 + node], 0 if node < 0 else tree.depths[node]))
     return walk
 
@@ -169,19 +178,25 @@ def _try_children(ctx: Decoding, drafted: DraftedTree, children: list[int], p_no
     return trials, p_i
 
 
-def _evidence(tree: TokenTree, trial: Trial, emitted: int) -> Pending:
-    token = tree.tokens[trial.node]
-    return Pending("target", tree.depths[trial.node] - 1, token, "accepted" if trial.test.held else "rejected",
-                   emitted, {"accept_prob": trial.test.accept_prob, "branch": trial.branch}, trial.rows,
-                   None if trial.test.held else "residual", trial.test)
+def _evidence(tree: TokenTree, trial: Trial, emitted: int, kept_as: str | bool) -> Pending:
+    """`kept_as`: "draft" or "rescued" for the candidate kept at this node, else False."""
+    verdict = "rescued" if kept_as == "rescued" else "accepted" if kept_as else "rejected"
+    return Pending("target", tree.depths[trial.node] - 1, tree.tokens[trial.node], verdict, emitted,
+                   {"accept_prob": _ratio(trial).accept_prob, "branch": trial.branch}, trial.rows,
+                   None if kept_as else "residual", trial.test)
 
 
-def _accepted_record(tree: TokenTree, trial: Trial, p_node: torch.Tensor) -> TokenRecord:
+def _ratio(trial: Trial) -> Ratio:
+    """The SD ratio test of a trial (a csd rescue wraps it)."""
+    return getattr(trial.test, "ratio", trial.test)
+
+
+def _accepted_record(tree: TokenTree, trial: Trial, p_node: torch.Tensor, origin: str, extra: dict) -> TokenRecord:
     token = tree.tokens[trial.node]
-    return TokenRecord(token, "draft", diagnostics={
+    return TokenRecord(token, origin, diagnostics={
         "p_target": float(p_node[token]), "p_draft": float(trial.rows["q"][token]),
-        "accept_prob": trial.test.accept_prob, "position_in_block": tree.depths[trial.node] - 1,
-        "branch": trial.branch})
+        "accept_prob": _ratio(trial).accept_prob, "position_in_block": tree.depths[trial.node] - 1,
+        "branch": trial.branch, **extra})
 
 
 def _bonus(ctx: Decoding, p_row: torch.Tensor, p_raw_row: torch.Tensor, depth: int) -> TokenRecord:
@@ -191,14 +206,15 @@ def _bonus(ctx: Decoding, p_row: torch.Tensor, p_raw_row: torch.Tensor, depth: i
                                                      "bonus": True, "position_in_block": depth})
 
 
-def tree_steps(ctx: Decoding):
-    """sd's loop with a token tree in the chain's place: one target forward per round."""
+def tree_steps(ctx: Decoding, rescue=None):
+    """sd's loop with a token tree in the chain's place: one target forward per round (csd's
+    `rescue`: see verify_tree)."""
     while ctx.remaining() > 0:
         start = time.perf_counter()
         drafted = draft_tree(ctx, ctx.block_size(ctx.config.candidates))
         drafted_at = time.perf_counter()
         logits = ctx.target.tree_logits(ctx.ids, drafted.tree)
-        walk = verify_tree(ctx, drafted, ctx.sampler.probs(logits), raw_probs(logits))
+        walk = verify_tree(ctx, drafted, ctx.sampler.probs(logits), raw_probs(logits), rescue)
         ctx.target.keep_path(walk.path)
         yield Step(walk.records, drafted=len(drafted.tree), accepted=len(walk.path),
                    accepted_flags=[True] * len(walk.path) + [False] * walk.rejected,
