@@ -135,7 +135,7 @@ def test_the_test_detects_argmax_drafting_with_the_soft_q_in_the_ratio(small_fam
         inner = real_check(ctx)
         return lambda c: inner(speculative.Candidate(c.index, c.token, c.p, c.q_raw, c.p_raw, c.q_raw,
                                                      c.divergence))
-    monkeypatch.setattr(speculative, "sd_check", check_with_soft_q)
+    monkeypatch.setattr(standard, "sd_check", check_with_soft_q)  # the check sd runs with
     settings = SETTINGS[0]  # at temperature 1, q_raw is exactly the soft q
     counts = sampled_pairs(small_family, settings, draft_sampling="greedy")
     assert chi_square_p_value(counts, exact_joint(small_family[0], settings)) < ALPHA
