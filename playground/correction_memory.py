@@ -56,10 +56,10 @@ class CorrectionMemory:
                 self.counts[pair] += 1
 
     def observe(self, tokens) -> int:
-        """Count the rejections in a run's token records (each correction names the candidate it
-        replaced as `rejected_candidate`). Returns how many were recorded."""
-        rejections = [(t.diagnostics["rejected_candidate"], t.id) for t in tokens
-                      if "rejected_candidate" in t.diagnostics]
+        """Count the rejections in a run's token records: each correction with the draft's own
+        candidate it replaced (a chain's one; of a token tree's node, the first, the one csd's
+        rescue tries: the others are siblings the tree added). Returns how many were recorded."""
+        rejections = [(t.replaced_candidates[0], t.id) for t in tokens if t.replaced_candidates]
         for draft_token, target_token in rejections:
             self.update(draft_token, target_token)
         return len(rejections)

@@ -20,6 +20,15 @@ class TokenRecord:
     def to_dict(self) -> dict:
         return {"id": self.id, "text": self.text, "origin": self.origin, **self.diagnostics}
 
+    @property
+    def replaced_candidates(self) -> list[int]:
+        """The draft candidates this token was emitted in place of, in the order they were checked:
+        a chain's one `rejected_candidate`, or every candidate of a token tree's node, all rejected
+        (`rejected_candidates`, the draft's own token first); empty for any other token."""
+        if "rejected_candidate" in self.diagnostics:
+            return [self.diagnostics["rejected_candidate"]]
+        return list(self.diagnostics.get("rejected_candidates", []))
+
 
 @dataclass(frozen=True)
 class Evidence:

@@ -165,10 +165,12 @@ def test_tooltips_carry_diagnostics(handlers):
     assert "p target (sampling settings):" in text and "p target raw (T=1):" in text and "acceptance prob:" in text
 
 
-def test_rejected_drafts_show_struck_through_in_place(handlers):
-    plain = run_generate(handlers, temperature=1.0, seed=1, max_new_tokens=40)[-1][1]
+@pytest.mark.parametrize("tree_width", [1, 2], ids=["chain", "tree"])
+def test_rejected_drafts_show_struck_through_in_place(handlers, tree_width):
+    plain = run_generate(handlers, temperature=1.0, seed=1, max_new_tokens=40, tree_width=tree_width)[-1][1]
     shown = handlers.rerender(KEY, True)
-    rejections = sum("rejected_candidate" in t.diagnostics for t in handlers.sessions.get(KEY).run.tokens)
+    records = [t.diagnostics for t in handlers.sessions.get(KEY).run.tokens]
+    rejections = sum(("rejected_candidate" in d) + len(d.get("rejected_candidates", [])) for d in records)
     assert rejections > 0, "tiny draft and target disagree often at temperature 1"
     assert shown.count("tok-rejected") == rejections and "tok-rejected" not in plain
     assert "replaced draft candidate" in shown

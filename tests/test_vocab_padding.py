@@ -46,7 +46,7 @@ def test_padded_ids_are_never_emitted(padded_pair, tokenizer, method, temperatur
         run = playground.generate(PROMPT, target=target, draft=draft, method=method, temperature=temperature,
                                   max_new_tokens=40, seed=seed, tau=0.5, lambda_=1, draft_vocab=0)
         assert all(token.id < len(tokenizer) for token in run.tokens)
-        candidates = [t.diagnostics.get("rejected_candidate", t.id) for t in run.tokens]
+        candidates = [candidate for t in run.tokens for candidate in t.replaced_candidates]
         assert all(token < len(tokenizer) for token in candidates)
 
 

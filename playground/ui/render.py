@@ -32,24 +32,24 @@ DIAGNOSTIC_LABELS = {"p_target": "p target (sampling settings)", "p_target_raw":
 
 
 
-# On a correction, these describe the rejected candidate rather than the emitted token.
+# On a chain's correction, these describe the rejected candidate rather than the emitted token.
 ABOUT_CANDIDATE = ("p_draft", "divergence", "accept_prob")
+REPLACED = ("rejected_candidate", "rejected_candidates")  # shown as TokenRecord.replaced_candidates
 
 
 def tooltip(token: TokenRecord, decode: Callable[[int], str]) -> str:
     lines = [f"{token.origin} · id {token.id} · {token.text!r}"]
-    diagnostics = dict(token.diagnostics)
-    rejected = diagnostics.pop("rejected_candidate", None)
-    siblings = diagnostics.pop("rejected_candidates", [])
+    diagnostics = {key: value for key, value in token.diagnostics.items() if key not in REPLACED}
+    about_candidate = "rejected_candidate" in token.diagnostics
     for key, label in DIAGNOSTIC_LABELS.items():
         if key in diagnostics:
-            about = " (of the replaced candidate)" if rejected is not None and key in ABOUT_CANDIDATE else ""
+            about = " (of the replaced candidate)" if about_candidate and key in ABOUT_CANDIDATE else ""
             lines.append(f"{label}{about}: {number(diagnostics.pop(key))}")
     lines += [_line(key, value) for key, value in diagnostics.items()]
-    if rejected is not None:
-        lines.append(f"replaced draft candidate: {decode(rejected)!r} (id {rejected})")
-    if siblings:
-        lines.append("rejected tree candidates: " + ", ".join(f"{decode(i)!r} (id {i})" for i in siblings))
+    replaced = token.replaced_candidates
+    if replaced:
+        plural = "s" if len(replaced) > 1 else ""
+        lines.append(f"replaced draft candidate{plural}: " + ", ".join(f"{decode(i)!r} (id {i})" for i in replaced))
     return "\n".join(lines)
 
 
@@ -67,11 +67,9 @@ def token_span(token: TokenRecord, decode: Callable[[int], str], show_rejected: 
     branch = " tok-branch" if token.diagnostics.get("branch") else ""  # a token tree's sibling, accepted
     span = (f'<span class="tok tok-{escape(token.origin)}{branch}" title="{escape(tooltip(token, decode))}">'
             f"{escape(token.text)}</span>")
-    rejected = token.diagnostics.get("rejected_candidate")
-    candidates = [rejected] if rejected is not None else token.diagnostics.get("rejected_candidates", [])
     if show_rejected:
         span = "".join(f'<s class="tok tok-rejected" title="rejected draft candidate">{escape(decode(i))}</s>'
-                       for i in candidates) + span
+                       for i in token.replaced_candidates) + span
     return span
 
 
