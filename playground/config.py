@@ -71,7 +71,7 @@ class RunConfig:
                                    Range(0.0, 1.0, 0.05))
     draft_int8: bool = _opt(True, "drafting lever: a CPU float32 draft runs its linear layers in int8 (about "
                             "half its step on a small CPU; q is the quantized draft's, so sd stays lossless)")
-    tree_width: int = _opt(1, "sd, csd: candidates per node of a token tree; where the draft doubts a token (at every "
+    tree_width: int = _opt(2, "sd, csd: candidates per node of a token tree; where the draft doubts a token (at every "
                            "depth when draft_confidence is 0) tree_width - 1 more tokens go beside it, a prompt "
                            "lookup's proposal is one more branch, and the target verifies every node in one pass "
                            "(1: a chain; sd stays lossless)",

@@ -62,34 +62,53 @@ def test_rescued_tokens_met_both_conditions(family, memory):
         assert gap >= math.log(0.05)
     # a rejected candidate that was not rescued failed at least one condition
     for token in result.tokens:
-        if "rejected_candidate" in token.diagnostics:
+        if token.replaced_candidates:
             assert not (token.diagnostics["is_freq"] and token.diagnostics["is_safe"])
 
 
-def test_memory_counts_every_rejection_and_the_counts_replay(family, memory):
+@pytest.mark.parametrize("tree_width", [1, 2], ids=["chain", "tree"])
+def test_memory_counts_every_rejection_and_the_counts_replay(family, memory, tree_width):
+    """One count per rescue attempt: a chain's rejected candidate, a tree's node whose candidates
+    were all rejected (paired with the draft's own token, the first)."""
     result = run(family, "csd", lambda_=2, gate_tau=0.01, max_new_tokens=120, seed=5, candidates=5,
-                 correction_memory=memory)
+                 correction_memory=memory, tree_width=tree_width)
     rejections = sum((False in s.accepted_flags) + s.extra["rescued"] for s in result.steps)
     assert memory.total == rejections == result.steps[-1].extra["memory_rejections"]
     seen = CorrectionMemory(*PAIR)
     for token in result.tokens:  # memory_count is the count before this rejection
         if "correction" in token.diagnostics:
-            draft_token = token.diagnostics.get("rejected_candidate", token.id)
+            draft_token = (token.replaced_candidates or [token.id])[0]  # a rescued token is the draft's own
             assert token.diagnostics["memory_count"] == seen.count(draft_token, token.diagnostics["correction"])
             seen.update(draft_token, token.diagnostics["correction"])
     assert seen.counts == memory.counts
 
 
 def test_rescued_tokens_count_as_accepted(family):
-    result = run(family, "csd-gate", gate_tau=0.0, candidates=4, max_new_tokens=40)
+    """In a chain every drafted candidate is checked until one is rejected: with every rejection
+    rescued, all are accepted."""
+    result = run(family, "csd-gate", gate_tau=0.0, candidates=4, max_new_tokens=40, tree_width=1)
     assert result.stats.acceptance_rate == 1.0
     assert "rescued" in {t.origin for t in result.tokens}
 
 
 def test_memory_ablation_rescues_on_frequency_alone(family, memory):
-    result = run(family, "csd-memory", lambda_=0, candidates=4, max_new_tokens=40, correction_memory=memory)
+    result = run(family, "csd-memory", lambda_=0, candidates=4, max_new_tokens=40, correction_memory=memory,
+                 tree_width=1)
     assert result.stats.acceptance_rate == 1.0
     assert all(t.diagnostics["is_freq"] for t in result.tokens if t.origin == "rescued")
+
+
+@pytest.mark.parametrize(("method", "options"), [("csd-gate", {"gate_tau": 0.0}), ("csd-memory", {"lambda_": 0})])
+def test_on_a_tree_a_rescue_that_always_passes_ends_every_round_on_its_bonus(family, memory, method, options):
+    """A tree's siblings beside the kept path are drafted and never accepted, so its acceptance
+    rate stays under 1; but every node whose candidates were all rejected is rescued: each round
+    keeps its whole path (rescued tokens count as accepted) and ends on the bonus token."""
+    result = run(family, method, candidates=4, max_new_tokens=40, correction_memory=memory, tree_width=2, **options)
+    assert "rescued" in {t.origin for t in result.tokens}
+    assert all(all(step.accepted_flags) for step in result.steps)
+    assert all(t.diagnostics.get("bonus") for t in result.tokens if t.origin == "target")
+    for step in result.steps[:-1]:  # the last step's tokens may be cut at EOS or the length limit
+        assert step.accepted == sum(t.origin in ("draft", "rescued") for t in step.tokens) == len(step.tokens) - 1
 
 
 def test_save_and_load_round_trip(tmp_path, family):
@@ -149,7 +168,7 @@ def test_calibration_counts_the_rejections_of_standard_sd(tmp_path, family):
     assert counted == memory.total > 0
     reference = sum(1 for prompt in ("hello there", "what is it?") for t in playground.generate(
         prompt, target=family["target"], draft=family["draft"], method="sd", max_new_tokens=30).tokens
-        if "rejected_candidate" in t.diagnostics)
+        if t.origin == "target" and not t.diagnostics.get("bonus"))  # the corrections, chain or tree
     assert counted == reference
     with pytest.raises(playground.PlaygroundError, match="this memory is for target"):
         calibrate(["hi"], CorrectionMemory("other", "tiny-draft"), target=family["target"], draft=family["draft"])

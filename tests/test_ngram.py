@@ -32,7 +32,8 @@ def test_greedy_prompt_lookup_is_the_target_alone_token_for_token(family):
     assert run.stats.drafted > 0 and run.stats.forwards.get("draft", 0) == 0  # proposals cost no forward
     assert any(step.extra["ngram_match"] for step in run.steps)
     assert run.models["draft"] == "ngram" and run.recorded_config()["draft_int8"] is False
-    assert run.notes == ["draft_int8, draft_vocab, draft_confidence off: the draft is a prompt lookup, not a model"]
+    assert run.notes == ["draft_int8, draft_vocab, draft_confidence, tree_width off: the draft is a prompt lookup, "
+                         "not a model"]
 
 
 def test_a_prompt_with_nothing_to_look_up_says_so(family):

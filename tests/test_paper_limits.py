@@ -30,8 +30,9 @@ def test_api_csd_at_lambda_infinity_is_sd_when_sampling(family, seed):
     calibrated = api(family, "csd", lambda_=math.inf, temperature=1.0, seed=seed)
     standard = api(family, "sd", temperature=1.0, seed=seed)
     assert ids(calibrated) == ids(standard)
-    levers = ("draft_int8", "draft_vocab", "draft_confidence", "candidates")
+    levers = ("draft_int8", "draft_vocab", "draft_confidence", "tree_width", "candidates")
     assert {k: calibrated.recorded_config()[k] for k in levers} == {k: standard.recorded_config()[k] for k in levers}
+    assert standard.recorded_config()["tree_width"] > 1  # as it ships, both draft a token tree
 
 
 @pytest.mark.parametrize(("method", "threshold"), [("fsd", "tau"), ("psd-f", "tau_t")])
@@ -73,6 +74,7 @@ def test_cli_limits_hold_with_default_settings(saved_family, capsys):
     calibrated = cli(saved_family, capsys, "--method", "csd", "--lambda", "inf", "--temperature", "1", "--seed", "3")
     standard = cli(saved_family, capsys, "--method", "sd", "--temperature", "1", "--seed", "3")
     assert [t["id"] for t in calibrated["tokens"]] == [t["id"] for t in standard["tokens"]]
+    assert calibrated["config"]["tree_width"] == standard["config"]["tree_width"] > 1
     assert calibrated["config"]["lambda_"] is None  # inf, written as JSON's null
     target_alone = [t["id"] for t in cli(saved_family, capsys, "--method", "ar")["tokens"]]
     for method, threshold in (("fsd", "--tau"), ("psd-f", "--tau-t")):
@@ -91,7 +93,9 @@ def test_app_limits_hold_with_the_controls_defaults(family):
         return ids(handlers.sessions.get("k").run)
 
     # the lambda box takes a number: 1e9 is never reached by a count, as inf
-    assert ran("csd", lambda_=1e9, temperature=1.0, seed=4) == ran("sd", temperature=1.0, seed=4)
+    calibrated = ran("csd", lambda_=1e9, temperature=1.0, seed=4)
+    assert handlers.sessions.get("k").run.config.tree_width > 1  # the controls' default: a token tree
+    assert calibrated == ran("sd", temperature=1.0, seed=4)
     assert ran("fsd", tau=0.0) == ran("ar") == ran("psd-f", tau_t=0.0)
 
 

@@ -75,15 +75,30 @@ def test_max_new_tokens_is_exact_including_bonus_tokens(family, draft_confidence
 
 
 def test_stats_agree_with_the_token_records(family, near_draft):
-    """The statistics against what the run's own tokens say, counted another way."""
-    result = run(family, "sd", draft=near_draft, candidates=3, temperature=1.0, max_new_tokens=60)
+    """A chain drafts one candidate per draft forward."""
+    result = run(family, "sd", draft=near_draft, candidates=3, temperature=1.0, max_new_tokens=60, tree_width=1)
+    stats = agreeing_stats(result, family)
+    assert stats["drafted"] == stats["forwards"]["draft"]
+
+
+def test_a_trees_stats_agree_with_its_token_records(family, near_draft):
+    """A tree's drafted candidates are its nodes: more than its draft forwards (the chain's),
+    since siblings and the lookup branch cost none."""
+    result = run(family, "sd", draft=near_draft, candidates=3, temperature=1.0, max_new_tokens=60, tree_width=2,
+                 seed=1)  # seed 0 meets EOS after 17 tokens
+    stats = agreeing_stats(result, family)
+    assert stats["drafted"] == sum(len(step.extra["tree"]["tokens"]) for step in result.steps) \
+        > stats["forwards"]["draft"]
+
+
+def agreeing_stats(result, family) -> dict:
+    """The run's statistics, checked against what its own tokens say, counted another way."""
     stats = result.stats.to_dict()
-    corrections = sum("rejected_candidate" in t.diagnostics for t in result.tokens)
+    corrections = sum(bool(t.replaced_candidates) for t in result.tokens)
     bonuses = sum(bool(t.diagnostics.get("bonus")) for t in result.tokens)
     assert stats["accepted"] == sum(t.origin == "draft" for t in result.tokens) > 0
     assert corrections > 0 and bonuses > 0
     assert stats["steps"] == stats["forwards"]["target"] == corrections + bonuses  # one of them ends each round
-    assert stats["drafted"] == stats["forwards"]["draft"]
     assert stats["tokens"] == len(result.tokens) == 60
     assert stats["origin_counts"] == {"draft": stats["accepted"], "qualifier": 0, "target": corrections + bonuses,
                                       "rescued": 0}
@@ -92,3 +107,4 @@ def test_stats_agree_with_the_token_records(family, near_draft):
                for s in result.steps if s.drafted]
     assert stats["acceptance_length_histogram"] == {str(n): leading.count(n) for n in sorted(set(leading))}
     assert result.text == family["target"].tokenizer.decode(ids(result))
+    return stats

@@ -2,6 +2,7 @@
 head and confidence-ended draft blocks; and the prediction that the stats show follows its formula."""
 
 import time
+from collections import Counter
 
 import pytest
 import torch
@@ -10,8 +11,11 @@ import torch.nn.functional as F
 import playground
 from playground import forward_costs
 from playground.draft_vocab import pruned_head
+from playground.engine import format_prompt
 from playground.int8_draft import Int8Linear, dense_weight, int8_twin
 from playground.errors import PlaygroundError
+from playground.methods.token_trees import MIN_LOOKUP_MATCH
+from playground.ngram import lookup
 from playground.prepacked import PrepackedLinear, prepack_linears
 from playground.stats import Stats
 from playground.step import Step, TokenRecord
@@ -115,31 +119,60 @@ def greedy(family, method, **options):
     return result, [t.id for t in result.tokens]
 
 
+@pytest.mark.parametrize("tree_width", [1, 2], ids=["chain", "tree"])
 @pytest.mark.parametrize("options", [{"draft_vocab": 8, "draft_confidence": 0}, {"draft_vocab": 0, "draft_confidence": 0.5},
                                      {"draft_vocab": 12, "draft_confidence": 0.3},
                                      {"draft_vocab": 0, "draft_confidence": 0, "draft_int8": True},
                                      {"draft_vocab": 0, "draft_confidence": 0, "draft_int8": False}],
                          ids=["pruned", "confidence", "both", "int8-only", "none"])
-def test_levers_keep_greedy_sd_identical_to_the_target(family, options):
+def test_levers_keep_greedy_sd_identical_to_the_target(family, options, tree_width):
     _, reference = greedy(family, "ar")
-    _, ids = greedy(family, "sd", candidates=4, **options)
+    _, ids = greedy(family, "sd", candidates=4, tree_width=tree_width, **options)
     assert ids == reference
 
 
+def pruned_kept(family) -> set[int]:
+    return set(pruned_head(family["draft"].model, family["draft"].tokenizer, 8).token_ids.tolist())
+
+
 def test_pruned_draft_proposes_only_kept_tokens(family):
-    result, _ = greedy(family, "sd", candidates=4, draft_vocab=8)
-    kept = set(pruned_head(family["draft"].model, family["draft"].tokenizer, 8).token_ids.tolist())
+    result, _ = greedy(family, "sd", candidates=4, draft_vocab=8, tree_width=1)
     proposed = [t.id for t in result.tokens if t.origin == "draft"]
     proposed += [t.diagnostics["rejected_candidate"] for t in result.tokens if "rejected_candidate" in t.diagnostics]
-    assert proposed and set(proposed) <= kept
+    assert proposed and set(proposed) <= pruned_kept(family)
+
+
+def test_a_pruned_drafts_tree_holds_only_kept_tokens_beside_the_lookup_branch(family):
+    """The draft's chain and siblings come from its pruned head; a tree's prompt-lookup branch
+    proposes what followed the context's last tokens before, whatever the head keeps."""
+    result, _ = greedy(family, "sd", candidates=4, draft_vocab=8, tree_width=2)
+    context = format_prompt(family["target"].tokenizer, "hello there", True)
+    for step in result.steps:
+        proposal, matched = lookup(context, 4)
+        looked_up = set(proposal) if matched >= MIN_LOOKUP_MATCH else set()
+        assert set(step.extra["tree"]["tokens"]) - pruned_kept(family) <= looked_up
+        context += [t.id for t in step.tokens]
+    assert any(len(step.extra["tree"]["tokens"]) > step.forwards["draft"] for step in result.steps)  # siblings too
 
 
 def test_confidence_ends_blocks_early(family):
-    full, _ = greedy(family, "sd", candidates=6, draft_confidence=0)
-    early, _ = greedy(family, "sd", candidates=6, draft_confidence=0.6)
+    full, _ = greedy(family, "sd", candidates=6, draft_confidence=0, tree_width=1)
+    early, _ = greedy(family, "sd", candidates=6, draft_confidence=0.6, tree_width=1)
     assert set(full.stats.block_sizes) <= {6, 5, 4, 3, 2, 1} and full.stats.block_sizes[6] > 0
     assert early.stats.drafted / early.stats.steps < full.stats.drafted / full.stats.steps
     assert min(early.stats.block_sizes) >= 1  # a block always has at least one candidate
+
+
+def test_confidence_ends_a_trees_chain_early(family):
+    """A tree's chain (its draft forwards) ends where the draft doubts, as a chain's block does;
+    and with fewer doubted tokens to branch at, the tree has fewer nodes."""
+    full, _ = greedy(family, "sd", candidates=6, draft_confidence=0, tree_width=2)
+    early, _ = greedy(family, "sd", candidates=6, draft_confidence=0.6, tree_width=2)
+    chains = Counter(step.forwards["draft"] for step in full.steps)
+    assert set(chains) <= {6, 5, 4, 3, 2, 1} and chains[6] > 0
+    assert early.stats.forwards["draft"] / early.stats.steps < full.stats.forwards["draft"] / full.stats.steps
+    assert early.stats.drafted / early.stats.steps < full.stats.drafted / full.stats.steps
+    assert min(step.forwards["draft"] for step in early.steps) >= 1
 
 
 @pytest.mark.parametrize("option, value", [("draft_vocab", -1), ("draft_vocab", 2.5),

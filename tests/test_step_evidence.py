@@ -95,19 +95,54 @@ def test_the_engine_never_changes_a_step_once_yielded(family, monkeypatch):
     assert all(token.text for step, _ in yielded for token in step.tokens)
 
 
-def test_tooltips_and_exports_carry_the_same_numbers_as_the_evidence(handlers):
-    list(handlers.generate(KEY, PROMPT, "sd", False, *values(temperature=1.0, seed=5)))
+def exported_run(handlers, **overrides) -> dict:
+    """An sd run through the app, as its JSON export (with each step's evidence) wrote it."""
+    list(handlers.generate(KEY, PROMPT, "sd", False, *values(temperature=1.0, seed=5, **overrides)))
     path, _ = handlers.export_json(KEY)
     exported = json.loads(open(path, encoding="utf-8").read())
-    run = handlers.sessions.get(KEY).run
-    assert len(exported["evidence"]) == len(run.steps)
+    assert len(exported["evidence"]) == len(handlers.sessions.get(KEY).run.steps)
+    return exported
+
+
+def assert_top_tokens_ranked(check: dict) -> None:
+    assert len(check["top"]["p"]) <= 8 and check["top"]["p"] == sorted(check["top"]["p"], key=lambda t: -t[1])
+
+
+def test_tooltips_and_exports_carry_the_same_numbers_as_the_evidence(handlers):
+    """A chain checks one candidate per position: each check's numbers are its token's."""
+    exported = exported_run(handlers, tree_width=1)
     checks = [check for step in exported["evidence"] for check in step]
     checked_tokens = [t for t in exported["tokens"] if "accept_prob" in t]
     assert len(checks) == len(checked_tokens) > 0
     for check, token in zip(checks, checked_tokens):
         assert token["accept_prob"] == check["checks"]["accept_prob"]
         assert token["p_draft"] == check["at_candidate"]["q"]
-        assert len(check["top"]["p"]) <= 8 and check["top"]["p"] == sorted(check["top"]["p"], key=lambda t: -t[1])
+        assert_top_tokens_ranked(check)
+
+
+def test_a_trees_tokens_and_exports_account_for_every_check(handlers):
+    """A tree checks a node's candidates in turn: the token emitted there accounts for each check
+    (the siblings rejected before the kept one, `branch` of them; at a correction, every candidate
+    it replaced) and carries the kept candidate's numbers."""
+    exported = exported_run(handlers, tree_width=2, draft_confidence=0.0)
+    checks = iter(check for step in exported["evidence"] for check in step)
+    decided = [t for t in exported["tokens"] if not t.get("bonus")]
+    behind = [len(t["rejected_candidates"]) if "rejected_candidates" in t else t["branch"] + 1 for t in decided]
+    assert sum(len(step) for step in exported["evidence"]) == sum(behind) > len(decided) > 0
+    for token, count in zip(decided, behind):
+        mine = [next(checks) for _ in range(count)]
+        assert all(c["emitted"] == token["id"] and c["position"] == token["position_in_block"] for c in mine)
+        if "rejected_candidates" in token:
+            assert [c["candidate"] for c in mine] == token["rejected_candidates"]
+            assert {c["verdict"] for c in mine} == {"rejected"}
+        else:
+            *rejected, kept = mine
+            assert {c["verdict"] for c in rejected} <= {"rejected"} and kept["verdict"] == "accepted"
+            assert (kept["candidate"], kept["checks"]["branch"]) == (token["id"], token["branch"])
+            assert token["accept_prob"] == kept["checks"]["accept_prob"]
+            assert token["p_draft"] == kept["at_candidate"]["q"]
+        for check in mine:
+            assert_top_tokens_ranked(check)
 
 
 def test_psd_f_displays_the_inclusive_comparison_of_its_rule():
@@ -156,9 +191,24 @@ def test_psd_a_step_mode_says_which_rule_runs(handlers, rule, shown):
 
 
 def test_csd_rescue_shows_the_memory_count_and_the_gate_ratio(family):
+    """In a chain, the rescue's numbers are its check's own."""
+    assert shown_rescues(family, 1, lambda step, check: check.checks), \
+        "the tiny family should produce some rescues at lambda = 1"
+
+
+def test_csd_rescue_on_a_tree_shows_the_memory_count_and_the_gate_ratio(family):
+    """On a tree, the rescue's numbers are in the rescued token's record (its check carries the
+    Rescue test that step mode words)."""
+    assert shown_rescues(family, 2, lambda step, check: step.tokens[check.position].diagnostics), \
+        "the tiny family should produce some rescues at lambda = 1"
+
+
+def shown_rescues(family, tree_width: int, numbers) -> int:
+    """Check each rescue's step-mode words against `numbers(step, check)`, the rescue's figures, and
+    its gate ratio against a full forward of the target; returns how many rescues there were."""
     steps = [step for step, _ in playground.stream(
         PROMPT, method="csd", lambda_=1, gate_tau=0.05, max_new_tokens=150, seed=4, temperature=1.0,
-        target=family["target"], draft=family["draft"])]
+        target=family["target"], draft=family["draft"], tree_width=tree_width)]
     decode = family["target"].tokenizer.decode
     context = format_prompt(family["target"].tokenizer, PROMPT, True)
     rescues = 0
@@ -167,7 +217,7 @@ def test_csd_rescue_shows_the_memory_count_and_the_gate_ratio(family):
         html = render.explanation_html(explanation, lambda i: decode([i]))
         for check in (c for c in step.evidence if c.verdict == "rescued"):
             rescues += 1
-            c = check.checks
+            c = numbers(step, check)
             # by hand from a full forward of the target: p(x~) / p(t*) on raw logits
             prefix = context + [t.id for t in step.tokens[:check.position]]
             with torch.inference_mode():
@@ -179,7 +229,7 @@ def test_csd_rescue_shows_the_memory_count_and_the_gate_ratio(family):
                     f"{c['p_correction_raw']:.4g} = {c['gate_ratio']:.4g} ≥ tau 0.05") in html
             assert "<td>rescued</td>" in html
         context += [t.id for t in step.tokens]
-    assert rescues, "the tiny family should produce some rescues at lambda = 1"
+    return rescues
 
 
 def test_slrs_step_mode_shows_its_ratio_against_psi(handlers, family):
