@@ -1,7 +1,7 @@
-"""Which draft pays? Lossless sd on the embedded target with the default levers and each given
-draft (and pruned-head size), and transformers' assisted generation with each draft, every run
-paired with an `ar` run of the same prompt, the settings interleaved prompt by prompt, their order
-alternating over repeats.
+"""Which draft pays? Lossless sd on the embedded target with the chain's levers (speed_levers.BEST)
+and each given draft (and pruned-head size), and transformers' assisted generation with each draft,
+every run paired with an `ar` run of the same prompt, the settings interleaved prompt by prompt,
+their order alternating over repeats.
 
     HF_HUB_OFFLINE=1 python -m bench.draft_ab --drafts previous=/path/to/draft smollm2-draft \\
         --draft-vocab 8192,16384 --out bench/results/draft_ab

@@ -1,7 +1,8 @@
-"""Which precision pays for the draft beside the fp32 target? Lossless sd (the default levers) on
-the embedded family with the draft in float32 (oneDNN-prepacked), in bfloat16 (half the bytes to
-read, no prepacking on AVX2) and with int8 linear layers (`draft_int8`, a quarter of the bytes),
-every sd run paired with an `ar` run of the same prompt, the drafts interleaved prompt by prompt.
+"""Which precision pays for the draft beside the fp32 target? Lossless sd (the chain's levers,
+speed_levers.BEST) on the embedded family with the draft in float32 (oneDNN-prepacked), in bfloat16
+(half the bytes to read, no prepacking on AVX2) and with int8 linear layers (`draft_int8`, a quarter
+of the bytes), every sd run paired with an `ar` run of the same prompt, the drafts interleaved
+prompt by prompt.
 
     HF_HUB_OFFLINE=1 python -m bench.draft_dtype --out bench/results/draft_dtype
 

@@ -1,4 +1,4 @@
-"""sd's draft shapes against `ar` on the embedded family: the chain (sd's default), token trees of
+"""sd's draft shapes against `ar` on the embedded family: the chain (`tree_width` 1), token trees of
 several widths, prompt-lookup drafts (`draft="ngram"`) and transformers' own prompt lookup
 (`hf-lookup`, K = 4); every run paired with an `ar` run of the same prompt (order alternating over
 repeats), on chat, code and edit prompts (answers that repeat the prompt), greedy and at 0.7.
@@ -31,8 +31,9 @@ def shapes(widths: list[int]) -> dict[str, list[Setting]]:
 
 def host_sync_lines(target, draft, prompt: str, widths: list[int], tokens: int) -> list[str]:
     lines = ["", "Host syncs per round (median; one chat prompt, t = 0.7; engine included):", ""]
-    for label, options in [("chain", {"draft": draft}), *((f"tree {w}", {"draft": draft, "tree_width": w})
-                                                          for w in widths), ("ngram", {"draft": "ngram"})]:
+    drafts = [("chain", {"draft": draft, "tree_width": 1}),
+              *((f"tree {w}", {"draft": draft, "tree_width": w}) for w in widths), ("ngram", {"draft": "ngram"})]
+    for label, options in drafts:
         per_round, kinds = syncs_per_round(step for step, _ in stream(
             prompt, method="sd", target=target, max_new_tokens=tokens, temperature=0.7, **options))
         lines.append(f"- {label}: {statistics.median(per_round):g} ({dict(kinds)})")

@@ -24,10 +24,11 @@ from playground.quality import load_tasks
 
 CHAT_PROMPTS = pathlib.Path(__file__).resolve().parent / "chat_prompts.txt"
 K = 4
-BEST = {"candidates": K, "draft_vocab": 8192, "draft_confidence": 0.6, "draft_int8": True}
+# The levers of a chain, as transformers' assisted generation drafts one (bench.draft_shapes compares trees).
+BEST = {"candidates": K, "draft_vocab": 8192, "draft_confidence": 0.6, "draft_int8": True, "tree_width": 1}
 
 
-OFF = {"candidates": K, "draft_vocab": 0, "draft_confidence": 0.0, "draft_int8": False}
+OFF = {"candidates": K, "draft_vocab": 0, "draft_confidence": 0.0, "draft_int8": False, "tree_width": 1}
 # transformers' assisted generation with what it can take of BEST (it scores the full vocabulary)
 ASSISTED = Setting("hf-assisted", {**OFF, "draft_confidence": BEST["draft_confidence"], "draft_int8": True})
 
