@@ -28,7 +28,7 @@ class KVRunner:
         self.tokens = tokens
         self.device = model.device
         self.cache = DynamicCache(config=model.config)
-        self.ids: list[int] = []  # the tokens whose keys/values the cache holds
+        self.ids: list[int | None] = []  # the tokens whose keys/values the cache holds (None: see logits_after)
         self.forwards = 0
         self._tree_base: int | None = None  # after tree_logits: where the tree's nodes start in the cache
 
@@ -37,9 +37,21 @@ class KVRunner:
         prefixes of `sequence` (row -1 predicts the token after the whole sequence)."""
         keep = self._reusable(sequence, positions)
         new = sequence[keep:]
-        logits = self._timed_forward(new, positions)
+        logits = self._timed_forward(self._as_input(new), positions)
         self.ids = list(sequence)
         return logits
+
+    def logits_after(self, token: torch.Tensor) -> torch.Tensor:
+        """Logits [vocab] after the sequence last asked about plus `token`, an id still on the
+        device (a draft's own sample): nothing waits for its value. Its place in `ids` is None,
+        which matches no id, until `settle` names it."""
+        logits = self._timed_forward(token.reshape(1, 1), 1)
+        self.ids.append(None)
+        return logits[-1]
+
+    def settle(self, sequence: list[int]) -> None:
+        """Name the ids that logits_after fed: the cache holds a prefix of `sequence`."""
+        self.ids = list(sequence[:len(self.ids)])
 
     def tree_logits(self, sequence: list[int], tree: TokenTree) -> torch.Tensor:
         """Logits [1 + len(tree), vocab]: row 0 predicts the token after `sequence`, row 1 + i the
@@ -49,7 +61,7 @@ class KVRunner:
         context_new = len(sequence) - keep
         extra = {"attention_mask": tree_attention(tree, keep, context_new, self.model.dtype, self.device),
                  "position_ids": tree_positions(tree, keep, context_new, self.device)}
-        logits = self._timed_forward(sequence[keep:] + tree.tokens, 1 + len(tree), **extra)
+        logits = self._timed_forward(self._as_input(sequence[keep:] + tree.tokens), 1 + len(tree), **extra)
         self.ids = list(sequence) + tree.tokens
         self._tree_base = len(sequence)
         return logits
@@ -73,14 +85,16 @@ class KVRunner:
         self.rollback(keep)
         return keep
 
-    def _timed_forward(self, new: list[int], positions: int, **extra) -> torch.Tensor:
-        input_ids = torch.tensor([new], device=self.device)
+    def _as_input(self, new: list[int]) -> torch.Tensor:
+        return torch.tensor([new], device=self.device)
+
+    def _timed_forward(self, input_ids: torch.Tensor, positions: int, **extra) -> torch.Tensor:
         started = time.perf_counter()
         with torch.inference_mode():
             logits = self._forward(input_ids, positions, **extra)
             if self.tokens is not None and self.tokens < logits.shape[-1]:
                 logits[..., self.tokens:] = -torch.inf
-        forward_costs.record(self.model, len(new), time.perf_counter() - started)
+        forward_costs.record(self.model, input_ids.shape[-1], time.perf_counter() - started)
         self.forwards += 1
         return logits[0, -positions:]
 

@@ -11,7 +11,7 @@ from playground.cache import KVRunner
 from playground.draft_vocab import pruned_head
 from playground.drafter import draft_runner, draft_setup
 from playground.ngram import PromptLookup
-from playground.methods import METHODS, Decoding, speculative, standard, token_trees
+from playground.methods import METHODS, Decoding, drafting, speculative, standard
 from playground.sampling import Sampler
 from playground.tiny import char_tokenizer, loaded, tiny_llama
 
@@ -66,7 +66,7 @@ def sampled_pairs(family, settings, samples=SAMPLES, draft_sampling="sample", dr
                        KVRunner(target.model, "target"), list(prompt), len(prompt), draft=None if by_lookup else drafter,
                        lookup=PromptLookup(len(target.tokenizer), "cpu") if by_lookup else None)
         emitted = []
-        for step in standard.standard(ctx):
+        for step in METHODS["sd"].run(ctx):
             emitted += [t.id for t in step.tokens]
             ctx.ids += [t.id for t in step.tokens]
             if len(emitted) >= 2:
@@ -199,9 +199,12 @@ def test_token_tree_verification_is_lossless(small_family, name):
 
 def test_the_test_detects_the_iid_rule_on_siblings_drawn_without_replacement(small_family, monkeypatch):
     """The trap of methods.md: dividing by q itself, not by q without the earlier siblings."""
-    real_siblings = token_trees.siblings
-    monkeypatch.setattr(token_trees, "siblings", lambda ctx, q, q_raw, drawn: [
-        (token, q) for token, _ in real_siblings(ctx, q, q_raw, drawn)])
+    real_siblings = drafting._siblings
+
+    def siblings_claiming_q(ctx, q, q_raw, drawn, n):
+        tokens, _, exist = real_siblings(ctx, q, q_raw, drawn, n)
+        return tokens, [q] * n, exist
+    monkeypatch.setattr(drafting, "_siblings", siblings_claiming_q)
     settings = SETTINGS[0]
     counts = sampled_pairs(small_family, settings, samples=TREE_SAMPLES, tree_width=3)
     assert chi_square_p_value(counts, exact_joint(small_family[0], settings), TREE_SAMPLES) < ALPHA

@@ -4,7 +4,9 @@ A rule collects its checks as `Pending` (rows still tensors) and turns a whole r
 Evidence at once: one read of their numbers from the device, not one per probability.
 """
 
-from dataclasses import dataclass
+from collections.abc import Sequence
+from copy import deepcopy
+from dataclasses import dataclass, replace
 
 import torch
 
@@ -41,17 +43,52 @@ def evidence(*fields, **named) -> Evidence:
 
 def evidence_of(pending: list[Pending]) -> list[Evidence]:
     """Every check of a round as Evidence, its numbers read from the device in one go."""
+    return list(LazyEvidence(pending))
+
+
+class LazyEvidence(Sequence):
+    """A round's checks as Evidence whose numbers are read from the device only when someone looks
+    (step mode, the JSON export): a generation nobody inspects never waits for them. What it keeps
+    until then is small: each distribution's top tokens and the candidate's probability, not the rows."""
+
+    def __init__(self, pending: list[Pending]):
+        self._checks = [replace(check, rows=dict.fromkeys(check.rows)) for check in pending]
+        self._k = [min(TOP_K, next(iter(check.rows.values())).shape[-1]) for check in pending]
+        self._numbers = _numbers(pending)
+        self._read: list[Evidence] | None = None
+
+    def _evidence(self) -> list[Evidence]:
+        if self._read is None:
+            numbers = iter(self._numbers.tolist())
+            self._read = [_read(check, k, numbers) for check, k in zip(self._checks, self._k)]
+            self._numbers = None
+        return self._read
+
+    def __len__(self) -> int:
+        return len(self._checks)
+
+    def __getitem__(self, index):
+        return self._evidence()[index]
+
+    def __eq__(self, other) -> bool:
+        return list(self) == list(other)
+
+    def __deepcopy__(self, memo) -> list[Evidence]:  # dataclasses.asdict copies a Step's fields
+        return deepcopy(self._evidence(), memo)
+
+
+def _numbers(pending: list[Pending]) -> torch.Tensor:
+    """Per check: each row's probability of the candidate, then each row's top values and ids."""
     parts = []
     for check in pending:
         rows = torch.stack(list(check.rows.values()))
         values, ids = rows.topk(min(TOP_K, rows.shape[-1]), dim=-1)
         parts += [rows[:, check.candidate], values.flatten(), ids.flatten()]
-    numbers = iter(torch.cat([part.double() for part in parts]).tolist() if parts else [])
-    return [_read(check, numbers) for check in pending]
+    return torch.cat([part.double() for part in parts]) if parts else torch.empty(0, dtype=torch.float64)
 
 
-def _read(check: Pending, numbers) -> Evidence:
-    names, k = list(check.rows), min(TOP_K, next(iter(check.rows.values())).shape[-1])
+def _read(check: Pending, k: int, numbers) -> Evidence:
+    names = list(check.rows)
     at_candidate = {name: next(numbers) for name in names}
     values = {name: [next(numbers) for _ in range(k)] for name in names}
     ids = {name: [int(next(numbers)) for _ in range(k)] for name in names}

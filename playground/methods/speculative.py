@@ -10,10 +10,11 @@ from dataclasses import dataclass, field
 import torch
 
 from ..divergence import divergence
-from ..sampling import one_hot_argmax, raw_probs, residual
+from ..sampling import raw_probs, residual
 from ..step import Evidence, Step, TokenRecord
 from .acceptance import Ratio
 from .base import Decoding
+from .drafting import draft
 from .evidence import Pending, evidence_of
 
 
@@ -53,21 +54,9 @@ SYMBOLS = {"target": "p", "draft": "q", "qualifier": "r"}
 
 
 def draft_block(ctx: Decoding, runner, k: int) -> Drafted:
-    """Draft k tokens autoregressively, keeping each q the token was drawn from."""
-    tokens, qs, q_raws = [], [], []
-    for _ in range(k):
-        logits = runner.next_logits(ctx.ids + tokens)[-1]
-        q = ctx.sampler.probs(logits)
-        if ctx.config.draft_sampling == "greedy":
-            q = one_hot_argmax(q)
-        tokens.append(ctx.sampler.draw(q))
-        qs.append(q)
-        q_raws.append(raw_probs(logits))
-        if ctx.doubts(q_raws[-1], tokens[-1]):
-            break
-    vocab = runner.model.config.vocab_size
-    empty = torch.empty(0, vocab, device=runner.device)
-    return Drafted(tokens, torch.stack(qs) if qs else empty, torch.stack(q_raws) if q_raws else empty)
+    """Draft k tokens autoregressively (drafting.py), keeping each q the token was drawn from."""
+    block = draft(ctx, runner, k)
+    return Drafted(block.tokens, block.q, block.q_raw)
 
 
 @dataclass
@@ -154,10 +143,10 @@ def speculative_steps(ctx: Decoding, check, drafter=None):
         yield Step(records, drafted=k, accepted=sum(flags), accepted_flags=flags,
                    draft_seconds=drafted_at - start, verify_seconds=time.perf_counter() - drafted_at,
                    forwards={**({ctx.draft.name: k} if ctx.draft else {}), ctx.target.name: 1},
-                   extra=_lookup_figures(ctx), evidence=verified.evidence)
+                   extra=lookup_figures(ctx), evidence=verified.evidence)
 
 
-def _lookup_figures(ctx: Decoding) -> dict:
+def lookup_figures(ctx: Decoding) -> dict:
     """A prompt-lookup round's figure: the n of the n-gram it matched (0: none, the target stepped alone)."""
     return {"ngram_match": ctx.lookup.matched} if ctx.lookup else {}
 

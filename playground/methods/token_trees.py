@@ -24,13 +24,15 @@ from dataclasses import dataclass, field
 import torch
 
 from ..ngram import lookup
-from ..sampling import one_hot_argmax, raw_probs, residual
+from ..sampling import raw_probs
 from ..step import Step, TokenRecord
 from ..token_tree import TokenTree
 from .acceptance import Ratio
 from .base import Decoding
-from .evidence import Pending, evidence_of
-from .speculative import draft_block
+from .drafting import draft
+from .speculative import lookup_figures
+from .evidence import LazyEvidence, Pending
+from .tree_checks import TreeChecks, check_tree
 
 MIN_LOOKUP_MATCH = 2  # a lookup of the last token alone matches often and proposes noise
 
@@ -49,17 +51,30 @@ class DraftedTree:
 
 
 def draft_tree(ctx: Decoding, k: int) -> DraftedTree:
-    """sd's chain of up to k tokens, with siblings beside each token the draft doubts, and the
-    prompt lookup's proposal as one more branch."""
-    chain = draft_block(ctx, ctx.draft, k)
-    drafted = DraftedTree(TokenTree(), draft_forwards=len(chain.tokens))
-    for depth, token in enumerate(chain.tokens):
-        drafted.add(token, depth - 1, chain.q[depth], chain.q_raw[depth])
-    for depth, token in enumerate(chain.tokens):
-        if branches_at(ctx, chain.q_raw[depth], token):
-            for sibling, q_sibling in siblings(ctx, chain.q[depth], chain.q_raw[depth], token):
-                drafted.add(sibling, depth - 1, q_sibling, chain.q_raw[depth])
-    add_lookup_branch(ctx, drafted, k)
+    """sd's chain of up to k tokens; in a tree (tree_width > 1), siblings beside each token the
+    draft doubts (everywhere when draft_confidence is off) and the prompt lookup's proposal as one
+    more branch."""
+    block = draft(ctx, ctx.draft, k, ctx.config.tree_width)
+    drafted = _chain(block.tokens, block.q, block.q_raw)
+    for depth, siblings in enumerate(block.siblings):
+        if not ctx.config.draft_confidence or block.doubted[depth]:
+            for sibling, q_sibling in siblings:
+                drafted.add(sibling, depth - 1, q_sibling, block.q_raw[depth])
+    if ctx.config.tree_width > 1:
+        add_lookup_branch(ctx, drafted, k)
+    return drafted
+
+
+def lookup_chain(ctx: Decoding, k: int) -> DraftedTree:
+    """A prompt-lookup draft (`ctx.lookup`, ngram.py) in the draft's place: a chain at no draft cost."""
+    proposal = ctx.lookup(ctx, k)
+    return _chain(proposal.tokens, proposal.q, proposal.q_raw, forwards=0)
+
+
+def _chain(tokens: list[int], q: torch.Tensor, q_raw: torch.Tensor, forwards: int | None = None) -> DraftedTree:
+    drafted = DraftedTree(TokenTree(), draft_forwards=len(tokens) if forwards is None else forwards)
+    for depth, token in enumerate(tokens):
+        drafted.add(token, depth - 1, q[depth], q_raw[depth])
     return drafted
 
 
@@ -81,32 +96,6 @@ def add_lookup_branch(ctx: Decoding, drafted: DraftedTree, k: int) -> None:
         node = same
 
 
-def branches_at(ctx: Decoding, q_raw_row: torch.Tensor, token: int) -> bool:
-    """Siblings go where the draft doubts its token, or everywhere when no confidence is set."""
-    return not ctx.config.draft_confidence or ctx.doubts(q_raw_row, token)
-
-
-def siblings(ctx: Decoding, q: torch.Tensor, q_raw: torch.Tensor, drawn: int) -> list[tuple[int, torch.Tensor]]:
-    """Up to tree_width - 1 more candidates after `drawn`, each with the distribution it was drawn
-    from: from q without the tokens already taken while q has mass left, else (a greedy draft) the
-    draft's next most likely token, deterministically (a one-hot q)."""
-    left, ranked, found = q.clone(), q_raw.clone(), []
-    left[drawn], ranked[drawn] = 0.0, -1.0
-    for _ in range(ctx.config.tree_width - 1):
-        mass = float(left.sum())
-        if mass > 0:
-            q_i = left / mass
-            token = ctx.sampler.draw(q_i)
-        else:
-            token = int(ranked.argmax())
-            if ranked[token] <= 0:
-                break
-            q_i = one_hot_argmax(ranked)
-        left[token], ranked[token] = 0.0, -1.0
-        found.append((token, q_i))
-    return found
-
-
 @dataclass
 class Walk:
     """The verification walk down the tree: emitted records, the accepted nodes, the evidence."""
@@ -123,12 +112,11 @@ class Walk:
 
 @dataclass
 class Trial:
-    """One candidate tried at a node: its branch (0: the chain's own token) and the rule's numbers."""
+    """One candidate tried at a node: its branch (0: the chain's own token) and the rule's test."""
 
     node: int
     branch: int
     test: object  # the SD ratio (acceptance.Ratio), or csd's Rescue around it
-    rows: dict  # p_i, q_i and the raw rows at the node, and the residual left after it
 
 
 def verify_tree(ctx: Decoding, drafted: DraftedTree, p: torch.Tensor, p_raw: torch.Tensor, rescue=None) -> Walk:
@@ -136,82 +124,68 @@ def verify_tree(ctx: Decoding, drafted: DraftedTree, p: torch.Tensor, p_raw: tor
     `rescue(x~, t*, p_raw, ratio_test) -> (rescued, diagnostics, test)`: csd's second chance for the
     draft's own token (branch 0) of a node whose children were all rejected (calibrated.py)."""
     walk, node, tree = Walk(), -1, drafted.tree
+    checks = check_tree(ctx, tree, drafted.q, drafted.q_raw, p, p_raw)
     while children := tree.children(node):
-        trials, p_left = _try_children(ctx, drafted, children, p[1 + node], p_raw[1 + node])
+        trials = _try_children(checks, children)
         chosen = trials[-1] if trials[-1].test.held else None
         origin, extra = "draft", {}
-        if chosen is None:
-            correction = ctx.sampler.draw(p_left)
-            if rescue is not None:
-                rescued, extra, trials[0].test = rescue(tree.tokens[trials[0].node], correction, p_raw[1 + node],
-                                                        trials[0].test)
-                chosen, origin = (trials[0], "rescued") if rescued else (None, origin)
-        emitted = correction if chosen is None else tree.tokens[chosen.node]
-        walk.evidence += [_evidence(tree, trial, emitted, trial is chosen and origin) for trial in trials]
+        if chosen is None and rescue is not None:
+            rescued, extra, trials[0].test = rescue(tree.tokens[children[0]], checks.draw[1 + node], p_raw[1 + node],
+                                                    trials[0].test)
+            chosen, origin = (trials[0], "rescued") if rescued else (None, origin)
+        emitted = checks.draw[1 + node] if chosen is None else tree.tokens[chosen.node]
+        walk.evidence += [_evidence(tree, checks, trial, emitted, trial is chosen and origin) for trial in trials]
         if chosen is None:
             walk.records.append(TokenRecord(emitted, "target", diagnostics={
-                "p_target": float(p[1 + node, emitted]), "position_in_block": tree.depths[children[0]] - 1,
+                **_about_candidate(checks, children[0]), "p_target": checks.p_draw[1 + node],
+                "position_in_block": tree.depths[children[0]] - 1,
                 "rejected_candidates": [tree.tokens[child] for child in children], **extra}))
             return walk
         walk.path.append(chosen.node)
-        walk.records.append(_accepted_record(tree, chosen, p[1 + node], origin, extra))
+        walk.records.append(_accepted_record(tree, checks, chosen, origin, extra))
         node = chosen.node
-    walk.records.append(_bonus(ctx, p[1 + node], p_raw[1 + node], 0 if node < 0 else tree.depths[node]))
+    walk.records.append(TokenRecord(checks.draw[1 + node], "target", diagnostics={
+        "p_target": checks.p_draw[1 + node], "p_target_raw": checks.p_raw_draw[1 + node], "bonus": True,
+        "position_in_block": 0 if node < 0 else tree.depths[node]}))
     return walk
 
 
-def _try_children(ctx: Decoding, drafted: DraftedTree, children: list[int], p_node: torch.Tensor,
-                  p_raw_node: torch.Tensor) -> tuple[list[Trial], torch.Tensor]:
-    """Recursive rejection sampling over one node's children, stopping at the first accepted one:
-    the trials, and the distribution left for a correction when every child was rejected."""
-    vocab = min(p_node.shape[-1], drafted.q[children[0]].shape[-1])
-    p_i, trials = p_node[:vocab], []
+def _try_children(checks: TreeChecks, children: list[int]) -> list[Trial]:
+    """Recursive rejection sampling over one node's children, up to the first accepted one."""
+    trials = []
     for branch, child in enumerate(children):
-        token, q_i = drafted.tree.tokens[child], drafted.q[child][:vocab]
-        test = Ratio(min(1.0, float(p_i[token] / q_i[token])), ctx.sampler.uniform())
-        p_next = residual(p_i, q_i)
-        trials.append(Trial(child, branch, test, {"p": p_i, "q": q_i, "p_raw": p_raw_node[:vocab],
-                                                  "q_raw": drafted.q_raw[child][:vocab], "residual": p_next}))
-        if test.held:
+        trials.append(Trial(child, branch, Ratio(checks.ratio[child], checks.u[child])))
+        if trials[-1].test.held:
             break
-        p_i = p_next
-    return trials, p_i
+    return trials
 
 
-def _evidence(tree: TokenTree, trial: Trial, emitted: int, kept_as: str | bool) -> Pending:
+def _evidence(tree: TokenTree, checks: TreeChecks, trial: Trial, emitted: int, kept_as: str | bool) -> Pending:
     """`kept_as`: "draft" or "rescued" for the candidate kept at this node, else False."""
     verdict = "rescued" if kept_as == "rescued" else "accepted" if kept_as else "rejected"
     return Pending("target", tree.depths[trial.node] - 1, tree.tokens[trial.node], verdict, emitted,
-                   {"accept_prob": _ratio(trial).accept_prob, "branch": trial.branch}, trial.rows,
+                   {"accept_prob": checks.ratio[trial.node], "branch": trial.branch}, checks.rows(trial.node),
                    None if kept_as else "residual", trial.test)
 
 
-def _ratio(trial: Trial) -> Ratio:
-    """The SD ratio test of a trial (a csd rescue wraps it)."""
-    return getattr(trial.test, "ratio", trial.test)
+def _accepted_record(tree: TokenTree, checks: TreeChecks, trial: Trial, origin: str, extra: dict) -> TokenRecord:
+    return TokenRecord(tree.tokens[trial.node], origin, diagnostics={
+        "p_target": checks.p_at[trial.node], **_about_candidate(checks, trial.node),
+        "position_in_block": tree.depths[trial.node] - 1, "branch": trial.branch, **extra})
 
 
-def _accepted_record(tree: TokenTree, trial: Trial, p_node: torch.Tensor, origin: str, extra: dict) -> TokenRecord:
-    token = tree.tokens[trial.node]
-    return TokenRecord(token, origin, diagnostics={
-        "p_target": float(p_node[token]), "p_draft": float(trial.rows["q"][token]),
-        "accept_prob": _ratio(trial).accept_prob, "position_in_block": tree.depths[trial.node] - 1,
-        "branch": trial.branch, **extra})
-
-
-def _bonus(ctx: Decoding, p_row: torch.Tensor, p_raw_row: torch.Tensor, depth: int) -> TokenRecord:
-    token = ctx.sampler.draw(p_row)
-    return TokenRecord(token, "target", diagnostics={"p_target": float(p_row[token]),
-                                                     "p_target_raw": float(p_raw_row[token]),
-                                                     "bonus": True, "position_in_block": depth})
+def _about_candidate(checks: TreeChecks, node: int) -> dict:
+    """A node's check as its record (or the correction that replaced it) shows it."""
+    return {"p_draft": checks.q_at[node], "accept_prob": checks.ratio[node], "divergence": checks.divergence[node]}
 
 
 def tree_steps(ctx: Decoding, rescue=None):
-    """sd's loop with a token tree in the chain's place: one target forward per round (csd's
-    `rescue`: see verify_tree)."""
+    """sd's loop: draft a tree (a chain is a tree of width 1; a prompt lookup drafts a chain), one
+    target forward over it, the walk (csd's `rescue`: see verify_tree)."""
+    drafter = lookup_chain if ctx.lookup else draft_tree
     while ctx.remaining() > 0:
         start = time.perf_counter()
-        drafted = draft_tree(ctx, ctx.block_size(ctx.config.candidates))
+        drafted = drafter(ctx, ctx.block_size(ctx.config.candidates))
         drafted_at = time.perf_counter()
         logits = ctx.target.tree_logits(ctx.ids, drafted.tree)
         walk = verify_tree(ctx, drafted, ctx.sampler.probs(logits), raw_probs(logits), rescue)
@@ -219,8 +193,9 @@ def tree_steps(ctx: Decoding, rescue=None):
         yield Step(walk.records, drafted=len(drafted.tree), accepted=len(walk.path),
                    accepted_flags=[True] * len(walk.path) + [False] * walk.rejected,
                    draft_seconds=drafted_at - start, verify_seconds=time.perf_counter() - drafted_at,
-                   forwards={ctx.draft.name: drafted.draft_forwards, ctx.target.name: 1},
-                   extra={"tree": _tree_figures(drafted.tree, walk)}, evidence=evidence_of(walk.evidence))
+                   forwards={**({ctx.draft.name: drafted.draft_forwards} if ctx.draft else {}), ctx.target.name: 1},
+                   extra={"tree": _tree_figures(drafted.tree, walk), **lookup_figures(ctx)},
+                   evidence=LazyEvidence(walk.evidence))
 
 
 def _tree_figures(tree: TokenTree, walk: Walk) -> dict:

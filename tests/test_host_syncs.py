@@ -1,0 +1,57 @@
+"""How often a round of sd waits for a value on the host (a GPU's sync points), counted on the CPU."""
+
+import pytest
+import torch
+
+import playground
+from playground.host_syncs import HostSyncCounter, syncs_per_round
+
+PROMPT = "the cat sat on the mat"
+
+
+def sd_rounds(family, **options) -> tuple[list[int], list]:
+    """Syncs per round, and the rounds themselves, of one sd run at t = 0.7."""
+    steps = []
+
+    def counted():
+        for step, _ in playground.stream(PROMPT, method="sd", target=family["target"], draft=family["draft"],
+                                         max_new_tokens=24, temperature=0.7, seed=3, **options):
+            steps.append(step)
+            yield step
+    per_round, _ = syncs_per_round(counted())
+    return per_round, steps
+
+
+def test_the_counter_counts_reads_of_a_value_and_nothing_else():
+    values = torch.arange(6.0)
+    with HostSyncCounter() as counter:
+        doubled = values * 2  # stays a tensor
+        doubled.argmax()
+    assert counter.total == 0
+    with HostSyncCounter() as counter:
+        float(doubled[1])
+        doubled.tolist()
+        doubled.nonzero()
+    assert counter.by_kind == {"item": 1, "tolist": 1, "nonzero": 1}
+
+
+@pytest.mark.parametrize("width", [2, 3])
+def test_a_tree_round_waits_twice_when_its_shape_is_fixed(family, width):
+    """With no confidence stop the draft is read once, at the end of its block, and the checks once."""
+    per_round, steps = sd_rounds(family, tree_width=width, draft_confidence=0.0)
+    assert len(per_round) > 3 and max(per_round) <= 2, per_round
+    assert any(step.drafted > width for step in steps)  # real trees were drafted and checked
+
+
+def test_a_confidence_stop_reads_once_per_drafted_token(family):
+    """Stopping after a doubted token is the host's decision: one read per draft forward, plus the checks."""
+    per_round, steps = sd_rounds(family, tree_width=2, draft_confidence=0.5)
+    forwards = [step.forwards["draft"] for step in steps]
+    assert all(syncs <= drafted + 1 for syncs, drafted in zip(per_round, forwards)), (per_round, forwards)
+
+
+def test_the_evidence_is_read_only_when_someone_looks(family):
+    per_round, steps = sd_rounds(family, tree_width=2, draft_confidence=0.0)
+    with HostSyncCounter() as counter:
+        checks = list(steps[0].evidence)
+    assert counter.total == 1 and checks and all(e.top["p"] for e in checks)
