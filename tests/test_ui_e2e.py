@@ -165,10 +165,23 @@ def test_browser_compare_and_race_offer_only_the_loaded_familys_methods(page):
 
 
 def test_browser_generate_shows_colored_tokens_and_charts(page):
+    """A chain's tokens carry the divergence of their candidate, which its chart shows."""
+    generate_colored_tokens(page, tree_width="1")
+    page.locator("#chart-divergence .js-plotly-plot").wait_for()
+
+
+def test_browser_generate_with_a_token_tree_shows_colored_tokens_and_charts(page):
+    """A tree's tokens carry no divergence yet (its checks compute none), so its divergence chart
+    stays hidden; the rest is as for a chain."""
+    generate_colored_tokens(page, tree_width="2")
+
+
+def generate_colored_tokens(page, tree_width: str) -> None:
     """At temperature 1 the tiny draft's tokens are now and then accepted, so most runs show some;
     a run that accepts none (a short one: the tiny target samples its end token too) goes again
-    with the next seed, as a user would."""
+    with the next seed, as a user would. Then the acceptance chart and the rejected candidates."""
     page.locator("#opt-temperature input[type=number]").fill("1")
+    page.locator("#opt-tree-width input[type=number]").fill(tree_width)
     generate_and_wait(page)
     for seed in ("1", "2", "3"):
         if "tok-draft" in page.locator("#output").inner_html():
@@ -178,10 +191,9 @@ def test_browser_generate_shows_colored_tokens_and_charts(page):
     assert page.locator("#output span.tok").count() > 0
     assert "tok-draft" in page.locator("#output").inner_html()
     page.locator("#chart-acceptance .js-plotly-plot").wait_for()
-    page.locator("#chart-divergence .js-plotly-plot").wait_for()
     page.locator("#show-rejected input").check()
     page.locator("#output s.tok-rejected").first.wait_for()
-    page.screenshot(path=str(ARTIFACTS / "ui-generate.png"), full_page=True)
+    page.screenshot(path=str(ARTIFACTS / f"ui-generate-tree-{tree_width}.png"), full_page=True)
 
 
 def test_browser_stats_draw_the_running_lines(page):
