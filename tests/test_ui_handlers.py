@@ -11,9 +11,11 @@ import gradio as gr
 import plotly.graph_objects as go
 import pytest
 
+import playground
 from playground.errors import PlaygroundError
 from playground.methods import METHODS
 from playground.presets import DEFAULT_PRESET, Preset
+from playground.stats import expected_tokens_per_step
 from playground.tiny import char_tokenizer, loaded, tiny_llama
 from playground.ui import charts, pacing, render, sparklines
 from playground.ui.family import project_presets
@@ -288,6 +290,17 @@ def test_a_new_run_does_not_draw_the_charts_of_the_one_it_replaced(handlers):
     # ar drafts nothing: the acceptance charts have no data and are hidden, its speed chart is shown
     shown = {name: update["visible"] for (name, _), update in zip(charts.CHARTS, updates)}
     assert not shown["chart-acceptance"] and not shown["chart-position"] and shown["chart-speed"]
+
+
+@pytest.mark.parametrize("tree_width", [1, 2], ids=["chain", "tree"])
+def test_leviathans_eq1_predicts_a_chains_tokens_per_round_only(family, tree_width):
+    run = playground.generate(PROMPT, method="sd", target=family["target"], draft=family["draft"], temperature=1.0,
+                              max_new_tokens=40, tree_width=tree_width)
+    predicted = charts.predicted_vs_measured(run, None).data[0].y
+    stats = run.stats
+    chain = expected_tokens_per_step(stats.acceptance_rate, stats.max_block) if tree_width == 1 else None
+    assert predicted[0] == chain
+    assert predicted[1] == stats.predicted_speedup()  # Theorem 3.8, from the tokens the rounds yielded
 
 
 def test_closing_the_stream_keeps_the_partial_run(handlers):

@@ -122,14 +122,12 @@ ESTIMATE_LABEL = "this run (speedup estimated: tokens/s x one target step)"
 
 
 def predicted_vs_measured(run, timeline) -> go.Figure:
-    """Leviathan's Eq. 1 (tokens per round from the acceptance rate) and Theorem 3.8 (the speedup
-    from the tokens the blocks yielded and their measured costs, `Stats.predicted_speedup`) next to
-    what the run measured. The measured speedup is an estimate: tokens/s over the rate of one
-    target step per token, T(1) (see `forward_costs`)."""
+    """Leviathan's Eq. 1 (tokens per round from the acceptance rate; a chain's) and Theorem 3.8 (the
+    speedup from the tokens the blocks yielded and their measured costs, `Stats.predicted_speedup`)
+    next to what the run measured. The measured speedup is an estimate: tokens/s over the rate of
+    one target step per token, T(1) (see `forward_costs`)."""
     stats = run.stats
-    alpha, block = stats.acceptance_rate, stats.max_block
     target_forwards = stats.forwards[stats.target_role]
-    predicted_length = expected_tokens_per_step(alpha, block) if alpha is not None and block else None
     measured_speedup = None
     single_step = stats.single_step_seconds or (
         stats.verify_seconds / target_forwards if target_forwards and stats.verify_seconds else None)
@@ -137,11 +135,20 @@ def predicted_vs_measured(run, timeline) -> go.Figure:
         measured_speedup = stats.tokens_per_second * single_step
     groups = ["tokens per target forward", "speedup over target alone"]
     return _figure("Predicted (Leviathan) vs this run", [
-        go.Bar(x=groups, y=[predicted_length, stats.predicted_speedup()], name="predicted",
+        go.Bar(x=groups, y=[chain_tokens_per_round(run), stats.predicted_speedup()], name="predicted",
                marker_color=COLORS["predicted"]),
         go.Bar(x=groups, y=[stats.mean_acceptance_length, measured_speedup], name=ESTIMATE_LABEL,
                marker_color=COLORS["target"])], barmode="group")
 
+
+def chain_tokens_per_round(run) -> float | None:
+    """Eq. 1 from the run's acceptance rate and its longest block, for a chain. A token tree's rate
+    counts all its nodes, of which a round keeps at most one per depth, so Eq. 1 would predict it
+    fewer tokens than the chain it beats: none for a tree."""
+    stats = run.stats
+    if stats.acceptance_rate is None or not stats.max_block or any("tree" in step.extra for step in run.steps):
+        return None
+    return expected_tokens_per_step(stats.acceptance_rate, stats.max_block)
 
 
 CHARTS = (("chart-acceptance", acceptance_over_steps), ("chart-speed", speed_over_time),
