@@ -30,13 +30,17 @@ def shapes(widths: list[int]) -> dict[str, list[Setting]]:
 
 
 def host_sync_lines(target, draft, prompt: str, widths: list[int], tokens: int) -> list[str]:
-    lines = ["", "Host syncs per round (median; one chat prompt, t = 0.7; engine included):", ""]
+    """Each shape's host syncs per round, with the confidence stop (the default) and without it."""
+    lines = ["", "Host syncs per round (median, mean, max; one chat prompt, t = 0.7; engine included; "
+             "'no stop': draft_confidence 0, blocks of fixed length):", ""]
     drafts = [("chain", {"draft": draft, "tree_width": 1}),
-              *((f"tree {w}", {"draft": draft, "tree_width": w}) for w in widths), ("ngram", {"draft": "ngram"})]
-    for label, options in drafts:
+              *((f"tree {w}", {"draft": draft, "tree_width": w}) for w in widths)]
+    for label, options in [*drafts, *((f"{label}, no stop", {**options, "draft_confidence": 0.0})
+                                      for label, options in drafts), ("ngram", {"draft": "ngram"})]:
         per_round, kinds = syncs_per_round(step for step, _ in stream(
             prompt, method="sd", target=target, max_new_tokens=tokens, temperature=0.7, **options))
-        lines.append(f"- {label}: {statistics.median(per_round):g} ({dict(kinds)})")
+        lines.append(f"- {label}: {statistics.median(per_round):g}, {statistics.mean(per_round):.2f}, "
+                     f"{max(per_round)} ({dict(kinds)})")
     return lines
 
 

@@ -51,6 +51,11 @@ class TokenTree:
         return sees
 
 
+def branches(parents: list[int]) -> bool:
+    """Whether a tree given by its nodes' parents branches anywhere (a chain's are -1, 0, 1, ...)."""
+    return parents != list(range(-1, len(parents) - 1))
+
+
 def tree_attention(tree: TokenTree, cached: int, context_new: int, dtype: torch.dtype,
                    device) -> torch.Tensor:
     """The additive attention mask [1, 1, rows, cached + rows] for a forward over `context_new`

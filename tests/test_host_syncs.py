@@ -35,12 +35,18 @@ def test_the_counter_counts_reads_of_a_value_and_nothing_else():
     assert counter.by_kind == {"item": 1, "tolist": 1, "nonzero": 1}
 
 
-@pytest.mark.parametrize("width", [2, 3])
-def test_a_tree_round_waits_twice_when_its_shape_is_fixed(family, width):
+@pytest.mark.parametrize("width", [1, 2, 3], ids=["chain", "tree2", "tree3"])
+def test_a_round_waits_twice_when_its_shape_is_fixed(family, width):
     """With no confidence stop the draft is read once, at the end of its block, and the checks once."""
     per_round, steps = sd_rounds(family, tree_width=width, draft_confidence=0.0)
     assert len(per_round) > 3 and max(per_round) <= 2, per_round
-    assert any(step.drafted > width for step in steps)  # real trees were drafted and checked
+    assert any(step.drafted > width for step in steps)  # real blocks were drafted and checked
+
+
+def test_a_prompt_lookup_round_waits_once(family):
+    """The lookup drafts on the host from ids it already has: only the checks are read."""
+    per_round, steps = sd_rounds({**family, "draft": "ngram"})
+    assert max(per_round) <= 1 and any(step.drafted for step in steps), per_round
 
 
 def test_a_confidence_stop_reads_once_per_drafted_token(family):

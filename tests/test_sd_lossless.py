@@ -11,7 +11,7 @@ from playground.cache import KVRunner
 from playground.draft_vocab import pruned_head
 from playground.drafter import draft_runner, draft_setup
 from playground.ngram import PromptLookup
-from playground.methods import METHODS, Decoding, drafting, speculative, standard
+from playground.methods import METHODS, Decoding, drafting, token_trees, tree_checks
 from playground.sampling import Sampler
 from playground.tiny import char_tokenizer, loaded, tiny_llama
 
@@ -115,7 +115,7 @@ def test_sampling_sd_matches_target_joint_distribution(small_family, settings):
 
 
 def test_the_test_detects_a_wrong_residual(small_family, monkeypatch):
-    monkeypatch.setattr(speculative, "residual", lambda p, q: p)
+    monkeypatch.setattr(tree_checks, "residual", lambda p, q: p)  # where sd takes its residual
     settings = SETTINGS[0]
     p_value = chi_square_p_value(sampled_pairs(small_family, settings), exact_joint(small_family[0], settings))
     assert p_value < ALPHA
@@ -129,13 +129,11 @@ def test_greedy_drafting_is_lossless_when_q_is_the_one_hot_it_sampled(small_fami
 
 def test_the_test_detects_argmax_drafting_with_the_soft_q_in_the_ratio(small_family, monkeypatch):
     """The classic trap: draft by argmax but divide by the draft's soft distribution."""
-    real_check = speculative.sd_check
+    real_checks = token_trees.check_tree
 
-    def check_with_soft_q(ctx):
-        inner = real_check(ctx)
-        return lambda c: inner(speculative.Candidate(c.index, c.token, c.p, c.q_raw, c.p_raw, c.q_raw,
-                                                     c.divergence))
-    monkeypatch.setattr(standard, "sd_check", check_with_soft_q)  # the check sd runs with
+    def checks_with_soft_q(ctx, tree, q, q_raw, p, p_raw):
+        return real_checks(ctx, tree, q_raw, q_raw, p, p_raw)
+    monkeypatch.setattr(token_trees, "check_tree", checks_with_soft_q)  # the checks sd runs with
     settings = SETTINGS[0]  # at temperature 1, q_raw is exactly the soft q
     counts = sampled_pairs(small_family, settings, draft_sampling="greedy")
     assert chi_square_p_value(counts, exact_joint(small_family[0], settings)) < ALPHA
@@ -169,7 +167,7 @@ def test_the_test_detects_a_residual_limited_to_the_pruned_vocabulary(small_fami
     def pruned_residual(p, q):
         kept = (p - q).clamp_min(0) * (q > 0)
         return kept / kept.sum() if kept.sum() > 0 else q
-    monkeypatch.setattr(speculative, "residual", pruned_residual)
+    monkeypatch.setattr(tree_checks, "residual", pruned_residual)
     settings = SETTINGS[0]
     counts = sampled_pairs(small_family, settings, draft_vocab=3)
     assert chi_square_p_value(counts, exact_joint(small_family[0], settings)) < ALPHA

@@ -10,12 +10,10 @@ Until a rescue happens, csd draws random numbers exactly as sd does, so lambda =
 """
 
 import math
-from dataclasses import replace
 
 from ..correction_memory import CorrectionMemory, load_memory
 from .acceptance import Rescue
 from .base import DRAFT_LEVERS, Decoding, Method
-from .speculative import Candidate, Verdict, sd_check, speculative_steps
 from .token_trees import tree_steps
 
 # Which conditions a rescue needs (Algorithm 1, line 19, and the ablations of Section 5.4).
@@ -39,23 +37,6 @@ def run_memory(ctx: Decoding) -> CorrectionMemory:
             memory = ctx.state.get("given_memory") or CorrectionMemory(target, draft)
         ctx.state["correction_memory"] = memory
     return ctx.state["correction_memory"]
-
-
-def csd_check(ctx: Decoding, memory: CorrectionMemory, rescue):
-    standard = sd_check(ctx)
-    decide = rescue_decision(ctx, memory, rescue)
-
-    def check(c: Candidate) -> Verdict:
-        verdict = standard(c)  # lines 8-14: accept w.p. min(1, p/q), else t* ~ norm(max(0, p - q))
-        if verdict.accepted:
-            return verdict
-        rescued, diagnostics, test = decide(c.token, verdict.replacement, c.p_raw, verdict.test)
-        diagnostics = {**verdict.diagnostics, **diagnostics}
-        if rescued:  # lines 19-20: keep x~_i and go on verifying
-            return replace(verdict, accepted=True, origin="rescued", replacement=None, diagnostics=diagnostics,
-                           test=test)
-        return replace(verdict, diagnostics=diagnostics, test=test)  # line 22: emit t* and stop
-    return check
 
 
 def rescue_decision(ctx: Decoding, memory: CorrectionMemory, rescue):
@@ -84,11 +65,8 @@ def rescue_decision(ctx: Decoding, memory: CorrectionMemory, rescue):
 def _calibrated(rule: str):
     def run(ctx: Decoding):
         memory = run_memory(ctx)
-        if ctx.config.tree_width > 1:  # the rescue tries the draft's own token of a node whose children all failed
-            steps = tree_steps(ctx, rescue_decision(ctx, memory, RESCUE_RULES[rule]))
-        else:
-            steps = speculative_steps(ctx, csd_check(ctx, memory, RESCUE_RULES[rule]))
-        for step in steps:
+        # sd's loop; the rescue tries the draft's own token of a node whose children were all rejected
+        for step in tree_steps(ctx, rescue_decision(ctx, memory, RESCUE_RULES[rule])):
             step.extra["rescued"] = sum(token.origin == "rescued" for token in step.tokens)
             step.extra["memory_rejections"] = memory.total
             yield step

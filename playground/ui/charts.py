@@ -10,6 +10,7 @@ import plotly.graph_objects as go
 
 from ..stats import expected_tokens_per_step
 from ..step import ORIGINS
+from ..token_tree import branches
 from .stepper import TOY_P, TOY_Q, TOY_TOKENS
 
 COLORS = {"draft": "#4c9f70", "qualifier": "#d9a441", "target": "#5b7fc7", "rescued": "#c75b9b",
@@ -141,12 +142,16 @@ def predicted_vs_measured(run, timeline) -> go.Figure:
                marker_color=COLORS["target"])], barmode="group")
 
 
+def _branched(step) -> bool:
+    return "tree" in step.extra and branches(step.extra["tree"]["parents"])
+
+
 def chain_tokens_per_round(run) -> float | None:
     """Eq. 1 from the run's acceptance rate and its longest block, for a chain. A token tree's rate
     counts all its nodes, of which a round keeps at most one per depth, so Eq. 1 would predict it
     fewer tokens than the chain it beats: none for a tree."""
     stats = run.stats
-    if stats.acceptance_rate is None or not stats.max_block or any("tree" in step.extra for step in run.steps):
+    if stats.acceptance_rate is None or not stats.max_block or any(_branched(step) for step in run.steps):
         return None
     return expected_tokens_per_step(stats.acceptance_rate, stats.max_block)
 

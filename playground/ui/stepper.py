@@ -15,6 +15,7 @@ import torch
 from ..drafter import describe
 from ..sampling import residual
 from ..step import Evidence
+from ..token_tree import branches
 
 ROLES = {"p": "target", "q": "draft", "r": "qualifier"}
 VERIFIER_SYMBOL = {"target": "p", "qualifier": "r"}
@@ -76,8 +77,9 @@ def reason(token) -> str:
 def explain_step(step, config) -> Explanation:
     emitted = [(t.id, t.origin, reason(t)) for t in step.tokens]
     notes = [_lookup_note(step) or describe(config), _draft_pieces_note(step)]
+    tree = step.extra.get("tree")  # drawn where it branches; a chain's round reads as a block
     return Explanation(step.drafted, list(step.evidence), emitted, " ".join(note for note in notes if note),
-                       step.extra.get("tree"))
+                       tree if tree and branches(tree["parents"]) else None)
 
 
 def _draft_pieces_note(step) -> str:
