@@ -179,10 +179,14 @@ def test_browser_generate_with_a_token_tree_shows_colored_tokens_and_charts(page
 def generate_colored_tokens(page, tree_width: str) -> None:
     """At temperature 1 the tiny draft's tokens are now and then accepted, so most runs show some;
     a run that accepts none (a short one: the tiny target samples its end token too) goes again
-    with the next seed, as a user would. Then the acceptance chart and the rejected candidates."""
+    with the next seed, as a user would. Then the acceptance chart and the rejected candidates.
+    A tree width other than the control's is typed after the first run: the re-run that its
+    change starts reads the page's settings once they settle (a click right after typing may not)."""
     page.locator("#opt-temperature input[type=number]").fill("1")
-    page.locator("#opt-tree-width input[type=number]").fill(tree_width)
     generate_and_wait(page)
+    width = page.locator("#opt-tree-width input[type=number]")
+    if width.input_value() != tree_width:
+        rerun_after(page, lambda: width.fill(tree_width))
     for seed in ("1", "2", "3"):
         if "tok-draft" in page.locator("#output").inner_html():
             break
