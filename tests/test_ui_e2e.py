@@ -164,24 +164,13 @@ def test_browser_compare_and_race_offer_only_the_loaded_familys_methods(page):
     page.wait_for_function("() => document.querySelector('#compare-methods').innerText.includes('psd-f')")
 
 
-def test_browser_generate_shows_colored_tokens_and_charts(page):
-    """A chain's tokens carry the divergence of their candidate, which its chart shows."""
-    generate_colored_tokens(page, tree_width="1")
-    page.locator("#chart-divergence .js-plotly-plot").wait_for()
-
-
-def test_browser_generate_with_a_token_tree_shows_colored_tokens_and_charts(page):
-    """A tree's tokens carry no divergence yet (its checks compute none), so its divergence chart
-    stays hidden; the rest is as for a chain."""
-    generate_colored_tokens(page, tree_width="2")
-
-
-def generate_colored_tokens(page, tree_width: str) -> None:
+@pytest.mark.parametrize("tree_width", ["1", "2"], ids=["chain", "tree"])
+def test_browser_generate_shows_colored_tokens_and_charts(page, tree_width):
     """At temperature 1 the tiny draft's tokens are now and then accepted, so most runs show some;
     a run that accepts none (a short one: the tiny target samples its end token too) goes again
-    with the next seed, as a user would. Then the acceptance chart and the rejected candidates.
-    A tree width other than the control's is typed after the first run: the re-run that its
-    change starts reads the page's settings once they settle (a click right after typing may not)."""
+    with the next seed, as a user would. A tree width other than the control's is typed after the
+    first run: the re-run that its change starts reads the page's settings once they settle (a
+    click right after typing may not)."""
     page.locator("#opt-temperature input[type=number]").fill("1")
     generate_and_wait(page)
     width = page.locator("#opt-tree-width input[type=number]")
@@ -195,6 +184,7 @@ def generate_colored_tokens(page, tree_width: str) -> None:
     assert page.locator("#output span.tok").count() > 0
     assert "tok-draft" in page.locator("#output").inner_html()
     page.locator("#chart-acceptance .js-plotly-plot").wait_for()
+    page.locator("#chart-divergence .js-plotly-plot").wait_for()
     page.locator("#show-rejected input").check()
     page.locator("#output s.tok-rejected").first.wait_for()
     page.screenshot(path=str(ARTIFACTS / f"ui-generate-tree-{tree_width}.png"), full_page=True)

@@ -16,6 +16,7 @@ from playground.errors import PlaygroundError
 from playground.methods import METHODS
 from playground.presets import DEFAULT_PRESET, Preset
 from playground.stats import expected_tokens_per_step
+from playground.step import TokenRecord
 from playground.tiny import char_tokenizer, loaded, tiny_llama
 from playground.ui import charts, pacing, render, sparklines
 from playground.ui.family import project_presets
@@ -165,6 +166,18 @@ def test_tooltips_carry_diagnostics(handlers):
     run_generate(handlers, temperature=1.0, seed=3, max_new_tokens=40)
     text = run_generate(handlers, temperature=1.0, seed=3, max_new_tokens=40)[-1][1]
     assert "p target (sampling settings):" in text and "p target raw (T=1):" in text and "acceptance prob:" in text
+
+
+def test_a_corrections_tooltip_says_whose_figures_it_shows():
+    decode = "abc".__getitem__
+    chain = TokenRecord(2, "target", diagnostics={"accept_prob": 0.25, "rejected_candidate": 0})
+    tree = TokenRecord(2, "target", diagnostics={"accept_prob": 0.25, "rejected_candidates": [0, 1]})
+    kept = TokenRecord(1, "draft", diagnostics={"accept_prob": 0.5, "branch": 1})
+    assert "acceptance prob (of the replaced candidate): 0.25\nreplaced draft candidate: 'a' (id 0)" \
+        in render.tooltip(chain, decode)
+    assert "acceptance prob (of the first replaced candidate): 0.25" in render.tooltip(tree, decode)
+    assert "replaced draft candidates: 'a' (id 0), 'b' (id 1)" in render.tooltip(tree, decode)
+    assert "acceptance prob: 0.5" in render.tooltip(kept, decode) and "replaced" not in render.tooltip(kept, decode)
 
 
 @pytest.mark.parametrize("tree_width", [1, 2], ids=["chain", "tree"])

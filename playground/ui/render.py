@@ -32,7 +32,7 @@ DIAGNOSTIC_LABELS = {"p_target": "p target (sampling settings)", "p_target_raw":
 
 
 
-# On a chain's correction, these describe the rejected candidate rather than the emitted token.
+# On a correction, these describe the (first) replaced candidate rather than the emitted token.
 ABOUT_CANDIDATE = ("p_draft", "divergence", "accept_prob")
 REPLACED = ("rejected_candidate", "rejected_candidates")  # shown as TokenRecord.replaced_candidates
 
@@ -40,17 +40,23 @@ REPLACED = ("rejected_candidate", "rejected_candidates")  # shown as TokenRecord
 def tooltip(token: TokenRecord, decode: Callable[[int], str]) -> str:
     lines = [f"{token.origin} · id {token.id} · {token.text!r}"]
     diagnostics = {key: value for key, value in token.diagnostics.items() if key not in REPLACED}
-    about_candidate = "rejected_candidate" in token.diagnostics
+    replaced = token.replaced_candidates
     for key, label in DIAGNOSTIC_LABELS.items():
         if key in diagnostics:
-            about = " (of the replaced candidate)" if about_candidate and key in ABOUT_CANDIDATE else ""
+            about = _whose(replaced) if key in ABOUT_CANDIDATE else ""
             lines.append(f"{label}{about}: {number(diagnostics.pop(key))}")
     lines += [_line(key, value) for key, value in diagnostics.items()]
-    replaced = token.replaced_candidates
     if replaced:
         plural = "s" if len(replaced) > 1 else ""
         lines.append(f"replaced draft candidate{plural}: " + ", ".join(f"{decode(i)!r} (id {i})" for i in replaced))
     return "\n".join(lines)
+
+
+def _whose(replaced: list[int]) -> str:
+    """Which candidate a correction's candidate figures describe ("" for a kept token: its own)."""
+    if not replaced:
+        return ""
+    return " (of the first replaced candidate)" if len(replaced) > 1 else " (of the replaced candidate)"
 
 
 def _line(key: str, value) -> str:
