@@ -1,8 +1,8 @@
 """Count the points where decoding waits for a tensor's value on the host (a GPU's sync points),
 on any device, CPU included: `.item()`, `int()`/`float()` of a tensor, `nonzero`, copies of a
 tensor to the CPU (as they reach torch's dispatcher) and `.tolist()` (which on a CPU reads memory
-without the dispatcher, so it is counted at the method). A run on a CPU shows where a GPU run
-would stall, without a GPU."""
+without the dispatcher, so it is counted at the method; on a GPU its own copy to the CPU is part of
+that one count). A run on a CPU shows where a GPU run would stall, without a GPU."""
 
 from collections import Counter
 
@@ -20,13 +20,18 @@ class HostSyncCounter(TorchDispatchMode):
         super().__init__()
         self.by_kind: Counter = Counter()
         self._tolist = torch.Tensor.tolist
+        self._in_tolist = False
 
     def __enter__(self):
         tolist = self._tolist
 
         def counted_tolist(tensor):
             self.by_kind["tolist"] += 1
-            return tolist(tensor)
+            self._in_tolist = True
+            try:
+                return tolist(tensor)
+            finally:
+                self._in_tolist = False
         torch.Tensor.tolist = counted_tolist
         return super().__enter__()
 
@@ -38,7 +43,7 @@ class HostSyncCounter(TorchDispatchMode):
         kwargs = kwargs or {}
         if func in SYNCING_OPS:
             self.by_kind[SYNCING_OPS[func]] += 1
-        elif func is torch.ops.aten._to_copy.default and str(kwargs.get("device", "")) == "cpu":
+        elif func is torch.ops.aten._to_copy.default and str(kwargs.get("device", "")) == "cpu" and not self._in_tolist:
             self.by_kind["copy to cpu"] += 1
         return func(*args, **kwargs)
 
