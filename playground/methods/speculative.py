@@ -1,5 +1,6 @@
-"""Standard speculative decoding (Leviathan et al. 2023, Chen et al. 2023; seed 001) and the
-draft-then-verify loop that its lossy variants reuse with another acceptance rule.
+"""Standard speculative decoding's rule (Leviathan et al. 2023, Chen et al. 2023; seed 001) as a
+check of one candidate, and the draft-then-verify loop that fsd and tli run it in, each with its
+own rule (sd itself verifies a token tree: token_trees.py).
 
 Names follow the papers: `p` is the target distribution, `q` the draft's.
 """
@@ -124,8 +125,9 @@ def bonus_record(ctx: Decoding, p_last: torch.Tensor, index: int, origin: str = 
 
 
 def speculative_steps(ctx: Decoding, check, drafter=None):
-    """The draft-then-verify loop shared by sd, fsd, csd and tli: draft K, one target forward over
-    them, apply `check` to each candidate, add the bonus token if all were kept. `drafter(ctx, k)
+    """The draft-then-verify loop of fsd and tli (sd and csd verify a token tree, token_trees.py):
+    draft K, one target forward over them, apply `check` to each candidate in turn, add the bonus
+    token if all were kept. `drafter(ctx, k)
     -> Drafted` replaces drafting with ctx.draft on ctx.ids (tli drafts in another vocabulary; a
     prompt lookup, ctx.lookup, drafts with no model)."""
     drafter = drafter or ctx.lookup or (lambda ctx, k: draft_block(ctx, ctx.draft, k))

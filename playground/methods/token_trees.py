@@ -1,6 +1,7 @@
-"""Lossless speculative decoding over a token tree (SpecInfer, Miao et al. 2024), as an option of sd.
+"""Lossless speculative decoding over a token tree (SpecInfer, Miao et al. 2024): how sd and csd
+verify every draft shape, a chain being a tree of width 1 and a prompt lookup's proposal a chain.
 
-The draft drafts its chain as sd does; where it doubts a token (it gave it less than
+The draft drafts its chain (drafting.py); in a tree (`tree_width` > 1), where it doubts a token (it gave it less than
 `draft_confidence`; at every depth when that lever is off) the node gets `tree_width - 1` more
 candidates beside it, as leaves; and where the context's last tokens occurred before, what
 followed them there (a prompt lookup, ngram.py) is one more branch, for free. The target scores
@@ -16,6 +17,7 @@ from the root:
 
 Each q_i is the distribution its candidate was really drawn from given everything drawn before,
 so every step is an exact rejection step and the output follows the target (methods.md, token trees).
+Every check of a round is made on the device before the walk and read at once (tree_checks.py).
 """
 
 import time
