@@ -193,15 +193,22 @@ def test_psd_a_step_mode_says_which_rule_runs(handlers, rule, shown):
 
 @pytest.mark.parametrize("tree_width", [1, 2])
 def test_csd_rescue_shows_the_memory_count_and_the_gate_ratio(family, tree_width):
-    """The rescue's numbers are in the rescued token's record (its check carries the Rescue test
-    that step mode words), in a chain as in a tree."""
-    assert shown_rescues(family, tree_width, lambda step, check: step.tokens[check.position].diagnostics), \
-        "the tiny family should produce some rescues at lambda = 1"
+    """The rescue's numbers are in its check (the exported evidence) and in the rescued token's
+    record, in a chain as in a tree; step mode words them."""
+    assert shown_rescues(family, tree_width), "the tiny family should produce some rescues at lambda = 1"
 
 
-def shown_rescues(family, tree_width: int, numbers) -> int:
-    """Check each rescue's step-mode words against `numbers(step, check)`, the rescue's figures, and
-    its gate ratio against a full forward of the target; returns how many rescues there were."""
+def rescue_figures(step, check) -> dict:
+    """The rescue's figures as its check carries them, asserted equal to the rescued token's record's."""
+    record = step.tokens[check.position].diagnostics
+    names = ("correction", "memory_count", "lambda", "gate_ratio", "p_candidate_raw", "p_correction_raw")
+    assert {name: check.checks[name] for name in names} == {name: record[name] for name in names}
+    return check.checks
+
+
+def shown_rescues(family, tree_width: int) -> int:
+    """Check each rescue's step-mode words against its figures, and its gate ratio against a full
+    forward of the target; returns how many rescues there were."""
     steps = [step for step, _ in playground.stream(
         PROMPT, method="csd", lambda_=1, gate_tau=0.05, max_new_tokens=150, seed=11, temperature=1.0,
         target=family["target"], draft=family["draft"], tree_width=tree_width)]
@@ -213,7 +220,7 @@ def shown_rescues(family, tree_width: int, numbers) -> int:
         html = render.explanation_html(explanation, lambda i: decode([i]))
         for check in (c for c in step.evidence if c.verdict == "rescued"):
             rescues += 1
-            c = numbers(step, check)
+            c = rescue_figures(step, check)
             # by hand from a full forward of the target: p(x~) / p(t*) on raw logits
             prefix = context + [t.id for t in step.tokens[:check.position]]
             with torch.inference_mode():

@@ -136,7 +136,8 @@ def verify_tree(ctx: Decoding, drafted: DraftedTree, p: torch.Tensor, p_raw: tor
                                                     trials[0].test)
             chosen, origin = (trials[0], "rescued") if rescued else (None, origin)
         emitted = checks.draw[1 + node] if chosen is None else tree.tokens[chosen.node]
-        walk.evidence += [_evidence(tree, checks, trial, emitted, trial is chosen and origin) for trial in trials]
+        walk.evidence += [_evidence(tree, checks, trial, emitted, trial is chosen and origin,
+                                    extra if trial.branch == 0 else {}) for trial in trials]
         if chosen is None:
             walk.records.append(TokenRecord(emitted, "target", diagnostics={
                 **_about_candidate(checks, children[0]), "p_target": checks.p_draw[1 + node],
@@ -162,12 +163,14 @@ def _try_children(checks: TreeChecks, children: list[int]) -> list[Trial]:
     return trials
 
 
-def _evidence(tree: TokenTree, checks: TreeChecks, trial: Trial, emitted: int, kept_as: str | bool) -> Pending:
-    """`kept_as`: "draft" or "rescued" for the candidate kept at this node, else False."""
+def _evidence(tree: TokenTree, checks: TreeChecks, trial: Trial, emitted: int, kept_as: str | bool,
+              rescue: dict) -> Pending:
+    """`kept_as`: "draft" or "rescued" for the candidate kept at this node, else False; `rescue`:
+    csd's figures (correction, memory count, gate) where its rescue was tried on this candidate."""
     verdict = "rescued" if kept_as == "rescued" else "accepted" if kept_as else "rejected"
     return Pending("target", tree.depths[trial.node] - 1, tree.tokens[trial.node], verdict, emitted,
-                   {"accept_prob": checks.ratio[trial.node], "branch": trial.branch}, checks.rows(trial.node),
-                   None if kept_as else "residual", trial.test)
+                   {"accept_prob": checks.ratio[trial.node], "branch": trial.branch, **rescue},
+                   checks.rows(trial.node), None if kept_as else "residual", trial.test)
 
 
 def _accepted_record(tree: TokenTree, checks: TreeChecks, trial: Trial, origin: str, extra: dict) -> TokenRecord:
