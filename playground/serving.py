@@ -2,7 +2,9 @@
 lossless draft-model setting (a target, a draft, K), with each engine's own option names.
 
 Only `sd` has an equivalent: both engines run Leviathan/Chen speculative sampling with a separate
-draft model. The lossy rules (fsd, psd, csd) and the heterogeneous-vocabulary algorithms (slem,
+draft model, and vLLM drafts by prompt lookup too (`draft="ngram"`). Our token tree is not theirs:
+the commands draft a chain (SGLang's own tree, `--speculative-eagle-topk`, branches at every
+step and ranks its nodes by the draft's scores). The lossy rules (fsd, psd, csd) and the heterogeneous-vocabulary algorithms (slem,
 tli, slrs) exist in neither. Of our CPU levers, neither engine takes `draft_confidence` for a
 draft model, and SGLang's pruned draft vocabulary (`--speculative-token-map`) is for EAGLE heads.
 """
@@ -16,6 +18,7 @@ from .default_family import DEFAULT_FAMILY
 from .errors import PlaygroundError
 from .methods import METHODS
 from .models import refuse_empty
+from .ngram import MAX_NGRAM, NGRAM
 
 SERVABLE = ("sd",)
 
@@ -41,6 +44,9 @@ def serving_commands(method: str, target: str, draft: str, candidates: int) -> d
     refuse_empty("draft", draft)
     if method not in SERVABLE:
         return {}
+    if draft == NGRAM:
+        lookup = json.dumps({"method": "ngram", "num_speculative_tokens": candidates, "prompt_lookup_max": MAX_NGRAM})
+        return {"vLLM": f"vllm serve {shlex.quote(engine_model_id(target))} --speculative-config {shlex.quote(lookup)}"}
     target, draft = engine_model_id(target), engine_model_id(draft)
     vllm_config = json.dumps({"model": draft, "num_speculative_tokens": candidates})
     return {
@@ -52,12 +58,14 @@ def serving_commands(method: str, target: str, draft: str, candidates: int) -> d
     }
 
 
-def describe(method: str, target: str, draft: str, candidates: int) -> str:
+def describe(method: str, target: str, draft: str, candidates: int, tree_width: int = 1) -> str:
     commands = serving_commands(method, target, draft, candidates)
     if not commands:
         return (f"{method} has no serving-engine equivalent: vLLM and SGLang implement only lossless "
                 "speculative decoding with a draft model (method sd).")
-    return "\n".join(f"# {engine}\n{command}" for engine, command in commands.items())
+    tree = (f"# This run drafted a token tree (tree width {tree_width}); these commands draft a chain of "
+            f"{candidates}.\n" if tree_width > 1 and draft != NGRAM else "")
+    return tree + "\n".join(f"# {engine}\n{command}" for engine, command in commands.items())
 
 
 def register(subparsers) -> None:
@@ -66,9 +74,10 @@ def register(subparsers) -> None:
     parser.add_argument("--target", default=DEFAULT_FAMILY["target"])
     parser.add_argument("--draft", default=DEFAULT_FAMILY["draft"])
     parser.add_argument("--candidates", type=int, default=RunConfig.candidates)
+    parser.add_argument("--tree", dest="tree_width", type=int, default=1, help="the run's tree width (notes it)")
     parser.set_defaults(run=_run)
 
 
 def _run(args: argparse.Namespace) -> int:
-    print(describe(args.method, args.target, args.draft, args.candidates))
+    print(describe(args.method, args.target, args.draft, args.candidates, args.tree_width))
     return 0

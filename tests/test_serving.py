@@ -48,3 +48,19 @@ def test_bad_settings_are_one_line_errors(args, capsys):
 def test_unknown_method_raises_the_projects_error():
     with pytest.raises(PlaygroundError):
         serving_commands("nope", "t", "d", 4)
+
+
+def test_a_prompt_lookup_draft_maps_to_vllms_ngram_method_only():
+    commands = serving_commands("sd", "org/target", "ngram", 4)
+    vllm = shlex.split(commands.pop("vLLM"))
+    assert json.loads(vllm[vllm.index("--speculative-config") + 1]) == {
+        "method": "ngram", "num_speculative_tokens": 4, "prompt_lookup_max": 3}
+    assert commands == {}  # SGLang's launcher is not given an n-gram drafter here
+
+
+def test_a_tree_run_is_told_the_commands_draft_a_chain(capsys):
+    assert main(["serving", "--tree", "2", "--candidates", "3"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("# This run drafted a token tree (tree width 2); these commands draft a chain of 3.")
+    assert main(["serving"]) == 0
+    assert "token tree" not in capsys.readouterr().out

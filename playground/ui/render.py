@@ -147,7 +147,8 @@ def serving_html(run) -> str:
     """The finished run's setting as serving-engine commands (or why there are none)."""
     if "draft" not in run.models:
         return ""
-    text = describe(run.method, run.models["target"], run.models["draft"], run.config.candidates)
+    text = describe(run.method, run.models["target"], run.models["draft"], run.config.candidates,
+                    run.config.tree_width)
     return (f'<details class="serving"><summary>Serve this setting (vLLM, SGLang)</summary>'
             f"<pre>{escape(text)}</pre></details>")
 
