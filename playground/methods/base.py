@@ -37,10 +37,11 @@ class Decoding:
         """Candidates to draft so that candidates + the target's own token fit the budget."""
         return max(0, min(wanted, self.remaining() - 1))
 
-    def doubts(self, q_raw_row, token: int) -> bool:
+    def doubts(self, q_raw_row, token):
         """Whether the draft gave its own token less than `draft_confidence` (raw probability):
-        a block ends there, since the later candidates are likely wasted work."""
-        return float(q_raw_row[token]) < self.config.draft_confidence
+        a block ends there, since the later candidates are likely wasted work. A bool tensor on
+        the row's device: `if ctx.doubts(...)` reads it; drafting.py keeps it there."""
+        return q_raw_row[token] < self.config.draft_confidence
 
 
 @dataclass(frozen=True)

@@ -70,7 +70,7 @@ def _draft_position(ctx: Decoding, logits: torch.Tensor, width: int) -> _OnDevic
         q = one_hot_argmax(q)
     q_raw = raw_probs(logits)
     token = ctx.sampler.draw_rows(q[None])
-    doubted = q_raw[token] < ctx.config.draft_confidence
+    doubted = ctx.doubts(q_raw, token)
     sibling_tokens, sibling_qs, exists = _siblings(ctx, q, q_raw, token, width - 1)
     numbers = torch.cat([token, doubted.long(), *(torch.cat([t, e.long()]) for t, e in zip(sibling_tokens, exists))])
     return _OnDevice(token, q, q_raw, sibling_qs, numbers)
