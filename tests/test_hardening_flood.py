@@ -144,6 +144,27 @@ def test_a_visitor_over_the_queue_cap_gets_one_line(family, monkeypatch):
         demo.close()
 
 
+@pytest.mark.slow
+@pytest.mark.parametrize("public", ["PLAYGROUND_PUBLIC", "SPACE_ID"])
+def test_public_mode_leaves_no_route_past_the_queue(family, monkeypatch, public):
+    """Gradio's REST route runs an event at once, past the queue and its caps: closed whatever
+    makes the app public (SPACE_ID without SYSTEM=spaces, which Gradio alone reads as not a Space)
+    and whatever asked for it open."""
+    monkeypatch.delenv("PLAYGROUND_PUBLIC", raising=False)
+    monkeypatch.delenv("SYSTEM", raising=False)
+    monkeypatch.setenv(public, "1" if public == "PLAYGROUND_PUBLIC" else "someone/playground")
+    by_spec = {m.spec: m for m in family.values()}
+    demo = build_demo(loader=by_spec.__getitem__, presets=[Preset("tiny", "tiny-target", "tiny-draft", "tiny-qualifier")])
+    _, url, _ = demo.queue(api_open=True).launch(prevent_thread_lock=True, server_name="127.0.0.1", quiet=True)
+    try:
+        refused = httpx.post(url + "gradio_api/run/charts", json={"data": []}, timeout=30)
+        assert refused.status_code == 404 and "join the queue" in refused.json()["detail"]
+        monkeypatch.setenv("PLAYGROUND_PUBLIC", "0")  # the same route on a private app: it runs
+        assert httpx.post(url + "gradio_api/run/charts", json={"data": []}, timeout=30).status_code == 200
+    finally:
+        demo.close()
+
+
 def _wait_until(condition, seconds: float = 30) -> None:
     deadline = time.monotonic() + seconds
     while not condition():

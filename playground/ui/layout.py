@@ -19,6 +19,7 @@ from . import race, render, share
 from .appending_view import appending_html
 from .boundary import toast_text
 from .charts import CHARTS
+from .gate import GuardedBlocks
 from .handlers import Handlers
 from .options import THRESHOLDS, all_controls, default_sweep, finite_number, method_choices, suggested_sweep, \
     sweep_options, visible_options
@@ -174,7 +175,7 @@ def build_demo(loader=None, presets=None) -> gr.Blocks:
     """The whole app. `loader(spec) -> LoadedModel` and `presets` default to the project's."""
     handlers = Handlers(loader, presets)
     # Gradio's own copies of the files it serves (downloads) are deleted after 15 minutes
-    with gr.Blocks(title="Speculative decoding playground", delete_cache=(300, 900)) as demo:
+    with GuardedBlocks(title="Speculative decoding playground", delete_cache=(300, 900)) as demo:
         gr.Markdown("# Speculative decoding playground\nA draft proposes, the target verifies. "
                     "Every token is colored by who wrote it; hover a token to see why.")
         with gr.Row():
