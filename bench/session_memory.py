@@ -22,6 +22,7 @@ from pathlib import Path
 os.environ.setdefault("PLAYGROUND_PUBLIC", "1")
 os.environ.setdefault("PLAYGROUND_RUNS_PER_MINUTE", "0")
 os.environ.setdefault("PLAYGROUND_RUNS_AT_ONCE", "0")  # the visitors all come from 127.0.0.1
+os.environ.setdefault("PLAYGROUND_EVENTS_AT_ONCE", "0")
 os.environ.setdefault("PLAYGROUND_UPLOADS_PER_MINUTE", "0")
 os.environ.setdefault("PLAYGROUND_SESSION_IDLE_SECONDS", "420")  # longer than the visits take on 2 busy cores
 

@@ -11,6 +11,9 @@ PUBLIC_RUNS_PER_MINUTE = 20
 # 11 s (a visitor's prefill holds up every other visitor's run).
 PUBLIC_MAX_PROMPT_TOKENS = 1024
 PUBLIC_RUNS_AT_ONCE = 2  # a visitor's runs waiting in the queue or running
+# A visitor's events waiting in the queue or running, of those that wait for a worker: a page
+# holds a few at once (a run, its charts, a method's change); the queue holds 32 by default.
+PUBLIC_EVENTS_AT_ONCE = 8
 PUBLIC_UPLOADS_PER_MINUTE = 6
 # A correction memory holds about 200 bytes per (draft token, correction) pair in memory: a
 # visitor's memories stay near 4 MB, however many uploads they make.
@@ -29,6 +32,7 @@ class Limits:
     max_prompt_tokens: int  # 0: only the model's context bounds a prompt
     runs_per_minute: int  # per visitor; 0: no limit
     runs_at_once: int  # per visitor, waiting or running; 0: no limit
+    events_at_once: int  # per visitor, waiting or running, runs included (queue_cap.py); 0: no limit
     max_upload_bytes: int
     uploads_per_minute: int  # per visitor; 0: no limit
     max_memory_pairs: int  # in one session's correction memories; 0: no limit
@@ -49,6 +53,7 @@ def current_limits() -> Limits:
         max_prompt_tokens=_env_int("PLAYGROUND_MAX_PROMPT_TOKENS", PUBLIC_MAX_PROMPT_TOKENS if public else 0),
         runs_per_minute=_env_int("PLAYGROUND_RUNS_PER_MINUTE", PUBLIC_RUNS_PER_MINUTE if public else 0),
         runs_at_once=_env_int("PLAYGROUND_RUNS_AT_ONCE", PUBLIC_RUNS_AT_ONCE if public else 0),
+        events_at_once=_env_int("PLAYGROUND_EVENTS_AT_ONCE", PUBLIC_EVENTS_AT_ONCE if public else 0),
         max_upload_bytes=_env_int("PLAYGROUND_MAX_UPLOAD_BYTES", 8 * 2**20),
         uploads_per_minute=_env_int("PLAYGROUND_UPLOADS_PER_MINUTE", PUBLIC_UPLOADS_PER_MINUTE if public else 0),
         max_memory_pairs=_env_int("PLAYGROUND_MAX_MEMORY_PAIRS", PUBLIC_MAX_MEMORY_PAIRS if public else 0),

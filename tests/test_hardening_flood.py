@@ -1,6 +1,7 @@
 """One visitor cannot flood a public deployment: runs per minute count per visitor address, not per
-session hash (which a client picks freely, or ends itself through the page's unload event), and a
-visitor holds at most a few runs in the shared queue at once. Requests are Gradio's own gr.Request
+session hash (which a client picks freely, or ends itself through the page's unload event), a
+visitor holds at most a few runs and a few more events of any kind in the shared queue at once, and
+a public app has no route past the queue. Requests are Gradio's own gr.Request
 around a starlette request, as the server builds them; the queue test launches the app on 127.0.0.1."""
 
 import threading
@@ -139,6 +140,40 @@ def test_a_visitor_over_the_queue_cap_gets_one_line(family, monkeypatch):
         _wait_until(lambda: not demo._queue.event_ids_to_events)  # the queue lets an ended event go just after
         assert "done" in clients[2].predict(PROMPT, "ar", False, *values(), api_name="/generate")[0], \
             "once its runs have ended, the visitor runs again"
+    finally:
+        gate.set()
+        demo.close()
+
+
+@pytest.mark.slow
+def test_one_address_cannot_fill_the_queue_with_cheap_events(family, monkeypatch):
+    """Chart events (no run, no model) of one address: past its cap one more is refused in one
+    line when it asks to join, while another address still joins and is served."""
+    from gradio_client import Client  # noqa: PLC0415
+
+    from playground.ui.queue_cap import refusal  # noqa: PLC0415
+    from playground.ui.run_charts import RunCharts  # noqa: PLC0415
+
+    for name, value in {"PLAYGROUND_PUBLIC": "1", "PLAYGROUND_EVENTS_AT_ONCE": "3",
+                        "PLAYGROUND_TRUSTED_PROXIES": "1"}.items():  # the address is x-forwarded-for's
+        monkeypatch.setenv(name, value)
+    gate, final = threading.Event(), RunCharts.final
+    monkeypatch.setattr(RunCharts, "final", lambda self, key: (gate.wait(60), final(self, key))[1])
+    by_spec = {m.spec: m for m in family.values()}
+    demo = build_demo(loader=by_spec.__getitem__, presets=[Preset("tiny", "tiny-target", "tiny-draft", "tiny-qualifier")])
+    _, url, _ = demo.queue(max_size=32).launch(prevent_thread_lock=True, server_name="127.0.0.1", quiet=True)
+    try:
+        visitor = Client(url, headers={"x-forwarded-for": VISITOR}, verbose=False)
+        held = [visitor.submit(api_name="/charts") for _ in range(3)]  # one runs (held at the gate), two wait
+        _wait_until(lambda: len(demo._queue.event_ids_to_events) == 3)
+        with pytest.raises(httpx.HTTPStatusError) as refused:
+            visitor.predict(api_name="/charts")
+        assert refused.value.response.json()["detail"] == refusal(3, "events")
+        other = Client(url, headers={"x-forwarded-for": OTHER}, verbose=False).submit(api_name="/charts")
+        _wait_until(lambda: len(demo._queue.event_ids_to_events) == 4)
+        gate.set()
+        for job in (*held, other):
+            job.result(timeout=60)
     finally:
         gate.set()
         demo.close()

@@ -23,7 +23,7 @@ from .gate import GuardedBlocks
 from .handlers import Handlers
 from .options import THRESHOLDS, all_controls, default_sweep, finite_number, method_choices, suggested_sweep, \
     sweep_options, visible_options
-from .queue_cap import cap_runs_per_visitor
+from .queue_cap import cap_events_per_visitor
 from .stepper import Toy
 from .visitors import session_key
 
@@ -39,7 +39,7 @@ FROM_PAGE = "_from_page"  # the API name of an API event's twin for the page (Sh
 # run cost the page work for 30 components (bench/results/browser_speed/README.md).
 SHOWS_PROGRESS = {"load", "unload", "compare", "step", "race", "export_json", "export_charts", "correction_memory",
                   "upload_memory"}
-RUNS = ("generate", "compare", "step", "race")  # the events a visitor may hold only so many of at once
+RUNS = ("generate", "compare", "step", "race")  # a visitor may hold fewer of these at once than of other events
 HEARTBEAT_SECONDS = 60
 
 
@@ -211,7 +211,7 @@ def build_demo(loader=None, presets=None) -> gr.Blocks:
         share.wire(demo, share_button, share_box, handlers, family, method, shared, about)
         _progress_only_where_users_wait(demo)
         _session_lifetime(demo, handlers)
-    cap_runs_per_visitor(demo, {name + suffix for name in RUNS for suffix in ("", FROM_PAGE)})
+    cap_events_per_visitor(demo, {name + suffix for name in RUNS for suffix in ("", FROM_PAGE)})
     return demo
 
 

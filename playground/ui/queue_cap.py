@@ -1,10 +1,14 @@
-"""At most `runs_at_once` runs (generate, compare, step, race) of one visitor in Gradio's queue,
-waiting or running; one more is refused in one line when it asks to join.
+"""What one visitor may hold in Gradio's queue at once, waiting or running: at most `runs_at_once`
+runs (generate, compare, step, race), and at most `events_at_once` events of every kind that waits
+for a worker (runs, charts, the Toy's rounds, step mode, exports, uploads, loads...); one more is
+refused in one line when it asks to join. Events the layout runs without a concurrency limit (a
+status line, a control's change, the heartbeat) wait for nothing and are not counted.
 
 The queue is shared by everyone (PLAYGROUND_QUEUE_SIZE waiting events): without a cap, a few
-dozen clients of one visitor, each with its own session, filled it and every other visitor was
-told "Queue is full". The visitor's count is read from the queue's own events at each join, so
-nothing is left to leak when an event ends, is cancelled or its client goes away.
+dozen clients of one visitor, each with its own session, filled it with runs, or one address with
+60 chart or Toy events, and every other visitor was told "Queue is full". The visitor's counts are
+read from the queue's own events at each join, so nothing is left to leak when an event ends, is
+cancelled or its client goes away.
 """
 
 import asyncio
@@ -17,13 +21,13 @@ from .visitors import visitor_address
 REFUSED = "error"
 
 
-def refusal(limit: int) -> str:
-    return (f"this deployment runs at most {limit} of a visitor's runs at once (waiting or running): wait for "
+def refusal(limit: int, what: str = "runs") -> str:
+    return (f"this deployment runs at most {limit} of a visitor's {what} at once (waiting or running): wait for "
             "one to finish")
 
 
-def cap_runs_per_visitor(demo, run_names: set[str]) -> None:
-    """Cap the runs each visitor holds in `demo`'s queue; `run_names` are the API names of the
+def cap_events_per_visitor(demo, run_names: set[str]) -> None:
+    """Cap the events each visitor holds in `demo`'s queue; `run_names` are the API names of the
     run events (the page's and the API's). `demo.queue()` makes a new queue: the cap follows it."""
     make_queue = demo.queue
 
@@ -43,24 +47,32 @@ def _cap(queue, run_names: set[str]) -> None:
     push, joining = queue.push, asyncio.Lock()
 
     async def push_within_cap(body, request, username):
-        limit = current_limits().runs_at_once
-        if not limit or not _is_run(queue, body, run_names):
+        fn = queue.blocks.fns.get(body.fn_index) if body.fn_index is not None else None
+        if fn is None or not _counted(queue, fn, run_names):
             return await push(body, request, username)
         async with joining:  # counted and joined as one step: two requests at once cannot both pass
-            visitor = visitor_address(request)
-            if _runs_held(queue, visitor, run_names) >= limit:
-                return False, refusal(limit), REFUSED
+            refused = _over_cap(queue, fn, visitor_address(request), run_names)
+            if refused:
+                return False, refused, REFUSED
             return await push(body, request, username)
 
     queue.push = push_within_cap
 
 
-def _is_run(queue, body, run_names: set[str]) -> bool:
-    fn = queue.blocks.fns.get(body.fn_index) if body.fn_index is not None else None
-    return fn is not None and fn.api_name in run_names
+def _counted(queue, fn, run_names: set[str]) -> bool:
+    """Whether `fn`'s events count against a visitor: a run, or any event that waits for a worker."""
+    limit = queue.default_concurrency_limit if fn.concurrency_limit == "default" else fn.concurrency_limit
+    return fn.api_name in run_names or limit is not None
 
 
-def _runs_held(queue, visitor: str, run_names: set[str]) -> int:
-    """The visitor's run events the queue holds: pushed and not yet ended."""
-    return sum(1 for event in list(queue.event_ids_to_events.values())
-               if event.fn.api_name in run_names and visitor_address(event.request) == visitor)
+def _over_cap(queue, fn, visitor: str, run_names: set[str]) -> str | None:
+    """The refusal of one more event like `fn` from `visitor`, or None while it is within the limits."""
+    limits = current_limits()
+    held = [event.fn for event in list(queue.event_ids_to_events.values())
+            if _counted(queue, event.fn, run_names) and visitor_address(event.request) == visitor]
+    runs = sum(1 for held_fn in held if held_fn.api_name in run_names)
+    if limits.runs_at_once and fn.api_name in run_names and runs >= limits.runs_at_once:
+        return refusal(limits.runs_at_once)
+    if limits.events_at_once and len(held) >= limits.events_at_once:
+        return refusal(limits.events_at_once, "events")
+    return None
