@@ -32,6 +32,11 @@ class KVRunner:
         self.forwards = 0
         self._tree_base: int | None = None  # after tree_logits: where the tree's nodes start in the cache
 
+    @property
+    def vocab_size(self) -> int:
+        """How many rows its logits have."""
+        return self.model.config.get_text_config().vocab_size
+
     def next_logits(self, sequence: list[int], positions: int = 1) -> torch.Tensor:
         """Logits [positions, vocab] predicting the token after each of the last `positions`
         prefixes of `sequence` (row -1 predicts the token after the whole sequence)."""

@@ -59,7 +59,7 @@ class CorrectionMemory:
         """Count the rejections in a run's token records: each correction with the draft's own
         candidate it replaced (a chain's one; of a token tree's node, the first, the one csd's
         rescue tries: the others are siblings the tree added). Returns how many were recorded."""
-        rejections = [(t.replaced_candidates[0], t.id) for t in tokens if t.replaced_candidates]
+        rejections = [(t.replaced_candidates[0], t.id) for t in tokens if t.is_correction and t.replaced]
         for draft_token, target_token in rejections:
             self.update(draft_token, target_token)
         return len(rejections)

@@ -117,7 +117,7 @@ def stream(prompt: str, config: RunConfig | None = None, *, target=None, draft=N
     drafting = draft_setup(config, method, models.get("draft"))
     ctx = _decoding(drafting.config, models, prompt_ids, method, drafting.runner)
     if draft == NGRAM:
-        ctx.lookup = PromptLookup(primary.model.config.vocab_size, primary.model.device)
+        ctx.lookup = PromptLookup()
     if correction_memory is not None:
         ctx.state["given_memory"] = correction_memory
     single_step = forward_costs.single_step_seconds(primary.model) if len(method.roles) > 1 else None

@@ -1,19 +1,17 @@
 """Prompt-lookup drafting (n-gram; transformers' `prompt_lookup_num_tokens`, vLLM's `ngram`): the
-block proposed is what followed the latest earlier occurrence of the context's last n tokens
-(the longest n from MAX_NGRAM down to 1 that occurs). It costs no model at all and pays where an
-answer repeats its prompt (edits, summaries, code).
+tokens proposed are what followed the latest earlier occurrence of the context's last n tokens
+(the longest n from MAX_NGRAM down to MIN_MATCH that occurs). It costs no model at all and pays
+where an answer repeats its prompt (edits, summaries, code). The same policy serves both uses:
+the whole draft (`draft="ngram"`), or one more branch of a model's token tree.
 
-The proposal is deterministic, so q is one-hot on each proposed token: SD's rule accepts it with
-probability p(x) and draws a rejection from p without x, renormalized, which is exact
-(methods.md, one-hot drafts). Fuzzy rules compare p with that one-hot q.
+The proposal is deterministic, so q is one-hot on each proposed token (docs/rules.md, one-hot
+drafts): SD's rule accepts it with probability p(x), which is exact; fuzzy rules compare p with
+that one-hot q.
 """
-
-import torch
-
-from .methods.speculative import Drafted
 
 NGRAM = "ngram"  # the draft spec that asks for it
 MAX_NGRAM = 3
+MIN_MATCH = 2  # a match of the last token alone is found often and proposes noise
 
 
 def lookup(ids: list[int], k: int, longest: int = MAX_NGRAM) -> tuple[list[int], int]:
@@ -27,16 +25,20 @@ def lookup(ids: list[int], k: int, longest: int = MAX_NGRAM) -> tuple[list[int],
     return [], 0
 
 
+def proposal(ids: list[int], k: int) -> tuple[list[int], int]:
+    """What the lookup proposes: `lookup`'s tokens where at least MIN_MATCH tokens matched, and
+    that n (else nothing, and 0)."""
+    tokens, matched = lookup(ids, k) if k > 0 else ([], 0)
+    return (tokens, matched) if matched >= MIN_MATCH else ([], 0)
+
+
 class PromptLookup:
-    """The `drafter` of the SD loop for a prompt-lookup draft; `matched` is the n of its last
-    proposal (0: no earlier occurrence, so the round is the target's step alone)."""
+    """A prompt-lookup draft in the draft model's place; `matched` is the n of its last proposal
+    (0: none, so the round is the target's step alone)."""
 
-    def __init__(self, vocab_size: int, device):
-        self.vocab_size, self.device, self.matched = vocab_size, device, 0
+    def __init__(self):
+        self.matched = 0
 
-    def __call__(self, ctx, k: int) -> Drafted:
-        tokens, self.matched = lookup(ctx.ids, k) if k > 0 else ([], 0)
-        q = torch.zeros(len(tokens), self.vocab_size, device=self.device)
-        if tokens:
-            q[torch.arange(len(tokens)), torch.tensor(tokens)] = 1.0
-        return Drafted(tokens, q, q)
+    def propose(self, ids: list[int], k: int) -> list[int]:
+        tokens, self.matched = proposal(ids, k)
+        return tokens

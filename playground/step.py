@@ -21,13 +21,21 @@ class TokenRecord:
         return {"id": self.id, "text": self.text, "origin": self.origin, **self.diagnostics}
 
     @property
+    def replaced(self) -> list[dict]:
+        """The draft candidates checked and rejected at this token's place before it, in the order
+        they were checked (the draft's own token first), each with its own check: `id`, the
+        proposer's probability, the divergence, the rule's numbers. A correction replaced them all;
+        a kept sibling of a token tree the ones before it; empty for any other token."""
+        return list(self.diagnostics.get("replaced", []))
+
+    @property
+    def is_correction(self) -> bool:
+        """Drawn by the verifier in place of the candidates at its place (not a bonus token)."""
+        return "drawn_from" in self.diagnostics
+
+    @property
     def replaced_candidates(self) -> list[int]:
-        """The draft candidates this token was emitted in place of, in the order they were checked:
-        a chain's one `rejected_candidate`, or every candidate of a token tree's node, all rejected
-        (`rejected_candidates`, the draft's own token first); empty for any other token."""
-        if "rejected_candidate" in self.diagnostics:
-            return [self.diagnostics["rejected_candidate"]]
-        return list(self.diagnostics.get("rejected_candidates", []))
+        return [candidate["id"] for candidate in self.replaced]
 
 
 @dataclass(frozen=True)

@@ -62,8 +62,8 @@ def test_rescued_tokens_met_both_conditions(family, memory):
         assert gap >= math.log(0.05)
     # a rejected candidate that was not rescued failed at least one condition
     for token in result.tokens:
-        if token.replaced_candidates:
-            assert not (token.diagnostics["is_freq"] and token.diagnostics["is_safe"])
+        if token.is_correction:  # the rescue was tried on the first candidate, the draft's own token
+            assert not (token.replaced[0]["is_freq"] and token.replaced[0]["is_safe"])
 
 
 @pytest.mark.parametrize("tree_width", [1, 2], ids=["chain", "tree"])
@@ -76,10 +76,11 @@ def test_memory_counts_every_rejection_and_the_counts_replay(family, memory, tre
     assert memory.total == rejections == result.steps[-1].extra["memory_rejections"]
     seen = CorrectionMemory(*PAIR)
     for token in result.tokens:  # memory_count is the count before this rejection
-        if "correction" in token.diagnostics:
-            draft_token = (token.replaced_candidates or [token.id])[0]  # a rescued token is the draft's own
-            assert token.diagnostics["memory_count"] == seen.count(draft_token, token.diagnostics["correction"])
-            seen.update(draft_token, token.diagnostics["correction"])
+        tried = token.replaced[0] if token.is_correction else token.diagnostics  # a rescued token is the draft's own
+        if "correction" in tried:
+            draft_token = tried.get("id", token.id)
+            assert tried["memory_count"] == seen.count(draft_token, tried["correction"])
+            seen.update(draft_token, tried["correction"])
     assert seen.counts == memory.counts
 
 

@@ -15,7 +15,10 @@ import playground
 from playground.methods.heterogeneous import same_vocabulary_note
 from playground.methods.heterogeneous import slrs
 from playground.methods.heterogeneous.slrs import StringProposer, TargetSplitter, string_rejection_sample
-from playground.methods.speculative import Candidate, sd_check
+from playground.config import RunConfig
+from playground.methods import Decoding
+from playground.methods.rules import ResidualRatio
+from playground.methods.walk import check_candidate
 from playground.sampling import Sampler
 from playground.tiny import ALPHABET, CHAT_TEMPLATE, SPECIALS, char_tokenizer, loaded, tiny_llama
 from playground.vocabulary import intersection, token_strings, tokenize_continuation
@@ -266,10 +269,10 @@ def test_table_3_acceptance_rates_and_theorem_4_1(synthetic):
     q_shared = torch.softmax(shared.draft_logits_on_target(q.log(), len(p)), -1)  # TLI's q'
     q_union = torch.zeros(len(p))  # Algorithm 1: q itself, shared tokens at their target ids
     q_union[shared.target_ids] = q[shared.draft_ids]
-    check = sd_check(SimpleNamespace(sampler=sampler))
+    ctx = Decoding(RunConfig(temperature=1.0), sampler, None, [], 0)
 
     def sd_accepts(token, q_row):
-        return check(Candidate(0, token, p, q_row, p, q_row, 0.0)).accepted
+        return bool(check_candidate(ctx, ResidualRatio(), token, p, q_row).path)
 
     def union_trial():
         drafted = sampler.draw(q)

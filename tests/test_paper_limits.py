@@ -47,9 +47,10 @@ def test_api_fsd_random_control_accepts_at_its_rate(family, confidence):
     levers = {} if confidence is None else {"draft_confidence": confidence}
     runs = [playground.generate(PROMPT, method="fsd", random_accept=0.5, temperature=1.0, seed=seed,
                                 max_new_tokens=120, **family, **levers) for seed in range(3)]
-    # per examined candidate (a block's candidates after its first rejection are drafted, not examined)
-    drafted = sum(len(step.accepted_flags) for r in runs for step in r.steps)
-    rate = sum(r.stats.accepted for r in runs) / drafted
+    # per candidate checked (not those after a rejection, nor a tree's siblings after a kept one)
+    checks = [check for r in runs for step in r.steps for check in step.evidence]
+    drafted = len(checks)
+    rate = sum(check.verdict == "accepted" for check in checks) / drafted
     assert runs[0].config.draft_confidence == (confidence or 0.0)  # fsd drafts full blocks unless asked
     # a binomial with p = 0.5 over `drafted` trials: 4 standard deviations either side
     assert abs(rate - 0.5) < 4 * math.sqrt(0.25 / drafted)

@@ -12,7 +12,7 @@ from playground.drafter import draft_setup
 from playground.engine import _decoding, format_prompt, make_config
 from playground.methods import METHODS, Decoding
 from playground.methods.pyramid import ASSISTED_RULES, predicted_throughput, pyramid_summary
-from playground.methods.speculative import Candidate
+from playground.methods.walk import check_candidate
 from playground.sampling import Sampler
 
 PROMPT = "hello there"
@@ -50,17 +50,18 @@ def test_psd_a_with_the_target_as_qualifier_is_target_greedy(family, draft_lengt
     assert ids(result) == ids(run(family, "ar"))
 
 
-@pytest.mark.parametrize("temperature", [0.0, 1.0])
 @pytest.mark.parametrize("tau", [0.3, 0.55, 0.7])
-def test_psd_f_with_the_draft_as_qualifier_is_fsd_with_tau_t(family, temperature, tau):
+def test_psd_f_with_the_draft_as_qualifier_is_fsd_with_tau_t(family, tau):
     """Q = D: stage 1 passes D's own continuation (Div(Q, D) = 0), and stage 2 is FSD between T
-    and D with K = l_Q. Token for token, also when sampling (same draws in the same order). The
-    reduction needs D as loaded and full blocks: a confidence-ended block ends fsd's verification
-    round but not PyramidSD's collection, and an int8 D is not the qualifier D."""
-    same_draft = {"draft_confidence": 0.0, "draft_int8": False}
+    and D with K = l_Q, token for token when greedy. The reduction needs D as loaded, full blocks
+    and chains: a confidence-ended block ends fsd's verification round but not PyramidSD's
+    collection, an int8 D is not the qualifier D, and fsd's walk may keep a sibling where stage 2
+    verifies the one chain stage 1 collected. (Sampling, the two differ in the draws they make:
+    every walk draws each of its rows' final tokens up front, and stage 1 is a walk of its own.)"""
+    same_draft = {"draft_confidence": 0.0, "draft_int8": False, "tree_width": 1}
     pyramid = run(family, "psd-f", qualifier=family["draft"], tau_q=0.1, tau_t=tau, draft_length=2,
-                  qualifier_length=5, temperature=temperature, seed=7, **same_draft)
-    fuzzy = run(family, "fsd", tau=tau, candidates=5, temperature=temperature, seed=7, **same_draft)
+                  qualifier_length=5, seed=7, **same_draft)
+    fuzzy = run(family, "fsd", tau=tau, candidates=5, seed=7, **same_draft)
     assert ids(pyramid) == ids(fuzzy)
     assert pyramid.stats.accepted == fuzzy.stats.accepted
 
@@ -71,7 +72,7 @@ def test_psd_f_with_the_target_as_qualifier_applies_the_fsd_rule_with_tau_q(fami
     after each stage 2 sits where fsd would draft again.)"""
     tau_q = 0.55
     result = run(family, "psd-f", qualifier=family["target"], tau_q=tau_q, tau_t=1.0,
-                 max_new_tokens=60)
+                 max_new_tokens=60, tree_width=1)
     sequence = format_prompt(family["target"].tokenizer, PROMPT, True) + ids(result)
     start = len(sequence) - len(result.tokens)
     target_logits = full_logits(family["target"], sequence)[start - 1:-1]
@@ -87,19 +88,34 @@ def test_psd_f_with_the_target_as_qualifier_applies_the_fsd_rule_with_tau_q(fami
             assert token.id == int(target_logits[i].argmax())
 
 
+def test_psd_f_on_a_tree_keeps_only_draft_tokens_that_passed_stage_one(family):
+    """Q = T as above, on stage 1's default token tree: a kept draft token may be a sibling, but
+    each passed Div(P_T, its q) <= tau_Q, and every other token is the target's greedy choice."""
+    tau_q = 0.55
+    result = run(family, "psd-f", qualifier=family["target"], tau_q=tau_q, tau_t=1.0, max_new_tokens=60)
+    sequence = format_prompt(family["target"].tokenizer, PROMPT, True) + ids(result)
+    target_logits = full_logits(family["target"], sequence)[len(sequence) - len(result.tokens) - 1:-1]
+    kept = [t for t in result.tokens if t.origin == "draft"]
+    assert kept and any(t.diagnostics["qualifier_check"]["branch"] for t in kept)  # a sibling was kept
+    assert all(t.diagnostics["qualifier_check"]["divergence"] <= tau_q for t in kept)
+    assert all(t.id == int(target_logits[i].argmax()) for i, t in enumerate(result.tokens) if t.origin != "draft")
+
+
 def full_logits(loaded, sequence):
     with torch.inference_mode():
         return loaded.model(input_ids=torch.tensor([sequence])).logits[0].float()
 
 
-def test_forward_counts_match_the_work_done(family):
+@pytest.mark.parametrize("tree_width", [1, 2])
+def test_forward_counts_match_the_work_done(family, tree_width):
     calls = {role: 0 for role in ("target", "draft", "qualifier")}
     def counter(role):
         return lambda *_: calls.__setitem__(role, calls[role] + 1)
 
     hooks = [family[role].model.register_forward_pre_hook(counter(role)) for role in calls]
     try:
-        result = run(family, "psd-a", temperature=1.0, draft_length=2, qualifier_length=5, max_new_tokens=50)
+        result = run(family, "psd-a", temperature=1.0, draft_length=2, qualifier_length=5, max_new_tokens=50,
+                     tree_width=tree_width)
     finally:
         for hook in hooks:
             hook.remove()
@@ -107,11 +123,14 @@ def test_forward_counts_match_the_work_done(family):
     emitted = 0
     for step in result.steps:
         assert step.forwards["target"] == 1
-        assert step.forwards["draft"] == step.extra["qualifier_drafted"]
+        assert step.forwards["draft"] <= step.extra["qualifier_drafted"]  # a tree's siblings cost no forward
+        assert step.forwards["draft"] == step.extra["qualifier_drafted"] or tree_width > 1
         assert step.forwards["qualifier"] == step.extra["qualifier_rounds"]
         assert step.drafted == min(5, 50 - emitted - 1)  # l_Q, or what the budget leaves
         assert step.extra["qualifier_rounds"] <= step.extra["qualifier_drafted"]
         emitted += len(step.tokens)
+    siblings = sum(s.extra["qualifier_drafted"] - s.forwards["draft"] for s in result.steps)
+    assert (siblings > 0) == (tree_width > 1)
 
 
 @pytest.mark.slow
@@ -187,14 +206,14 @@ def test_psd_a_stage_one_emits_a_draw_from_the_qualifier_under_either_rule(rule,
     rule keeps it with min(1, r/q) = 0.75. Both emit tokens distributed as r. 20,000 draws, 4 sigma."""
     ctx = Decoding(RunConfig(temperature=1.0, assisted_rule=rule), Sampler(temperature=1.0, seed=11),
                    None, [], 0)
-    check, draws = ASSISTED_RULES[rule](ctx), 20_000
+    check, draws = ASSISTED_RULES[rule](), 20_000
     emitted, kept_b, drafted_b = torch.zeros(3), 0, 0
     for _ in range(draws):
         token = ctx.sampler.draw(Q_TOY)
-        verdict = check(Candidate(0, token, R_TOY, Q_TOY, R_TOY, Q_TOY, 0.0))
-        emitted[token if verdict.accepted else verdict.replacement] += 1
+        walk = check_candidate(ctx, check, token, R_TOY, Q_TOY)
+        emitted[walk.records[0].id] += 1
         drafted_b += token == 1
-        kept_b += token == 1 and verdict.accepted
+        kept_b += token == 1 and bool(walk.path)
     assert abs(kept_b / drafted_b - keep_b) < 4 * math.sqrt(keep_b * (1 - keep_b) / drafted_b)
     assert torch.all((emitted / draws - R_TOY).abs() < 4 * torch.sqrt(R_TOY * (1 - R_TOY) / draws))
 

@@ -2,6 +2,7 @@
 distribution. Tiny vocabulary so the joint is enumerable; a chi-square test at level 1e-3."""
 
 import itertools
+from dataclasses import replace
 
 import pytest
 import torch
@@ -11,7 +12,7 @@ from playground.cache import KVRunner
 from playground.draft_vocab import pruned_head
 from playground.drafter import draft_runner, draft_setup
 from playground.ngram import PromptLookup
-from playground.methods import METHODS, Decoding, drafting, token_trees, tree_checks
+from playground.methods import METHODS, Decoding, drafting, walk
 from playground.sampling import Sampler
 from playground.tiny import char_tokenizer, loaded, tiny_llama
 
@@ -47,13 +48,14 @@ def exact_joint(target, settings, prompt_text="abc") -> dict[tuple[int, int], fl
 
 
 def sampled_pairs(family, settings, samples=SAMPLES, draft_sampling="sample", draft_vocab=0, every_lever=False,
-                  prompt_text="abc", by_lookup=False, tree_width=1) -> dict[tuple[int, int], int]:
+                  prompt_text="abc", by_lookup=False, tree_width=1, method="sd") -> dict[tuple[int, int], int]:
     """Two-token SD runs, one per seed, driven straight through the method (no engine, so no
     stop at EOS). `every_lever`: the draft as the engine sets it up with the int8 layers, the
     pruned head of `draft_vocab` tokens and confidence-ended blocks (the RunConfig default).
-    `by_lookup`: prompt-lookup drafts instead of the draft model; `tree_width` > 1: a token tree."""
+    `by_lookup`: prompt-lookup drafts instead of the draft model; `tree_width` > 1: a token tree;
+    `method`: sd, or another lossless method run through the same walk (csd at lambda = inf, tli)."""
     target, draft = family
-    config = playground.RunConfig(method="sd", candidates=2, max_new_tokens=2, draft_sampling=draft_sampling,
+    config = playground.RunConfig(method=method, lambda_=float("inf"), candidates=2, max_new_tokens=2, draft_sampling=draft_sampling,
                                   draft_vocab=draft_vocab, tree_width=tree_width, **settings)
     prompt = target.tokenizer(prompt_text).input_ids
     head = pruned_head(draft.model, draft.tokenizer, draft_vocab) if draft_vocab else None
@@ -64,9 +66,10 @@ def sampled_pairs(family, settings, samples=SAMPLES, draft_sampling="sample", dr
         drafter = draft_runner(setup.config, draft) if setup else KVRunner(draft.model, "draft", head=head)
         ctx = Decoding(config if setup is None else setup.config, Sampler(seed=seed, **settings),
                        KVRunner(target.model, "target"), list(prompt), len(prompt), draft=None if by_lookup else drafter,
-                       lookup=PromptLookup(len(target.tokenizer), "cpu") if by_lookup else None)
+                       lookup=PromptLookup() if by_lookup else None, target_tokenizer=target.tokenizer,
+                       draft_tokenizer=draft.tokenizer)
         emitted = []
-        for step in METHODS["sd"].run(ctx):
+        for step in METHODS[method].run(ctx):
             emitted += [t.id for t in step.tokens]
             ctx.ids += [t.id for t in step.tokens]
             if len(emitted) >= 2:
@@ -115,7 +118,7 @@ def test_sampling_sd_matches_target_joint_distribution(small_family, settings):
 
 
 def test_the_test_detects_a_wrong_residual(small_family, monkeypatch):
-    monkeypatch.setattr(tree_checks, "residual", lambda p, q: p)  # where sd takes its residual
+    monkeypatch.setattr(walk, "residual", lambda p, q: p)  # where the walk takes its residual
     settings = SETTINGS[0]
     p_value = chi_square_p_value(sampled_pairs(small_family, settings), exact_joint(small_family[0], settings))
     assert p_value < ALPHA
@@ -129,11 +132,11 @@ def test_greedy_drafting_is_lossless_when_q_is_the_one_hot_it_sampled(small_fami
 
 def test_the_test_detects_argmax_drafting_with_the_soft_q_in_the_ratio(small_family, monkeypatch):
     """The classic trap: draft by argmax but divide by the draft's soft distribution."""
-    real_checks = token_trees.check_tree
+    real_checks = walk.check_nodes
 
-    def checks_with_soft_q(ctx, tree, q, q_raw, p, p_raw):
-        return real_checks(ctx, tree, q_raw, q_raw, p, p_raw)
-    monkeypatch.setattr(token_trees, "check_tree", checks_with_soft_q)  # the checks sd runs with
+    def checks_with_soft_q(ctx, rule, drafted, p, p_raw, roles):
+        return real_checks(ctx, rule, replace(drafted, q=drafted.q_raw), p, p_raw, roles)
+    monkeypatch.setattr(walk, "check_nodes", checks_with_soft_q)  # the checks the walk runs with
     settings = SETTINGS[0]  # at temperature 1, q_raw is exactly the soft q
     counts = sampled_pairs(small_family, settings, draft_sampling="greedy")
     assert chi_square_p_value(counts, exact_joint(small_family[0], settings)) < ALPHA
@@ -167,7 +170,7 @@ def test_the_test_detects_a_residual_limited_to_the_pruned_vocabulary(small_fami
     def pruned_residual(p, q):
         kept = (p - q).clamp_min(0) * (q > 0)
         return kept / kept.sum() if kept.sum() > 0 else q
-    monkeypatch.setattr(tree_checks, "residual", pruned_residual)
+    monkeypatch.setattr(walk, "residual", pruned_residual)
     settings = SETTINGS[0]
     counts = sampled_pairs(small_family, settings, draft_vocab=3)
     assert chi_square_p_value(counts, exact_joint(small_family[0], settings)) < ALPHA
@@ -193,6 +196,15 @@ def test_token_tree_verification_is_lossless(small_family, name):
                            tree_width=width, every_lever=every_lever, draft_vocab=3 if every_lever else 0,
                            prompt_text=prompt)
     assert chi_square_p_value(counts, exact_joint(small_family[0], settings, prompt), TREE_SAMPLES) > ALPHA
+
+
+@pytest.mark.parametrize("method", ["csd", "tli"])
+def test_the_other_lossless_methods_on_a_token_tree(small_family, method):
+    """csd at lambda = inf and tli (its intersection here the whole vocabulary) verify trees
+    through the same walk as sd: their output follows the target too (n = 5,000)."""
+    settings = SETTINGS[0]
+    counts = sampled_pairs(small_family, settings, samples=TREE_SAMPLES, tree_width=3, method=method)
+    assert chi_square_p_value(counts, exact_joint(small_family[0], settings), TREE_SAMPLES) > ALPHA
 
 
 def test_the_test_detects_the_iid_rule_on_siblings_drawn_without_replacement(small_family, monkeypatch):

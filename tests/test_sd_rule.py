@@ -6,7 +6,8 @@ import torch
 from playground.cache import KVRunner
 from playground.config import RunConfig
 from playground.methods import Decoding
-from playground.methods.speculative import Candidate, sd_check
+from playground.methods.rules import ResidualRatio
+from playground.methods.walk import check_candidate
 from playground.sampling import Sampler, residual
 from playground.tiny import tiny_llama
 
@@ -16,17 +17,14 @@ Q = torch.tensor([0.4, 0.4, 0.2])  # draft
 
 def check_for(seed=0):
     ctx = Decoding(RunConfig(temperature=1.0), Sampler(temperature=1.0, seed=seed), None, [], 0)
-    return sd_check(ctx), ctx.sampler
-
-
-def candidate(token):
-    return Candidate(0, token, P, Q, P, Q, 0.0)
+    return (lambda token: check_candidate(ctx, ResidualRatio(), token, P, Q).records[0]), ctx.sampler
 
 
 def test_worked_example_acceptance_probabilities_and_residual():
     check, _ = check_for()
-    accept = [check(candidate(token)).diagnostics["accept_prob"] for token in range(3)]
-    assert accept == [1.0, 0.75, 0.5]
+    records = [check(token) for token in range(3)]
+    accept = [(r.diagnostics if r.origin == "draft" else r.replaced[0])["accept_prob"] for r in records]
+    assert accept == pytest.approx([1.0, 0.75, 0.5])
     assert torch.equal(residual(P, Q), torch.tensor([1.0, 0.0, 0.0]))
 
 
@@ -37,9 +35,7 @@ def test_worked_example_output_distribution_is_the_target():
     draws = 20_000
     counts = torch.zeros(3)
     for _ in range(draws):
-        token = sampler.draw(Q)
-        verdict = check(candidate(token))
-        counts[token if verdict.accepted else verdict.replacement] += 1
+        counts[check(sampler.draw(Q)).id] += 1
     tolerance = 4 * torch.sqrt(P * (1 - P) / draws)
     assert torch.all((counts / draws - P).abs() < tolerance)
 

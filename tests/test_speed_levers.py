@@ -14,8 +14,7 @@ from playground.draft_vocab import pruned_head
 from playground.engine import format_prompt
 from playground.int8_draft import Int8Linear, dense_weight, int8_twin
 from playground.errors import PlaygroundError
-from playground.methods.token_trees import MIN_LOOKUP_MATCH
-from playground.ngram import lookup
+from playground.ngram import proposal
 from playground.prepacked import PrepackedLinear, prepack_linears
 from playground.stats import Stats
 from playground.step import Step, TokenRecord
@@ -138,7 +137,7 @@ def pruned_kept(family) -> set[int]:
 def test_pruned_draft_proposes_only_kept_tokens(family):
     result, _ = greedy(family, "sd", candidates=4, draft_vocab=8, tree_width=1)
     proposed = [t.id for t in result.tokens if t.origin == "draft"]
-    proposed += [t.diagnostics["rejected_candidate"] for t in result.tokens if "rejected_candidate" in t.diagnostics]
+    proposed += [candidate for t in result.tokens for candidate in t.replaced_candidates]
     assert proposed and set(proposed) <= pruned_kept(family)
 
 
@@ -148,8 +147,7 @@ def test_a_pruned_drafts_tree_holds_only_kept_tokens_beside_the_lookup_branch(fa
     result, _ = greedy(family, "sd", candidates=4, draft_vocab=8, tree_width=2)
     context = format_prompt(family["target"].tokenizer, "hello there", True)
     for step in result.steps:
-        proposal, matched = lookup(context, 4)
-        looked_up = set(proposal) if matched >= MIN_LOOKUP_MATCH else set()
+        looked_up = set(proposal(context, 4)[0])
         assert set(step.extra["tree"]["tokens"]) - pruned_kept(family) <= looked_up
         context += [t.id for t in step.tokens]
     assert any(len(step.extra["tree"]["tokens"]) > step.forwards["draft"] for step in result.steps)  # siblings too

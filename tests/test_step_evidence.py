@@ -109,39 +109,41 @@ def assert_top_tokens_ranked(check: dict) -> None:
 
 
 def test_tooltips_and_exports_carry_the_same_numbers_as_the_evidence(handlers):
-    """A chain checks one candidate per position: each check's numbers are its token's."""
+    """A chain checks one candidate per position: each check's numbers are its token's own (a
+    kept candidate) or those of the candidate it replaced (a correction)."""
     exported = exported_run(handlers, tree_width=1)
     checks = [check for step in exported["evidence"] for check in step]
-    checked_tokens = [t for t in exported["tokens"] if "accept_prob" in t]
-    assert len(checks) == len(checked_tokens) > 0
-    for check, token in zip(checks, checked_tokens):
-        assert token["accept_prob"] == check["checks"]["accept_prob"]
-        assert token["p_draft"] == check["at_candidate"]["q"]
+    checked = [t.get("replaced", [t])[0] for t in exported["tokens"] if not t.get("bonus")]
+    assert len(checks) == len(checked) > 0 and any("replaced" in t for t in exported["tokens"])
+    for check, figures in zip(checks, checked):
+        assert figures["accept_prob"] == check["checks"]["accept_prob"]
+        assert figures["p_draft"] == check["at_candidate"]["q"]
         assert_top_tokens_ranked(check)
 
 
 def test_a_trees_tokens_and_exports_account_for_every_check(handlers):
-    """A tree checks a node's candidates in turn: the token emitted there accounts for each check
-    (the siblings rejected before the kept one, `branch` of them; at a correction, every candidate
-    it replaced) and carries the numbers of the kept candidate (a correction: of the first)."""
+    """A tree checks a node's candidates in turn: the token emitted there accounts for each check,
+    one record format for all: the candidates rejected there (`replaced`, each with its own
+    numbers) and, for a kept candidate, its own numbers last."""
     exported = exported_run(handlers, tree_width=2, draft_confidence=0.0)
     checks = iter(check for step in exported["evidence"] for check in step)
     decided = [t for t in exported["tokens"] if not t.get("bonus")]
-    behind = [len(t["rejected_candidates"]) if "rejected_candidates" in t else t["branch"] + 1 for t in decided]
-    assert sum(len(step) for step in exported["evidence"]) == sum(behind) > len(decided) > 0
-    for token, count in zip(decided, behind):
-        mine = [next(checks) for _ in range(count)]
+    figures = [t.get("replaced", []) + ([] if "drawn_from" in t else [t]) for t in decided]
+    assert sum(len(step) for step in exported["evidence"]) == sum(map(len, figures)) > len(decided) > 0
+    assert any(t.get("branch") for t in decided) and any("drawn_from" in t for t in decided)
+    for token, own in zip(decided, figures):
+        mine = [next(checks) for _ in own]
         assert all(c["emitted"] == token["id"] and c["position"] == token["position_in_block"] for c in mine)
-        if "rejected_candidates" in token:
-            assert [c["candidate"] for c in mine] == token["rejected_candidates"]
+        assert [c["candidate"] for c in mine[:len(token.get("replaced", []))]] == [r["id"] for r in token.get("replaced", [])]
+        if "drawn_from" in token:
             assert {c["verdict"] for c in mine} == {"rejected"}
-            shown = mine[0]
         else:
             *rejected, shown = mine
             assert {c["verdict"] for c in rejected} <= {"rejected"} and shown["verdict"] == "accepted"
             assert (shown["candidate"], shown["checks"]["branch"]) == (token["id"], token["branch"])
-        assert token["accept_prob"] == shown["checks"]["accept_prob"]
-        assert token["p_draft"] == shown["at_candidate"]["q"]
+        for check, numbers in zip(mine, own):
+            assert numbers["accept_prob"] == check["checks"]["accept_prob"]
+            assert numbers["p_draft"] == check["at_candidate"]["q"]
         for check in mine:
             assert_top_tokens_ranked(check)
 

@@ -168,16 +168,21 @@ def test_tooltips_carry_diagnostics(handlers):
     assert "p target (sampling settings):" in text and "p target raw (T=1):" in text and "acceptance prob:" in text
 
 
-def test_a_corrections_tooltip_says_whose_figures_it_shows():
+def test_a_tooltip_names_each_replaced_candidate_with_its_own_figures():
+    """The token's own figures are its own; each candidate it replaced carries its check."""
     decode = "abc".__getitem__
-    chain = TokenRecord(2, "target", diagnostics={"accept_prob": 0.25, "rejected_candidate": 0})
-    tree = TokenRecord(2, "target", diagnostics={"accept_prob": 0.25, "rejected_candidates": [0, 1]})
-    kept = TokenRecord(1, "draft", diagnostics={"accept_prob": 0.5, "branch": 1})
-    assert "acceptance prob (of the replaced candidate): 0.25\nreplaced draft candidate: 'a' (id 0)" \
-        in render.tooltip(chain, decode)
-    assert "acceptance prob (of the first replaced candidate): 0.25" in render.tooltip(tree, decode)
-    assert "replaced draft candidates: 'a' (id 0), 'b' (id 1)" in render.tooltip(tree, decode)
-    assert "acceptance prob: 0.5" in render.tooltip(kept, decode) and "replaced" not in render.tooltip(kept, decode)
+    correction = TokenRecord(2, "target", diagnostics={"p_target": 0.7, "drawn_from": "residual", "replaced": [
+        {"id": 0, "p_draft": 0.5, "accept_prob": 0.25}, {"id": 1, "p_draft": 0.2, "accept_prob": 0.1}]})
+    sibling = TokenRecord(1, "draft", diagnostics={"accept_prob": 0.5, "branch": 1, "replaced": [
+        {"id": 0, "accept_prob": 0.2}]})
+    first = TokenRecord(0, "draft", diagnostics={"accept_prob": 0.9, "branch": 0})
+    shown = render.tooltip(correction, decode)
+    assert "p target (sampling settings): 0.7" in shown and "drawn from: residual" in shown
+    assert "replaced draft candidate 'a' (id 0): q draft" in shown and "acceptance prob 0.25" in shown
+    assert "replaced draft candidate 'b' (id 1)" in shown and "acceptance prob 0.1" in shown
+    assert "acceptance prob: 0.5" in render.tooltip(sibling, decode)
+    assert "replaced draft candidate 'a' (id 0): acceptance prob 0.2" in render.tooltip(sibling, decode)
+    assert "replaced" not in render.tooltip(first, decode)
 
 
 @pytest.mark.parametrize("tree_width", [1, 2], ids=["chain", "tree"])
@@ -185,7 +190,7 @@ def test_rejected_drafts_show_struck_through_in_place(handlers, tree_width):
     plain = run_generate(handlers, temperature=1.0, seed=1, max_new_tokens=40, tree_width=tree_width)[-1][1]
     shown = handlers.rerender(KEY, True)
     records = [t.diagnostics for t in handlers.sessions.get(KEY).run.tokens]
-    rejections = sum(("rejected_candidate" in d) + len(d.get("rejected_candidates", [])) for d in records)
+    rejections = sum(len(d.get("replaced", [])) for d in records)
     assert rejections > 0, "tiny draft and target disagree often at temperature 1"
     assert shown.count("tok-rejected") == rejections and "tok-rejected" not in plain
     assert "replaced draft candidate" in shown

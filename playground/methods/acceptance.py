@@ -1,5 +1,6 @@
 """Each rule's acceptance test of one candidate, as a typed record: its numbers, whether it held,
-and how it reads in words. Step mode, hover and the JSON evidence ask the record, so a new rule
+and how it reads in words. Step mode, hover and the JSON evidence ask the record (`figures()`: its numbers as a token
+record and the evidence carry them), so a new rule
 brings its own record and no view needs a branch for it.
 
 `describe(verifier, proposer, at_candidate, decode)`: the symbols of the two distributions
@@ -28,6 +29,9 @@ class Ratio:
     def held(self) -> bool:
         return self.u < self.accept_prob
 
+    def figures(self) -> dict:
+        return {"accept_prob": self.accept_prob}
+
     def describe(self, verifier, proposer, at_candidate, decode) -> str:
         return (f"keep with min(1, {verifier}(x) / {proposer}(x)) = min(1, {number(at_candidate[verifier])} / "
                 f"{number(at_candidate[proposer])}) = {number(self.accept_prob)}; u = {number(self.u)}")
@@ -46,6 +50,9 @@ class Threshold:
     @property
     def held(self) -> bool:
         return self.value <= self.tau if self.comparison == "<=" else self.value < self.tau
+
+    def figures(self) -> dict:
+        return {"tau": self.tau, "comparison": self.comparison}
 
     def describe(self, verifier, proposer, at_candidate, decode) -> str:
         shown = SYMBOL_TEXT[self.comparison] if self.held else NEGATION[self.comparison]
@@ -72,6 +79,9 @@ class Rescue:
     def held(self) -> bool:
         return self.ratio.held or self.rescued
 
+    def figures(self) -> dict:
+        return self.ratio.figures()
+
     def describe(self, verifier, proposer, at_candidate, decode) -> str:
         ratio = self.ratio.describe(verifier, proposer, at_candidate, decode)
         if self.ratio.held:
@@ -95,6 +105,9 @@ class DrawMatch:
     def held(self) -> bool:
         return self.drew == self.candidate
 
+    def figures(self) -> dict:
+        return {"verifier_draw": self.drew}
+
     def describe(self, verifier, proposer, at_candidate, decode) -> str:
         return f"{verifier} drew {decode(self.drew)!r}: keep the candidate only if it is that token"
 
@@ -110,6 +123,9 @@ class RandomControl:
     @property
     def held(self) -> bool:
         return self.u < self.rate
+
+    def figures(self) -> dict:
+        return {"random_accept": self.rate}
 
     def describe(self, verifier, proposer, at_candidate, decode) -> str:
         return f"random control: keep with probability {self.rate:g} (u = {number(self.u)})"
@@ -128,6 +144,9 @@ class StringRatio:
     @property
     def held(self) -> bool:
         return self.accepted
+
+    def figures(self) -> dict:
+        return {"psi": self.psi, "accept_prob": self.accept_prob}
 
     def describe(self, verifier, proposer, at_candidate, decode) -> str:
         if self.accept_prob is None:

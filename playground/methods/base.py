@@ -10,7 +10,7 @@ from ..step import Step
 
 # The drafting levers (see drafter.py): they belong to the draft, so every method that drafts
 # with a model offers them, and a run records which of them ran.
-DRAFT_LEVERS = ("draft_int8", "draft_vocab", "draft_confidence")
+DRAFT_LEVERS = ("draft_int8", "draft_vocab", "draft_confidence", "tree_width")
 
 
 @dataclass
@@ -28,7 +28,7 @@ class Decoding:
     target_tokenizer: object = None
     draft_tokenizer: object = None
     state: dict = field(default_factory=dict)  # method-owned, per-run (e.g. CSD memory)
-    lookup: Callable | None = None  # a drafter without a model (ngram.PromptLookup), in the draft's place
+    lookup: object = None  # a draft without a model (ngram.PromptLookup), in the draft's place
 
     def remaining(self) -> int:
         return self.config.max_new_tokens - (len(self.ids) - self.prompt_length)

@@ -13,8 +13,9 @@ import math
 
 from ..correction_memory import CorrectionMemory, load_memory
 from .acceptance import Rescue
-from .base import DRAFT_LEVERS, Decoding, Method
-from .token_trees import tree_steps
+from .base import Decoding, Method
+from .rules import ResidualRatio
+from .walk import rounds
 
 # Which conditions a rescue needs (Algorithm 1, line 19, and the ablations of Section 5.4).
 RESCUE_RULES = {
@@ -66,23 +67,22 @@ def _calibrated(rule: str):
     def run(ctx: Decoding):
         memory = run_memory(ctx)
         # sd's loop; the rescue tries the draft's own token of a node whose children were all rejected
-        for step in tree_steps(ctx, rescue_decision(ctx, memory, RESCUE_RULES[rule])):
+        for step in rounds(ctx, ResidualRatio(), rescue=rescue_decision(ctx, memory, RESCUE_RULES[rule])):
             step.extra["rescued"] = sum(token.origin == "rescued" for token in step.tokens)
             step.extra["memory_rejections"] = memory.total
             yield step
     return run
 
 
-_SD_OPTIONS = ("candidates", "draft_sampling")
-_TREE_LEVERS = (*DRAFT_LEVERS, "tree_width")  # sd's: csd at lambda = inf stays sd, tree or chain
+_SD_OPTIONS = ("candidates", "draft_sampling", "divergence")
 CSD = Method("csd", _calibrated("csd"),
              "calibrated SD: rescue a rejected draft token if the pair is frequent and the target finds it plausible",
-             options=(*_SD_OPTIONS, "lambda_", "gate_tau", "memory"), levers=_TREE_LEVERS, lossless=False,
+             options=(*_SD_OPTIONS, "lambda_", "gate_tau", "memory"), lossless=False,
              drafts_by_lookup=True)
 CSD_MEMORY = Method("csd-memory", _calibrated("csd-memory"),
                     "CSD ablation, SD + correction memory only: rescue frequent rejection pairs",
-                    options=(*_SD_OPTIONS, "lambda_", "memory"), levers=_TREE_LEVERS, lossless=False,
+                    options=(*_SD_OPTIONS, "lambda_", "memory"), lossless=False,
                     drafts_by_lookup=True)
 CSD_GATE = Method("csd-gate", _calibrated("csd-gate"),
                   "CSD ablation, SD + gating only (static lossy SD): rescue if p(draft)/p(correction) >= gate_tau",
-                  options=(*_SD_OPTIONS, "gate_tau"), levers=_TREE_LEVERS, lossless=False, drafts_by_lookup=True)
+                  options=(*_SD_OPTIONS, "gate_tau"), lossless=False, drafts_by_lookup=True)

@@ -1,26 +1,115 @@
-"""Drafting a block with the draft model, its samples kept on the device.
+"""A round's proposal, the one draft record every method's walk verifies (walk.py): a token tree,
+a chain being a tree of width 1 and a prompt lookup's proposal one more branch.
 
-Each drafted token goes back into the draft as a tensor, so the loop never waits for a value on
-the host (on a GPU, a sync point: the host idles until the device catches up). With
-`draft_confidence` set it reads once per drafted token, since stopping after a doubted token is
-the host's decision; without it the block is read once, at its end.
+Drafting with a model keeps its samples on the device: each drafted token goes back into the
+draft as a tensor, so the loop never waits for a value on the host (on a GPU, a sync point: the
+host idles until the device catches up). With `draft_confidence` set it reads once per drafted
+token, since stopping after a doubted token is the host's decision; without it the block is read
+once, at its end.
 
-A token tree (token_trees.py) asks for `width - 1` siblings beside each token: drawn from q
-without the tokens already taken while q has mass left, else (a greedy draft) the draft's next
-most likely tokens, deterministically (a one-hot q). They are drawn with the token, on the
-device, and read with it.
+A token tree asks for `width - 1` siblings beside each token the draft doubts (at every depth
+when that lever is off): drawn from q without the tokens already taken while q has mass left,
+else (a greedy draft) the draft's next most likely tokens, deterministically (a one-hot q). They
+are drawn with the token, on the device, and read with it.
 """
 
 from dataclasses import dataclass, field
 
 import torch
 
+from ..ngram import proposal
 from ..sampling import one_hot_argmax, raw_probs
+from ..token_tree import TokenTree
 from .base import Decoding
 
 
 @dataclass
-class DraftedBlock:
+class Drafted:
+    """Per node i of `tree`: `q[i]` the distribution its token was drawn from (one-hot for a token
+    picked deterministically); `q_raw[i]` the proposer's raw (T = 1) distribution it was drawn
+    from, without the tokens of its earlier siblings (None: the proposer has no distribution in
+    the verifier's vocabulary, so no divergence); `origins[i]` what the node is when kept;
+    `notes[i]` what its record adds (where its text came from, an earlier stage's check).
+    `draft_forwards`: what drafting cost (siblings and the lookup branch cost none)."""
+
+    tree: TokenTree = field(default_factory=TokenTree)
+    q: list[torch.Tensor] = field(default_factory=list)
+    q_raw: list[torch.Tensor | None] = field(default_factory=list)
+    origins: list[str] = field(default_factory=list)
+    notes: list[dict] = field(default_factory=list)
+    draft_forwards: int = 0
+
+    def add(self, token: int, parent: int, q: torch.Tensor, q_raw: torch.Tensor | None, origin: str = "draft",
+            note: dict | None = None) -> int:
+        self.q.append(q)
+        self.q_raw.append(q_raw)
+        self.origins.append(origin)
+        self.notes.append(note or {})
+        return self.tree.add(token, parent)
+
+    def __len__(self) -> int:
+        return len(self.tree)
+
+
+def chain(tokens: list[int], q, q_raw, origins=None, notes=None, forwards: int | None = None) -> Drafted:
+    """Tokens as a chain: node i the child of node i - 1."""
+    drafted = Drafted(draft_forwards=len(tokens) if forwards is None else forwards)
+    for depth, token in enumerate(tokens):
+        drafted.add(token, depth - 1, q[depth], None if q_raw is None else q_raw[depth],
+                    origins[depth] if origins else "draft", notes[depth] if notes else None)
+    return drafted
+
+
+def draft_tree(ctx: Decoding, runner, k: int) -> Drafted:
+    """The draft's chain of up to k tokens after ctx.ids; in a tree (tree_width > 1), siblings
+    beside each token the draft doubts (everywhere when draft_confidence is off) and the prompt
+    lookup's proposal as one more branch."""
+    block = _draft(ctx, runner, k, ctx.config.tree_width)
+    drafted = chain(block.tokens, block.q, block.q_raw)
+    for depth, siblings in enumerate(block.siblings):
+        if not ctx.config.draft_confidence or block.doubted[depth]:
+            taken = [block.tokens[depth]]
+            for sibling, q_sibling in siblings:
+                drafted.add(sibling, depth - 1, q_sibling, _without(block.q_raw[depth], taken))
+                taken.append(sibling)
+    if ctx.config.tree_width > 1:
+        add_lookup_branch(drafted, proposal(ctx.ids, k)[0], block.q_raw.shape[-1], runner.device)
+    return drafted
+
+
+def _without(row: torch.Tensor, tokens: list[int]) -> torch.Tensor:
+    """`row` with `tokens` taken out, renormalized: what a sibling drawn after them was drawn from."""
+    left = row.clone()
+    left[tokens] = 0.0
+    return left / left.sum().clamp_min(torch.finfo(left.dtype).tiny)
+
+
+def lookup_chain(ctx: Decoding, k: int) -> Drafted:
+    """A prompt-lookup draft (`ctx.lookup`) in the draft's place: a chain at no draft cost."""
+    tokens = ctx.lookup.propose(ctx.ids, k)
+    one_hot = one_hots(tokens, ctx.target.vocab_size, ctx.target.device)
+    return chain(tokens, one_hot, one_hot, forwards=0)
+
+
+def add_lookup_branch(drafted: Drafted, tokens: list[int], vocab: int, device) -> None:
+    """A prompt lookup's proposal merged into the tree: it follows the nodes that already hold its
+    tokens and branches off where they differ, each new node one-hot on its token (its record
+    says `lookup`)."""
+    node, tree = -1, drafted.tree
+    for token, one_hot in zip(tokens, one_hots(tokens, vocab, device)):
+        same = next((child for child in tree.children(node) if tree.tokens[child] == token), None)
+        node = drafted.add(token, node, one_hot, one_hot, note={"lookup": True}) if same is None else same
+
+
+def one_hots(tokens: list[int], vocab: int, device) -> torch.Tensor:
+    rows = torch.zeros(len(tokens), vocab, device=device)
+    if tokens:
+        rows[torch.arange(len(tokens)), torch.tensor(tokens)] = 1.0
+    return rows
+
+
+@dataclass
+class _Block:
     """`q[i]`: the distribution token i was drawn from; `q_raw[i]`: the draft's raw distribution
     there; `doubted[i]`: the draft gave token i less than draft_confidence; `siblings[i]`: the
     (token, q it was drawn from) beside token i."""
@@ -44,7 +133,7 @@ class _OnDevice:
     numbers: torch.Tensor
 
 
-def draft(ctx: Decoding, runner, k: int, width: int = 1) -> DraftedBlock:
+def _draft(ctx: Decoding, runner, k: int, width: int) -> _Block:
     """Up to k tokens from `runner` after ctx.ids, ending after a token the draft doubts."""
     stops = ctx.config.draft_confidence > 0
     drafted, read = [], []
@@ -95,11 +184,11 @@ def _siblings(ctx: Decoding, q: torch.Tensor, q_raw: torch.Tensor, drawn: torch.
     return tokens, qs, exists
 
 
-def _block(runner, drafted: list[_OnDevice], read: list[list[int]]) -> DraftedBlock:
+def _block(runner, drafted: list[_OnDevice], read: list[list[int]]) -> _Block:
     if not drafted:
-        empty = torch.empty(0, runner.model.config.vocab_size, device=runner.device)
-        return DraftedBlock([], empty, empty)
-    block = DraftedBlock([numbers[0] for numbers in read], torch.stack([d.q for d in drafted]),
+        empty = torch.empty(0, runner.vocab_size, device=runner.device)
+        return _Block([], empty, empty)
+    block = _Block([numbers[0] for numbers in read], torch.stack([d.q for d in drafted]),
                          torch.stack([d.q_raw for d in drafted]), [bool(numbers[1]) for numbers in read])
     for numbers, position in zip(read, drafted):
         pairs = zip(numbers[2::2], numbers[3::2], position.sibling_qs)

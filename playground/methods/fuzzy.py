@@ -1,10 +1,12 @@
 """Fuzzy speculative decoding (Holsman et al., seed 000): accept a candidate when the divergence
 between the target's and the draft's raw distributions is below a threshold T; on rejection
 sample the target's own distribution (not the residual). Lossy by design; T = 0 accepts nothing.
+On a token tree the walk keeps the first child, in draft order, that passes (docs/rules.md, "Fuzzy SD").
 """
 
-from .acceptance import RandomControl, Threshold
 from .base import Decoding, Method
+from .rules import DivergenceThreshold, RandomAcceptance
+from .walk import rounds
 
 # A divergence test accepts a candidate whatever the probability the draft gave its own token, so
 # ending a block at a doubted token (draft_confidence) drops candidates the rule would likely keep
@@ -13,35 +15,14 @@ from .base import Decoding, Method
 # (bench/results/every_method*). Divergence rules draft full blocks with the full head (int8
 # layers still) unless asked otherwise.
 FULL_BLOCKS = {"draft_confidence": 0.0, "draft_vocab": 0}
-from .speculative import Candidate, Verdict, speculative_steps
-
-
-def fuzzy_check(ctx: Decoding, threshold: float):
-    """Seed 000, Section 3: accept iff Div(P_target, P_draft) < T, else sample P_target."""
-    def check(c: Candidate) -> Verdict:
-        diagnostics = {"tau": threshold, "comparison": "<"}
-        test = Threshold(ctx.config.divergence, c.divergence, threshold, "<")
-        if test.held:
-            return Verdict(True, diagnostics=diagnostics, test=test)
-        return Verdict(False, replacement=ctx.sampler.draw(c.p), diagnostics=diagnostics, test=test)
-    return check
-
-
-def random_check(ctx: Decoding, rate: float):
-    """Seed 000, Figure 6 control: accept a random fraction of candidates, ignoring divergence."""
-    def check(c: Candidate) -> Verdict:
-        diagnostics = {"accept_prob": rate, "random_accept": rate}
-        test = RandomControl(rate, ctx.sampler.uniform())
-        if test.held:
-            return Verdict(True, diagnostics=diagnostics, test=test)
-        return Verdict(False, replacement=ctx.sampler.draw(c.p), diagnostics=diagnostics, test=test)
-    return check
 
 
 def fuzzy(ctx: Decoding):
+    """Seed 000, Section 3: accept iff Div(P_target, P_draft) < T, else sample P_target; or the
+    Figure 6 control, which accepts a random fraction of candidates whatever their divergence."""
     rate = ctx.config.random_accept
-    check = random_check(ctx, rate) if rate >= 0 else fuzzy_check(ctx, ctx.config.tau)
-    yield from speculative_steps(ctx, check)
+    rule = RandomAcceptance(rate) if rate >= 0 else DivergenceThreshold(ctx.config.divergence, ctx.config.tau, "<")
+    yield from rounds(ctx, rule)
 
 
 FSD = Method("fsd", fuzzy, "fuzzy SD: accept when Div(target, draft) < tau; lossy, tunable",

@@ -11,7 +11,7 @@ l_Q tokens are collected; stage 2: T verifies the collected tokens in one forwar
   `assisted_rule = "residual"`. Stage 2 as in psd-f.
 
 No public code exists for the paper; each rule below cites the section it implements. Names:
-`q` the draft's distribution, `r` the qualifier's, `p` the target's (as in ../notes/methods.md).
+`q` the draft's distribution, `r` the qualifier's, `p` the target's (docs/rules.md, "PyramidSD" says how each stage verifies a token tree).
 """
 
 import time
@@ -19,14 +19,16 @@ from dataclasses import dataclass, field, replace
 
 import torch
 
-from ..sampling import raw_probs, residual
 from ..stats import expected_tokens_per_step
-from ..step import Evidence, Step, TokenRecord
-from .acceptance import DrawMatch, Threshold
 from .base import Decoding, Method
+from .drafting import Drafted, chain, draft_tree
+from .evidence import Pending
 from .fuzzy import FULL_BLOCKS
-from .speculative import (Candidate, Drafted, Verdict, Verified, bonus_record, draft_block, sd_check,
-                          verify_block)
+from .rules import DivergenceThreshold, OwnDrawMatch, ResidualRatio
+from .walk import Walk, verify
+
+STAGE_ONE = ("qualifier", "draft")  # (verifier, proposer) of each stage
+STAGE_TWO = ("target", "qualifier")
 
 
 @dataclass
@@ -34,159 +36,100 @@ class Collected:
     """Stage-1 output: the tokens Q passes on, each with the qualifier rows T compares against.
 
     Figure 1: "P_MD is replaced with P_MQ in target comparison". `r` holds, per token, the
-    distribution it was drawn from (Q's row for a draft token, or the distribution Q sampled a
-    correction or bonus from); `r_raw` holds Q's raw (temperature-1) row, used by divergences.
+    distribution Q kept or drew it from (the residual for a correction of psd-a's `residual`
+    rule); `r_raw` Q's raw (temperature-1) row there, which the divergences compare.
     """
 
     tokens: list[int] = field(default_factory=list)
     origins: list[str] = field(default_factory=list)
     r: list[torch.Tensor] = field(default_factory=list)
     r_raw: list[torch.Tensor] = field(default_factory=list)
-    checks: list[dict] = field(default_factory=list)  # stage-1 diagnostics of each token
-    evidence: list[Evidence] = field(default_factory=list)  # Q's checks, positions in the block
+    checks: list[dict] = field(default_factory=list)  # stage-1 record of each token
+    evidence: list[Pending] = field(default_factory=list)  # Q's checks, positions in the block
     drafted: int = 0  # D -> Q candidates
     accepted: int = 0  # D -> Q candidates Q accepted
     rounds: int = 0  # Q forwards
+    draft_forwards: int = 0
     draft_seconds: float = 0.0
     qualifier_seconds: float = 0.0
 
-    def add(self, record: TokenRecord, r_row: torch.Tensor, r_raw_row: torch.Tensor) -> None:
-        self.tokens.append(record.id)
-        self.origins.append(record.origin)
-        self.r.append(r_row)
-        self.r_raw.append(r_raw_row)
-        self.checks.append(_renamed(_renamed(record.diagnostics, "p_target", "p_qualifier"),
-                                    "p_target_raw", "p_qualifier_raw"))
-
-    def as_drafted(self, vocab: int, device) -> Drafted:
-        """The collected tokens as stage 2's candidates, with Q in the draft's place."""
-        if not self.tokens:
-            empty = torch.empty(0, vocab, device=device)
-            return Drafted([], empty, empty)
-        return Drafted(list(self.tokens), torch.stack(self.r), torch.stack(self.r_raw))
+    def add(self, walk: Walk, room: int) -> None:
+        """A stage-1 walk's tokens, at most `room` of them (Q's bonus only while there is room)."""
+        offset = len(self.tokens)
+        self.evidence += [replace(check, position=check.position + offset) for check in walk.evidence]
+        for record, (row, raw) in list(zip(walk.records, walk.rows))[:room]:
+            self.tokens.append(record.id)
+            self.origins.append(record.origin)
+            self.r.append(row)
+            self.r_raw.append(raw)
+            self.checks.append(record.diagnostics)
+        self.accepted += len(walk.path)
 
 
-def inclusive_fuzzy_check(ctx: Decoding, threshold: float, origins: list[str] | None = None):
+def threshold(ctx: Decoding, tau: float) -> DivergenceThreshold:
     """Section 3.2: accept iff Div(verifier, proposer) <= tau (inclusive, as the paper writes it;
-    FSD's own rule is strict). On rejection sample the verifier's own distribution. `origins`
-    names what an accepted candidate was (stage 2 passes on "draft" or "qualifier")."""
-    def check(c: Candidate) -> Verdict:
-        diagnostics = {"tau": threshold, "comparison": "<="}
-        test = Threshold(ctx.config.divergence, c.divergence, threshold, "<=")
-        if test.held:
-            origin = origins[c.index] if origins else "draft"
-            return Verdict(True, origin=origin, diagnostics=diagnostics, test=test)
-        return Verdict(False, replacement=ctx.sampler.draw(c.p), diagnostics=diagnostics, test=test)
-    return check
+    FSD's own rule is strict). On rejection the verifier's own distribution is sampled."""
+    return DivergenceThreshold(ctx.config.divergence, tau, "<=")
 
 
-def _renamed(diagnostics: dict, old: str, new: str) -> dict:
-    """verify_block labels the verifier's probability `p_target`; name it for who verified."""
-    return {(new if key == old else key): value for key, value in diagnostics.items()}
-
-
-def qualifier_sample_check(ctx: Decoding):
-    """Section 3.4 (PSD_A): Q draws its own token y ~ r (argmax r when greedy); the draft token is
-    kept iff it equals y, otherwise y is emitted. The emitted token is exactly a draw from r."""
-    def check(c: Candidate) -> Verdict:
-        own = ctx.sampler.draw(c.p)
-        diagnostics = {"verifier_draw": own}
-        test = DrawMatch(own, c.token)
-        if test.held:
-            return Verdict(True, diagnostics=diagnostics, test=test)
-        return Verdict(False, replacement=own, diagnostics=diagnostics, test=test)
-    return check
-
-
-def _stage_one(ctx: Decoding, block: int, check) -> Collected:
-    """D drafts l_D tokens, Q verifies them in one forward; repeat until `block` tokens are
-    collected (Figure 1). Q's bonus token is drawn only while there is room in the block."""
+def _stage_one(ctx: Decoding, block: int, rule) -> Collected:
+    """D drafts l_D tokens (a token tree when tree_width > 1), Q verifies them in one forward;
+    repeat until `block` tokens are collected (Figure 1)."""
     collected = Collected()
     while len(collected.tokens) < block:
         prefix = ctx.ids + collected.tokens
         start = time.perf_counter()
-        drafted = draft_block(replace(ctx, ids=prefix), ctx.draft, min(ctx.config.draft_length, block - len(collected.tokens)))
+        drafted = draft_tree(replace(ctx, ids=prefix), ctx.draft,
+                             min(ctx.config.draft_length, block - len(collected.tokens)))
         drafted_at = time.perf_counter()
-        k = len(drafted.tokens)  # fewer than asked when the draft doubted a token (draft_confidence)
-        logits = ctx.qualifier.next_logits(prefix + drafted.tokens, positions=k + 1)
-        r, r_raw = ctx.sampler.probs(logits), raw_probs(logits)
-        verified = verify_block(ctx, drafted, r, r_raw, check, verifier="qualifier")
-        records, flags = verified.records, verified.flags
-        if all(flags) and len(collected.tokens) + k < block:
-            records.append(bonus_record(ctx, r[k], k, origin="qualifier"))
-        offset = len(collected.tokens)
-        collected.evidence += [replace(e, position=e.position + offset) for e in verified.evidence]
-        for index, record in enumerate(records):
-            from_residual = index < len(flags) and verified.evidence[index].drawn_from == "residual"
-            collected.add(record, _source_row(drafted, r, index, from_residual), r_raw[index])
-        collected.drafted += k
-        collected.accepted += sum(flags)
+        walk = verify(ctx, drafted, rule, prefix, roles=STAGE_ONE)
+        collected.add(walk, block - len(collected.tokens))
+        collected.drafted += len(drafted)
+        collected.draft_forwards += drafted.draft_forwards
         collected.rounds += 1
         collected.draft_seconds += drafted_at - start
         collected.qualifier_seconds += time.perf_counter() - drafted_at
     return collected
 
 
-def _source_row(drafted: Drafted, r: torch.Tensor, index: int, from_residual: bool) -> torch.Tensor:
-    """The distribution a collected token was drawn from: Q's row for a draft token, a bonus, a
-    psd-f correction (Section 3.2) or a psd-a correction (Section 3.4); the SD residual
-    norm(max(0, r - q)) for a correction of psd-a's `residual` rule."""
-    if from_residual:
-        vocab = min(r.shape[-1], drafted.q.shape[-1])
-        row = torch.zeros_like(r[index])
-        row[:vocab] = residual(r[index, :vocab], drafted.q[index, :vocab])
-        return row
-    return r[index]
-
-
-def _stage_two(ctx: Decoding, collected: Collected, check) -> Verified:
+def _stage_two(ctx: Decoding, collected: Collected, rule) -> tuple[Drafted, Walk]:
     """T verifies the collected tokens in one forward against Q's distributions (Section 3.2,
-    Div(P_T, P_Q) <= tau_T); if all pass, T adds its bonus token."""
-    n = len(collected.tokens)
-    logits = ctx.target.next_logits(ctx.ids + collected.tokens, positions=n + 1)
-    p, p_raw = ctx.sampler.probs(logits), raw_probs(logits)
-    candidates = collected.as_drafted(ctx.qualifier.model.config.vocab_size, ctx.qualifier.device)
-    verified = verify_block(ctx, candidates, p, p_raw, check, proposer="qualifier")
-    for record, accepted, stage_one in zip(verified.records, verified.flags, collected.checks):
-        record.diagnostics = _renamed(record.diagnostics, "p_draft", "p_qualifier")
-        if accepted:
-            record.diagnostics["qualifier_check"] = stage_one
-    if all(verified.flags):
-        verified.records.append(bonus_record(ctx, p[n], n, p_raw_last=p_raw[n]))
-    return verified
+    Div(P_T, P_Q) <= tau_T); if all pass, T adds its bonus token. A kept token's record carries
+    its stage-1 record as `qualifier_check`."""
+    drafted = chain(collected.tokens, collected.r, collected.r_raw, origins=collected.origins,
+                    notes=[{"qualifier_check": check} for check in collected.checks], forwards=0)
+    return drafted, verify(ctx, drafted, rule, ctx.ids, roles=STAGE_TWO)
 
 
-def pyramid_steps(ctx: Decoding, stage_one_check):
+def pyramid_steps(ctx: Decoding, stage_one_rule):
     """Each step carries both stages' evidence: Q's checks of the draft, then T's of the block."""
     while ctx.remaining() > 0:
-        block = ctx.block_size(ctx.config.qualifier_length)
-        collected = _stage_one(ctx, block, stage_one_check)
+        collected = _stage_one(ctx, ctx.block_size(ctx.config.qualifier_length), stage_one_rule)
         verify_start = time.perf_counter()
-        check = inclusive_fuzzy_check(ctx, ctx.config.tau_t, collected.origins)
-        verified = _stage_two(ctx, collected, check)
-        records, flags = verified.records, verified.flags
-        yield Step(records, drafted=len(collected.tokens), accepted=sum(flags), accepted_flags=flags,
-                   draft_seconds=collected.draft_seconds + collected.qualifier_seconds,
-                   verify_seconds=time.perf_counter() - verify_start,
-                   forwards={ctx.draft.name: collected.drafted, ctx.qualifier.name: collected.rounds,
-                             ctx.target.name: 1},
-                   extra={"qualifier_drafted": collected.drafted, "qualifier_accepted": collected.accepted,
-                          "qualifier_rounds": collected.rounds, "draft_model_seconds": collected.draft_seconds,
-                          "qualifier_model_seconds": collected.qualifier_seconds},
-                   evidence=collected.evidence + verified.evidence)
+        drafted, walk = _stage_two(ctx, collected, threshold(ctx, ctx.config.tau_t))
+        walk.evidence = collected.evidence + walk.evidence
+        yield walk.step(drafted,
+                        draft_seconds=collected.draft_seconds + collected.qualifier_seconds,
+                        verify_seconds=time.perf_counter() - verify_start,
+                        forwards={ctx.draft.name: collected.draft_forwards, ctx.qualifier.name: collected.rounds,
+                                  ctx.target.name: 1},
+                        extra={"qualifier_drafted": collected.drafted, "qualifier_accepted": collected.accepted,
+                               "qualifier_rounds": collected.rounds, "draft_model_seconds": collected.draft_seconds,
+                               "qualifier_model_seconds": collected.qualifier_seconds})
 
 
 def pyramid_fuzzy(ctx: Decoding):
-    yield from pyramid_steps(ctx, inclusive_fuzzy_check(ctx, ctx.config.tau_q))
+    yield from pyramid_steps(ctx, threshold(ctx, ctx.config.tau_q))
 
 
-ASSISTED_RULES = {"sample-qualifier": qualifier_sample_check, "residual": sd_check}
+# Section 3.4 (PSD_A): Q draws its own token y ~ r (argmax r when greedy) and keeps the draft
+# token iff it equals y, else emits y; or the SD rule with the residual. Both emit exactly a draw
+# from r at stage 1 (the paper's "quality floor matching M_Q"); greedy, they coincide.
+ASSISTED_RULES = {"sample-qualifier": OwnDrawMatch, "residual": ResidualRatio}
 
 
 def pyramid_assisted(ctx: Decoding):
-    # Both rules emit exactly a draw from r at stage 1 (the paper's "quality floor matching M_Q");
-    # in greedy mode they coincide (keep the draft token iff it is argmax r, else emit argmax r).
-    yield from pyramid_steps(ctx, ASSISTED_RULES[ctx.config.assisted_rule](ctx))
+    yield from pyramid_steps(ctx, ASSISTED_RULES[ctx.config.assisted_rule]())
 
 
 def predicted_throughput(beta: float, length: int, v_proposer: float, v_verifier: float,

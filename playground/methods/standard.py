@@ -1,8 +1,15 @@
-"""sd as the registry offers it: every draft shape (the chain, a token tree, a prompt lookup's
-chain) verified by token_trees.py, a chain being a tree of width 1."""
+"""Standard speculative decoding (Leviathan et al. 2023, Chen et al. 2023; seed 001): keep each
+candidate with min(1, p(x) / q(x)), else draw from the residual (docs/rules.md, "Standard SD"),
+over every draft shape through the one walk (walk.py)."""
 
-from .base import DRAFT_LEVERS, Method
-from .token_trees import tree_steps
+from .base import Decoding, Method
+from .rules import ResidualRatio
+from .walk import rounds
 
-SD = Method("sd", tree_steps, "standard speculative decoding: lossless, residual resampling + bonus token",
-            options=("candidates", "draft_sampling"), levers=(*DRAFT_LEVERS, "tree_width"), drafts_by_lookup=True)
+
+def standard(ctx: Decoding):
+    yield from rounds(ctx, ResidualRatio())
+
+
+SD = Method("sd", standard, "standard speculative decoding: lossless, residual resampling + bonus token",
+            options=("candidates", "draft_sampling", "divergence"), drafts_by_lookup=True)

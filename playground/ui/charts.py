@@ -90,15 +90,15 @@ def per_position(run, timeline) -> go.Figure:
 
 def _tau(run) -> float | None:
     for token in run.tokens:
-        if "tau" in token.diagnostics:
-            return token.diagnostics["tau"]
+        for figures in (token.diagnostics, *token.replaced):
+            if "tau" in figures:
+                return figures["tau"]
     return None
 
 
 def divergence_vs_tau(run, timeline) -> go.Figure:
-    checked = [(i, t) for i, t in enumerate(run.tokens) if "divergence" in t.diagnostics]
-    accepted = [(i, t.diagnostics["divergence"]) for i, t in checked if "rejected_candidate" not in t.diagnostics]
-    rejected = [(i, t.diagnostics["divergence"]) for i, t in checked if "rejected_candidate" in t.diagnostics]
+    accepted = [(i, t.diagnostics["divergence"]) for i, t in enumerate(run.tokens) if "divergence" in t.diagnostics]
+    rejected = [(i, c["divergence"]) for i, t in enumerate(run.tokens) for c in t.replaced if "divergence" in c]
     traces = [go.Scatter(x=[i for i, _ in points], y=[d for _, d in points], mode="markers", name=name,
                          marker=dict(color=color, size=5))
               for name, color, points in (("accepted", COLORS["draft"], accepted),

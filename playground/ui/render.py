@@ -18,45 +18,36 @@ ORIGIN_LABELS = {"draft": "draft (accepted)", "qualifier": "qualifier", "target"
                  "rescued": "rescued (CSD)"}
 
 # Diagnostics in the order a reader wants them, with their labels; others follow as they are.
-# Every method means the same by each: p_* after the sampling settings (what was drawn from and
-# what the SD ratio uses; 1 for the argmax when greedy), p_*_raw at temperature 1 (what divergences
-# and gates compare).
+# Every method means the same by each, on every token: p_* is the verifier's probability of this
+# token after the sampling settings (1 for the argmax when greedy), p_*_raw at temperature 1
+# (what divergences and gates compare); a kept candidate's q is what the draft drew it from.
 DIAGNOSTIC_LABELS = {"p_target": "p target (sampling settings)", "p_target_raw": "p target raw (T=1)",
-                     "p_draft": "q draft (as drawn)", "p_draft_raw": "q draft raw (T=1)",
-                     "p_qualifier": "r qualifier (sampling settings)",
+                     "p_qualifier": "r qualifier (sampling settings)", "p_qualifier_raw": "r qualifier raw (T=1)",
+                     "p_draft": "q draft (what it was drawn from: one-hot if greedy, without earlier siblings)",
                      "divergence": "divergence", "comparison": "accepted if divergence", "tau": "tau",
-                     "accept_prob": "acceptance prob",
+                     "accept_prob": "acceptance prob", "drawn_from": "drawn from",
                      "position_in_block": "position in block", "bonus": "bonus token",
-                     "branch": "tree branch (0: the chain's own token, 1+: a sibling the tree added)"}
-
-
-
-
-# On a correction, these describe the (first) replaced candidate rather than the emitted token.
-ABOUT_CANDIDATE = ("p_draft", "divergence", "accept_prob")
-REPLACED = ("rejected_candidate", "rejected_candidates")  # shown as TokenRecord.replaced_candidates
+                     "branch": "tree branch (0: the chain's own token, 1+: a sibling the tree added)",
+                     "lookup": "from the prompt lookup's branch"}
+CANDIDATE_FIGURES = ("p_draft", "p_qualifier", "divergence", "accept_prob", "verifier_draw", "psi")
 
 
 def tooltip(token: TokenRecord, decode: Callable[[int], str]) -> str:
     lines = [f"{token.origin} · id {token.id} · {token.text!r}"]
-    diagnostics = {key: value for key, value in token.diagnostics.items() if key not in REPLACED}
-    replaced = token.replaced_candidates
+    diagnostics = {key: value for key, value in token.diagnostics.items() if key != "replaced"}
     for key, label in DIAGNOSTIC_LABELS.items():
         if key in diagnostics:
-            about = _whose(replaced) if key in ABOUT_CANDIDATE else ""
-            lines.append(f"{label}{about}: {number(diagnostics.pop(key))}")
+            lines.append(f"{label}: {number(diagnostics.pop(key))}")
     lines += [_line(key, value) for key, value in diagnostics.items()]
-    if replaced:
-        plural = "s" if len(replaced) > 1 else ""
-        lines.append(f"replaced draft candidate{plural}: " + ", ".join(f"{decode(i)!r} (id {i})" for i in replaced))
+    lines += [f"replaced draft candidate {decode(c['id'])!r} (id {c['id']}){_figures(c)}" for c in token.replaced]
     return "\n".join(lines)
 
 
-def _whose(replaced: list[int]) -> str:
-    """Which candidate a correction's candidate figures describe ("" for a kept token: its own)."""
-    if not replaced:
-        return ""
-    return " (of the first replaced candidate)" if len(replaced) > 1 else " (of the replaced candidate)"
+def _figures(candidate: dict) -> str:
+    """A replaced candidate's own check, in a few words."""
+    shown = [f"{DIAGNOSTIC_LABELS.get(key, key.replace('_', ' '))} {number(candidate[key])}"
+             for key in CANDIDATE_FIGURES if candidate.get(key) is not None]
+    return f": {'; '.join(shown)}" if shown else ""
 
 
 def _line(key: str, value) -> str:

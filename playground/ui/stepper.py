@@ -32,7 +32,7 @@ class Explanation:
     checks: list[Evidence]
     emitted: list[tuple[int, str, str]]  # (token id, origin, why)
     drafter: str = ""  # the draft as the run drafted with it (its levers), in words
-    tree: dict | None = None  # a token tree's nodes, parents and accepted path (methods/token_trees.py)
+    tree: dict | None = None  # a token tree's nodes, parents and accepted path (methods/walk.py)
 
 
 def symbols(e: Evidence) -> tuple[str, str]:
@@ -60,18 +60,29 @@ def distribution_label(name: str, e: Evidence) -> str:
 def reason(token) -> str:
     d = token.diagnostics
     if d.get("bonus"):
-        return "bonus: every candidate was accepted, so the target's next distribution gives one more token"
-    if "rejected_candidate" in d:
-        return "correction: the candidate was rejected, so this token was sampled by the verifier instead"
+        return ("bonus: every candidate on the accepted path was kept, so the verifier's next distribution gives "
+                "one more token")
     if token.origin == "rescued":
         return "rescued: rejected, but the correction memory and gate put the draft token back"
-    if "rejected_candidates" in d:
-        return "correction: every candidate at this node was rejected, so this token was sampled from what was left"
+    if token.is_correction:
+        return _correction_reason(token)
+    if d.get("lookup"):
+        return f"accepted {token.origin} candidate, from the prompt lookup's branch of the tree"
     if d.get("branch"):
-        return f"accepted {token.origin} candidate, from branch {d['branch'] + 1} of its node (a sibling the tree added)"
+        return (f"accepted {token.origin} candidate, from branch {d['branch'] + 1} of its node (a sibling the tree "
+                f"added), after {len(token.replaced)} rejected before it")
     if "position_in_block" in d:
         return f"accepted {token.origin} candidate"
     return f"sampled by the {token.origin} model alone"
+
+
+def _correction_reason(token) -> str:
+    count = len(token.replaced)
+    which = ("no candidate was proposed" if not count else "the candidate was rejected" if count == 1
+             else f"all {count} candidates at this node were rejected")
+    source = ("the residual, what p leaves after the rejected candidates" if token.diagnostics.get("drawn_from") ==
+              "residual" else "the verifier's own distribution")
+    return f"correction: {which}, so this token was drawn from {source}"
 
 
 def explain_step(step, config) -> Explanation:

@@ -1,6 +1,7 @@
 """String-level exact match (SLEM, seed 004 Algorithm 2): the drafter writes text in its own
 vocabulary, the text is re-tokenized for the target (with the look-behind realignment of Section
-3.2), and the target keeps the candidates that equal its own samples, plus one sample of its own.
+3.2), and the target keeps the candidates that equal its own samples, plus one sample of its own:
+the one walk (walk.py) over that chain with the draw-match rule (docs/rules.md, "SLEM").
 
 K (candidates) counts TARGET tokens: the drafter drafts until its text re-tokenizes to more than
 K target tokens, so that the last kept candidate is complete, or until it has spent
@@ -10,13 +11,11 @@ DRAFT_TOKENS_PER_CANDIDATE * K tokens.
 import time
 from dataclasses import dataclass
 
-from ...sampling import raw_probs
-from ...step import Step, TokenRecord
 from ...vocabulary import Continuation, tokenize_continuation
-from ..acceptance import DrawMatch
 from ..base import Decoding, Method
-from ..evidence import evidence
-from ..speculative import Verified, bonus_record
+from ..drafting import chain, one_hots
+from ..rules import OwnDrawMatch
+from ..walk import verify
 from .common import draft_probs, pair_figures
 from .context import DraftContext
 
@@ -60,57 +59,36 @@ def draft_text(ctx: Decoding, context: DraftContext, budget: int) -> DraftText:
             candidates = tokenize_continuation(ctx.target_tokenizer, ctx.ids, "".join(pieces))
             if len(candidates.tokens) > budget:
                 break
-        if candidates.tokens and ctx.doubts(raw_probs(logits), token):
-            break  # only once there is something to verify: a draft token may be part of one
     kept = Continuation(candidates.tokens[:budget], candidates.spans[:budget], candidates.realigned)
     return DraftText(ids, pieces, kept)
-
-
-def exact_match(ctx: Decoding, drafted: DraftText, p) -> Verified:
-    """Algorithm 2, lines 9-11: keep candidates while they equal the target's own samples."""
-    verified = Verified([], [], [])
-    for i, candidate in enumerate(drafted.candidates.tokens):
-        sample = ctx.sampler.draw(p[i])
-        diagnostics = {"p_target": float(p[i, sample]), "position_in_block": i}
-        matched = sample == candidate
-        verified.flags.append(matched)
-        verified.evidence.append(evidence("target", i, candidate, "accepted" if matched else "rejected", sample,
-                                          {"verifier_draw": sample}, {"p": p[i]}, None if matched else "p",
-                                          DrawMatch(sample, candidate)))
-        if matched:
-            verified.records.append(TokenRecord(sample, "draft", diagnostics={**diagnostics, **drafted.provenance(i)}))
-            continue
-        verified.records.append(TokenRecord(sample, "target",
-                                            diagnostics={**diagnostics, "rejected_candidate": candidate}))
-        return verified
-    n = len(drafted.candidates.tokens)
-    verified.records.append(bonus_record(ctx, p[n], n))
-    return verified
 
 
 def slem_steps(ctx: Decoding):
     context, proposed, pair = DraftContext(ctx), [], pair_figures(ctx)
     while ctx.remaining() > 0:
         resynced = context.sync(ctx.ids, proposed)
-        budget = ctx.block_size(ctx.config.candidates)
         start = time.perf_counter()
-        drafted = draft_text(ctx, context, budget)
+        text = draft_text(ctx, context, ctx.block_size(ctx.config.candidates))
+        candidates = text.candidates.tokens
+        drafted = chain(candidates, one_hots(candidates, ctx.target.vocab_size, ctx.target.device), None,
+                        notes=[text.provenance(i) for i in range(len(candidates))], forwards=len(text.ids))
         drafted_at = time.perf_counter()
-        n = len(drafted.candidates.tokens)
-        p = ctx.sampler.probs(ctx.target.next_logits(ctx.ids + drafted.candidates.tokens, positions=n + 1))
-        verified = exact_match(ctx, drafted, p)
-        accepted = sum(verified.flags)
-        yield Step(verified.records, drafted=n, accepted=accepted, accepted_flags=verified.flags,
-                   evidence=verified.evidence,
-                   draft_seconds=drafted_at - start, verify_seconds=time.perf_counter() - drafted_at,
-                   forwards={ctx.draft.name: len(drafted.ids), ctx.target.name: 1}, pair=pair,
-                   extra={"draft_tokens": len(drafted.ids), "draft_pieces": list(drafted.pieces),
-                          "draft_chars": len(drafted.text),
-                          "chars_accepted": drafted.candidates.spans[accepted - 1][1] if accepted else 0,
-                          "realignments": int(drafted.candidates.realigned), "draft_resync_chars": resynced})
-        proposed, pair = [([token], piece) for token, piece in zip(drafted.ids, drafted.pieces)], None
+        walk = verify(ctx, drafted, OwnDrawMatch(), ctx.ids)
+        accepted = len(walk.path)
+        step = walk.step(drafted, draft_seconds=drafted_at - start, verify_seconds=time.perf_counter() - drafted_at,
+                         forwards={ctx.draft.name: len(text.ids), ctx.target.name: 1},
+                         extra={"draft_tokens": len(text.ids), "draft_pieces": list(text.pieces),
+                                "draft_chars": len(text.text),
+                                "chars_accepted": text.candidates.spans[accepted - 1][1] if accepted else 0,
+                                "realignments": int(text.candidates.realigned), "draft_resync_chars": resynced})
+        step.pair, pair = pair, None  # on the first step only
+        yield step
+        proposed = [([token], piece) for token, piece in zip(text.ids, text.pieces)]
 
 
+# The confidence stop ends a block after a draft token the draft doubts; a draft token here may
+# be a byte of a target token, so the stop would end blocks inside target tokens (a byte draft
+# stopped after 'T' of 'The'). SLEM's drafts take only the levers of the draft model itself.
 SLEM = Method("slem", slem_steps, "heterogeneous vocabularies: draft text re-tokenized for the target, "
               "exact-match verification (seed 004, Alg. 2)", vocabulary="any",
-              options=("candidates", "draft_sampling"))
+              options=("candidates", "draft_sampling"), levers=("draft_int8", "draft_vocab"))

@@ -32,7 +32,7 @@ from dataclasses import dataclass, field
 import torch
 
 from ...errors import PlaygroundError
-from ...sampling import residual
+from ...sampling import raw_probs, residual
 from ...step import Evidence, Step, TokenRecord
 from ...vocabulary import max_token_chars, token_strings
 from ..acceptance import StringRatio
@@ -217,17 +217,20 @@ def check_drafter(ctx: Decoding) -> None:
             "character-level drafter such as byte-draft): use slem or tli with this drafter")
 
 
-def _record(outcome: Outcome, p: torch.Tensor, proposer: StringProposer) -> TokenRecord:
-    diagnostics = {"p_target": float(p[outcome.token]), "psi": outcome.psi,
-                   "accept_prob": outcome.accept_prob, "position_in_block": 0}
+def _record(outcome: Outcome, p: torch.Tensor, p_raw: torch.Tensor, proposer: StringProposer) -> TokenRecord:
+    """The one record format (walk.py): a kept proposal with its check, or the residual's draw
+    with the proposal it replaced and that proposal's check."""
+    diagnostics = {"p_target": float(p[outcome.token]), "p_target_raw": float(p_raw[outcome.token]),
+                   "position_in_block": 0}
+    check = {"psi": outcome.psi, "accept_prob": outcome.accept_prob}
     if outcome.accepted:
         token_text = proposer.target_strings[outcome.token]
         return TokenRecord(outcome.token, "draft", diagnostics={
-            **diagnostics, "draft_tokens": _covering(outcome.path, proposer.draft_strings, token_text),
-            "draft_text": token_text})
-    if outcome.proposal is not None:
-        diagnostics["rejected_candidate"] = outcome.proposal
-    return TokenRecord(outcome.token, "target", diagnostics=diagnostics)
+            **diagnostics, **check, "branch": 0,
+            "draft_tokens": _covering(outcome.path, proposer.draft_strings, token_text), "draft_text": token_text})
+    replaced = [] if outcome.proposal is None else [{"id": outcome.proposal, **check}]
+    return TokenRecord(outcome.token, "target", diagnostics={**diagnostics, "drawn_from": "residual",
+                                                             "replaced": replaced})
 
 
 def _evidence(outcome: Outcome, p: torch.Tensor) -> list[Evidence]:
@@ -260,13 +263,14 @@ def slrs_steps(ctx: Decoding):
     while ctx.remaining() > 0:
         resynced = context.sync(ctx.ids, proposed)
         start, forwards = time.perf_counter(), ctx.draft.forwards
-        p = ctx.sampler.probs(ctx.target.next_logits(ctx.ids)[-1])
+        logits = ctx.target.next_logits(ctx.ids)[-1]
+        p = ctx.sampler.probs(logits)
         verified_at = time.perf_counter()
         proposer = StringProposer(
             lambda path: draft_probs(ctx, ctx.draft.next_logits(context.ids + list(path))[-1]),
             draft_strings, split, split.strings, lookahead)
         outcome = string_rejection_sample(p, proposer, ctx.sampler)
-        yield Step([_record(outcome, p, proposer)], drafted=1, accepted=int(outcome.accepted),
+        yield Step([_record(outcome, p, raw_probs(logits), proposer)], drafted=1, accepted=int(outcome.accepted),
                    evidence=_evidence(outcome, p),
                    accepted_flags=[outcome.accepted], draft_seconds=time.perf_counter() - verified_at,
                    verify_seconds=verified_at - start,
