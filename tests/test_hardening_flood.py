@@ -1,12 +1,15 @@
 """One visitor cannot flood a public deployment: runs per minute count per visitor address, not per
 session hash (which a client picks freely, or ends itself through the page's unload event), a
 visitor holds at most a few runs and a few more events of any kind in the shared queue at once, and
-a public app has no route past the queue. Requests are Gradio's own gr.Request
-around a starlette request, as the server builds them; the queue test launches the app on 127.0.0.1."""
+a public app has no route past the queue; a request longer than the app reads gets one line.
+Requests are Gradio's own gr.Request around a starlette request, as the server builds them; the
+server tests launch the app on 127.0.0.1."""
 
+import http.client
 import threading
 import time
 import uuid
+from urllib.parse import urlsplit
 
 import gradio as gr
 import httpx
@@ -14,6 +17,7 @@ import pytest
 from starlette.requests import Request as StarletteRequest
 
 from playground.presets import Preset
+from playground.tiny import launch_tiny_app
 from playground.ui.handlers import Handlers
 from playground.ui.layout import _keyed, build_demo
 from playground.ui.options import all_controls
@@ -159,9 +163,7 @@ def test_one_address_cannot_fill_the_queue_with_cheap_events(family, monkeypatch
         monkeypatch.setenv(name, value)
     gate, final = threading.Event(), RunCharts.final
     monkeypatch.setattr(RunCharts, "final", lambda self, key: (gate.wait(60), final(self, key))[1])
-    by_spec = {m.spec: m for m in family.values()}
-    demo = build_demo(loader=by_spec.__getitem__, presets=[Preset("tiny", "tiny-target", "tiny-draft", "tiny-qualifier")])
-    _, url, _ = demo.queue(max_size=32).launch(prevent_thread_lock=True, server_name="127.0.0.1", quiet=True)
+    demo, url = launch_tiny_app(family, max_size=32)
     try:
         visitor = Client(url, headers={"x-forwarded-for": VISITOR}, verbose=False)
         held = [visitor.submit(api_name="/charts") for _ in range(3)]  # one runs (held at the gate), two wait
@@ -188,14 +190,42 @@ def test_public_mode_leaves_no_route_past_the_queue(family, monkeypatch, public)
     monkeypatch.delenv("PLAYGROUND_PUBLIC", raising=False)
     monkeypatch.delenv("SYSTEM", raising=False)
     monkeypatch.setenv(public, "1" if public == "PLAYGROUND_PUBLIC" else "someone/playground")
-    by_spec = {m.spec: m for m in family.values()}
-    demo = build_demo(loader=by_spec.__getitem__, presets=[Preset("tiny", "tiny-target", "tiny-draft", "tiny-qualifier")])
-    _, url, _ = demo.queue(api_open=True).launch(prevent_thread_lock=True, server_name="127.0.0.1", quiet=True)
+    demo, url = launch_tiny_app(family, api_open=True)
     try:
         refused = httpx.post(url + "gradio_api/run/charts", json={"data": []}, timeout=30)
         assert refused.status_code == 404 and "join the queue" in refused.json()["detail"]
         monkeypatch.setenv("PLAYGROUND_PUBLIC", "0")  # the same route on a private app: it runs
         assert httpx.post(url + "gradio_api/run/charts", json={"data": []}, timeout=30).status_code == 200
+    finally:
+        demo.close()
+
+
+@pytest.mark.slow
+def test_a_request_over_the_sizes_the_app_reads_is_answered_in_one_line(family, monkeypatch):
+    """A pasted share link past 65,536 characters got a bare 500 from Gradio; a body of any size
+    was read whole. Both are answered in one line before Gradio sees them."""
+    from playground.ui.gate import max_body_bytes  # noqa: PLC0415
+
+    monkeypatch.setenv("PLAYGROUND_MAX_UPLOAD_BYTES", "1000")
+    demo, url = launch_tiny_app(family)
+    server = urlsplit(url)
+
+    def get(target: str) -> tuple[int, str]:  # httpx refuses to send so long an address: http.client does
+        connection = http.client.HTTPConnection(server.hostname, server.port, timeout=30)
+        connection.request("GET", target)
+        answer = connection.getresponse()
+        return answer.status, answer.read().decode()
+
+    try:
+        assert get("/?prompt=" + "a" * 60_000)[0] == 200, "a link as long as the Share button makes"
+        status, line = get("/?prompt=" + "a" * 70_000)
+        assert status == 414 and "characters, over the 65,536 this server reads: open a shorter link" in line
+        assert "\n" not in line.strip()
+        too_large = b"x" * (max_body_bytes() + 1)
+        for body in (too_large, iter([too_large])):  # its length declared, then sent in chunks
+            answer = httpx.post(url + "gradio_api/queue/join", content=body, timeout=30)
+            assert answer.status_code == 413 and answer.text.startswith("this request's body is over the")
+            assert "\n" not in answer.text.strip()
     finally:
         demo.close()
 

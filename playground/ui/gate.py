@@ -4,15 +4,27 @@ Gradio leaves its REST routes (`POST /gradio_api/run/<api_name>`, which run an e
 the queue) open unless it sees a Hugging Face Space (SYSTEM=spaces with SPACE_ID): every other
 public deployment (PLAYGROUND_PUBLIC=1, SPACE_ID alone) was open. Here they are closed whenever
 the app is public, whatever asked for them open (`queue(api_open=True)` included).
+
+A request longer than the app reads is answered in one line before Gradio sees it: Gradio parsed
+an address over 65,536 characters (a pasted share link) with httpx, which refused it, and answered
+a bare 500; and it reads a JSON body whole, however large.
 """
 
 import gradio as gr
+from starlette.datastructures import URL, Headers
+from starlette.middleware import Middleware
+from starlette.responses import PlainTextResponse
 
+from ..limits import current_limits
 from ..policy import public_mode
+
+MAX_URL_CHARS = 65_536  # httpx's limit, which Gradio's parse of the address runs into
+BODY_ROOM = 2**20  # past the largest upload: a form's framing, or one event's JSON (its prompt included)
 
 
 class GuardedBlocks(gr.Blocks):
-    """gr.Blocks whose routes past the queue are closed while the app is public."""
+    """gr.Blocks whose routes past the queue are closed while the app is public, and whose server
+    refuses a request over the sizes it reads (RequestSizeGuard)."""
 
     @property
     def api_open(self) -> bool:  # Gradio reads it at each request
@@ -21,3 +33,62 @@ class GuardedBlocks(gr.Blocks):
     @api_open.setter
     def api_open(self, value: bool) -> None:
         self._api_open = value
+
+    def launch(self, *args, app_kwargs: dict | None = None, **kwargs):
+        app_kwargs = dict(app_kwargs or {})
+        app_kwargs["middleware"] = [*app_kwargs.get("middleware", ()), Middleware(RequestSizeGuard)]
+        return super().launch(*args, app_kwargs=app_kwargs, **kwargs)
+
+
+def max_body_bytes() -> int:
+    return current_limits().max_upload_bytes + BODY_ROOM
+
+
+class RequestSizeGuard:
+    """ASGI middleware: an address over MAX_URL_CHARS (414) or a body over max_body_bytes (413)
+    is answered with one line of text, and Gradio never sees it."""
+
+    def __init__(self, app):
+        self.app = app
+
+    async def __call__(self, scope, receive, send):
+        refused = None
+        if scope["type"] == "http":
+            refused = _long_address(scope)
+            if refused is None:
+                refused, receive = await _large_body(scope, receive)
+        if refused is not None:
+            return await PlainTextResponse(refused[1], status_code=refused[0])(scope, receive, send)
+        return await self.app(scope, receive, send)
+
+
+def _long_address(scope) -> tuple[int, str] | None:
+    length = len(str(URL(scope=scope)))
+    if length <= MAX_URL_CHARS:
+        return None
+    return 414, (f"this address is {length:,} characters, over the {MAX_URL_CHARS:,} this server reads: open a "
+                 "shorter link (a shared setting without its prompt, then paste the prompt in)")
+
+
+async def _large_body(scope, receive):
+    """((413, line) for a body over max_body_bytes, else None; the receive that hands the app its
+    body). A chunked body tells its size only as it arrives: it is read up to the limit first."""
+    limit, headers = max_body_bytes(), Headers(scope=scope)
+    too_large = 413, (f"this request's body is over the {limit:,} bytes this server reads: upload a smaller file or "
+                      "send a shorter prompt")
+    length = headers.get("content-length", "")
+    if length.isdigit() or "transfer-encoding" not in headers:
+        return (too_large if length.isdigit() and int(length) > limit else None), receive
+    chunks, size, more = [], 0, True
+    while more:
+        message = await receive()
+        chunks.append(message.get("body", b""))
+        size, more = size + len(chunks[-1]), message.get("more_body", False)
+        if size > limit:
+            return too_large, receive
+    body = [{"type": "http.request", "body": b"".join(chunks), "more_body": False}]
+    return None, lambda: _replay(body, receive)
+
+
+async def _replay(body: list, receive):
+    return body.pop() if body else await receive()

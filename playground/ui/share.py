@@ -18,6 +18,7 @@ from ..limits import current_limits
 from ..methods import METHODS
 from ..models import available_offline
 from . import render
+from .boundary import shortened
 from .options import DEFAULT_DIVERGENCE, all_controls, coerce, options_from_values
 
 log = logging.getLogger(__name__)
@@ -157,8 +158,8 @@ class Sharing:
             return self._open(key, query, page_method)
         except Exception as error:  # noqa: BLE001  (the page must open whatever the link says)
             log.exception("a share link failed to open")
-            return [*[gr.skip()] * 7, render.status_html(f"this link could not be opened ({error}): the page "
-                                                         "keeps its defaults", "error"),
+            return [*[gr.skip()] * 7, render.status_html(shortened(f"this link could not be opened ({error}): the "
+                                                                   "page keeps its defaults"), "error"),
                     *self.handlers.method_changed(key, page_method)]
 
     def _open(self, key: str, query: dict, page_method: str) -> list:
@@ -198,8 +199,8 @@ class Sharing:
         """One line: what the link got wrong (its defaults kept), else that it opened; then the notes."""
         tail = "".join(f"; {note}" for note in notes)
         if setting.problems:
-            return render.status_html(f"this link's {'; '.join(setting.problems)}: kept the defaults for those{tail}",
-                                      "error")
+            return render.status_html(shortened(f"this link's {'; '.join(setting.problems)}: kept the defaults for "
+                                                f"those{tail}"), "error")
         return render.status_html(f"opened a shared setting: family {family}{tail}")
 
     def link(self, key: str, page: str, prompt: str, method: str, *values):
@@ -213,7 +214,7 @@ class Sharing:
             link, left_out = shareable_link(page if isinstance(page, str) else "", family, method,
                                             prompt if isinstance(prompt, str) else "", values)
         except PlaygroundError as error:
-            return gr.skip(), render.status_html(str(error), "error")
+            return gr.skip(), render.status_html(shortened(str(error)), "error")
         notes = [] if family else ["the loaded family is not a preset, so the link opens the default family"]
         notes += [left_out] if left_out else []
         return gr.update(value=link, visible=True), \
