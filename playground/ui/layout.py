@@ -168,6 +168,8 @@ def _component(control):
         return gr.Checkbox(**common)
     if control.kind == "text":
         return gr.Textbox(**common)
+    if control.takes_inf:  # a browser's number box cannot hold the word inf
+        return gr.Textbox(**common | {"value": f"{control.default:g}"})
     return Number(precision=0 if isinstance(control.default, int) else None, **common)
 
 

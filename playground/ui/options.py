@@ -32,6 +32,7 @@ class Control:
     help: str
     choices: tuple = ()
     range: tuple = ()
+    takes_inf: bool = False  # a number whose box also takes the word "inf", where infinity means something
 
     @property
     def label(self) -> str:
@@ -60,7 +61,8 @@ def _control(f) -> Control:
         help_text = threshold_scale(f.name, DEFAULT_DIVERGENCE)[1]
     span = option_range(f.name, DEFAULT_DIVERGENCE)
     return Control(f.name, _kind(f, default), default, help_text, tuple(f.metadata.get("choices", ())),
-                   (span.low, span.high, span.step) if span is not None and span.step is not None else ())
+                   (span.low, span.high, span.step) if span is not None and span.step is not None else (),
+                   bool(f.metadata.get("infinite_allowed")))
 
 
 def threshold_scale(name: str, divergence: str) -> tuple[float, str]:
@@ -139,16 +141,26 @@ def default_sweep(method: str) -> str:
 
 def coerce(control: Control, value, divergence: str = DEFAULT_DIVERGENCE):
     """A widget value as the config field's type, then checked as the API checks it (a
-    threshold on the scale of `divergence`): sliders send floats for whole numbers, and an empty
-    text box means its default. Anything else is refused with one line."""
+    threshold on the scale of `divergence`): sliders send floats for whole numbers, an empty
+    text box means its default, and a box that takes inf sends its text. Anything else is refused
+    with one line."""
     if control.kind == "text" and value is None:
         return control.default
+    if control.takes_inf and isinstance(value, str):  # its box is text, to take "inf"
+        value = _number_or_inf(control, value)
     if control.kind in ("slider", "number") and isinstance(control.default, int) and finite_number(value) \
             and float(value).is_integer():
         value = int(value)
     elif control.kind in ("slider", "number") and isinstance(control.default, float) and finite_number(value):
         value = float(value)
     return check_option(control.name, value, divergence)
+
+
+def _number_or_inf(control: Control, text: str) -> float:
+    try:
+        return float(text)
+    except ValueError:
+        raise PlaygroundError(f"{control.label} must be a number or inf, got {text!r}") from None
 
 
 def finite_number(value) -> bool:
