@@ -15,7 +15,7 @@ DIVERGENCES = tuple(SCALES)
 DIVERGENCE_HELP = (
     "divergence of the raw (temperature-1) distributions, natural log; the verifier is the target "
     "(fsd, psd stage 2) or the qualifier (psd-f stage 1), the proposer the draft (fsd, stage 1) or the "
-    "qualifier (stage 2): " + "; ".join(f"{name} = {scale.describe('verifier', 'proposer')}"
+    "qualifier (stage 2); sd, csd and tli only record it for each candidate: " + "; ".join(f"{name} = {scale.describe('verifier', 'proposer')}"
                                        for name, scale in SCALES.items()))
 # Read by every method: the sampling settings, the run's length and seed, the prompt's format.
 READ_BY_EVERY_METHOD = ("method", "max_new_tokens", "temperature", "top_k", "top_p", "seed", "chat_template")
@@ -71,9 +71,9 @@ class RunConfig:
                                    Range(0.0, 1.0, 0.05))
     draft_int8: bool = _opt(True, "drafting lever: a CPU float32 draft runs its linear layers in int8 (about "
                             "half its step on a small CPU; q is the quantized draft's, so sd stays lossless)")
-    tree_width: int = _opt(2, "sd, csd: candidates per node of a token tree; where the draft doubts a token (at every "
-                           "depth when draft_confidence is 0) tree_width - 1 more tokens go beside it, a prompt "
-                           "lookup's proposal is one more branch, and the target verifies every node in one pass "
+    tree_width: int = _opt(2, "drafting lever: candidates per node of a token tree; where the draft doubts a token (at "
+                           "every depth when draft_confidence is 0) tree_width - 1 more tokens go beside it, a prompt "
+                           "lookup's proposal is one more branch, and the verifier checks every node in one pass "
                            "(1: a chain; sd stays lossless)",
                            Range(1, 8, 1), flag="--tree")
     chat_template: bool = _opt(True, "wrap the prompt in the tokenizer's chat template")

@@ -9,8 +9,8 @@ them (`Method.levers`), so that comparing methods compares rules, not drafts.
   KL(p || q) and the FSD authors' js_div are infinite wherever the pruned head gives 0, so with
   those two the head is not pruned.
 - `draft_confidence`: a block ends after a token the draft doubts (methods/base.py).
-- `tree_width`: sd drafts a token tree, with siblings beside the tokens the draft doubts
-  (methods/token_trees.py).
+- `tree_width`: a token tree, with siblings beside the tokens the draft doubts and a prompt
+  lookup's branch, verified by every method's one walk (methods/drafting.py, methods/walk.py).
 
 A lever that cannot run is recorded as off in the run's config and named once in its notes.
 """

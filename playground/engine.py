@@ -52,6 +52,8 @@ class Run:
         (a lever that could not run is off; options the method does not read are left out)."""
         method = METHODS.get(self.method)
         reads = (*READ_BY_EVERY_METHOD, *method.reads) if method else ()
+        if self.models.get("draft") == NGRAM:  # a prompt lookup proposes; it draws nothing
+            reads = tuple(name for name in reads if name != "draft_sampling")
         return {name: value for name, value in self.config.to_dict().items() if not method or name in reads}
 
     def to_dict(self, evidence: bool = False) -> dict:
@@ -127,7 +129,7 @@ def stream(prompt: str, config: RunConfig | None = None, *, target=None, draft=N
               notes=[*drafting.notes, *_ignored_note(method, options)])
     for step, run in _drive(method.run(ctx), ctx, run, primary):
         if run.finished and ctx.lookup and not any(s.extra.get("ngram_match") for s in run.steps):
-            run.notes.append("the prompt lookup found no earlier occurrence of the context's last token in any "
+            run.notes.append("the prompt lookup found no earlier occurrence of the context's last two tokens in any "
                              "round: the target decoded alone")
         yield step, run
 

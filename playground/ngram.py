@@ -4,7 +4,7 @@ tokens proposed are what followed the latest earlier occurrence of the context's
 where an answer repeats its prompt (edits, summaries, code). The same policy serves both uses:
 the whole draft (`draft="ngram"`), or one more branch of a model's token tree.
 
-The proposal is deterministic, so q is one-hot on each proposed token (docs/rules.md, one-hot
+The proposal is deterministic, so q is one-hot on each proposed token (docs/rules.md, "Token trees": one-hot
 drafts): SD's rule accepts it with probability p(x), which is exact; fuzzy rules compare p with
 that one-hot q.
 """

@@ -1,4 +1,4 @@
-"""How often a round of sd waits for a value on the host (a GPU's sync points), counted on the CPU."""
+"""How often a round waits for a value on the host (a GPU's sync points), counted on the CPU."""
 
 import pytest
 import torch
@@ -9,12 +9,13 @@ from playground.host_syncs import HostSyncCounter, syncs_per_round
 PROMPT = "the cat sat on the mat"
 
 
-def sd_rounds(family, **options) -> tuple[list[int], list]:
-    """Syncs per round, and the rounds themselves, of one sd run at t = 0.7."""
+def sd_rounds(family, method="sd", **options) -> tuple[list[int], list]:
+    """Syncs per round, and the rounds themselves, of one run (sd unless named) at t = 0.7."""
     steps = []
+    models = {role: family[role] for role in ("target", "draft", "qualifier") if role in playground.METHODS[method].roles}
 
     def counted():
-        for step, _ in playground.stream(PROMPT, method="sd", target=family["target"], draft=family["draft"],
+        for step, _ in playground.stream(PROMPT, method=method, **models,
                                          max_new_tokens=24, temperature=0.7, seed=3, **options):
             steps.append(step)
             yield step
@@ -41,6 +42,22 @@ def test_a_round_waits_twice_when_its_shape_is_fixed(family, width):
     per_round, steps = sd_rounds(family, tree_width=width, draft_confidence=0.0)
     assert len(per_round) > 3 and max(per_round) <= 2, per_round
     assert any(step.drafted > width for step in steps)  # real blocks were drafted and checked
+
+
+@pytest.mark.parametrize("method", ["csd", "fsd", "tli"])
+@pytest.mark.parametrize("width", [1, 2], ids=["chain", "tree2"])
+def test_every_method_on_the_walk_waits_twice_a_round(family, method, width):
+    """The walk is every method's: its draft read once, its checks once (csd's rescue reads
+    nothing more; the first round also sets tli's vocabulary map up)."""
+    per_round, steps = sd_rounds(family, method, tree_width=width, draft_confidence=0.0)
+    assert len(per_round) > 3 and max(per_round[1:]) <= 2, per_round
+    assert method != "csd" or any(t.origin == "rescued" or t.is_correction for s in steps for t in s.tokens)
+
+
+def test_a_pyramid_round_waits_twice_per_qualifier_round_and_once_for_the_target(family):
+    per_round, steps = sd_rounds(family, "psd-f", tree_width=2, draft_confidence=0.0)
+    allowed = [2 * step.extra["qualifier_rounds"] + 1 for step in steps]
+    assert len(per_round) > 2 and all(s <= a for s, a in zip(per_round, allowed)), (per_round, allowed)
 
 
 def test_a_prompt_lookup_round_waits_once(family):

@@ -208,7 +208,7 @@ def test_the_other_lossless_methods_on_a_token_tree(small_family, method):
 
 
 def test_the_test_detects_the_iid_rule_on_siblings_drawn_without_replacement(small_family, monkeypatch):
-    """The trap of methods.md: dividing by q itself, not by q without the earlier siblings."""
+    """The trap named in docs/rules.md, "Token trees": dividing by q itself, not by q without the earlier siblings."""
     real_siblings = drafting._siblings
 
     def siblings_claiming_q(ctx, q, q_raw, drawn, n):

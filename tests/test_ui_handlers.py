@@ -565,3 +565,18 @@ def test_distribution_bars_keep_their_legend_under_the_plot():
     """Above the plot, step mode's five long legend entries took three lines and ran over the title."""
     figure = charts.bars("Target checks 'x'", {name: {"'x'": 0.5} for name in ("p", "q", "p raw", "q raw", "residual")})
     assert figure.layout.legend.y < 0 and figure.layout.legend.yanchor == "top"
+
+
+@pytest.mark.parametrize("method", ["sd", "fsd", "csd"])
+def test_the_divergence_chart_draws_every_checked_candidate_as_it_was_decided(family, method):
+    """A default run (a token tree): each kept candidate is an accepted point, each candidate it
+    or a correction replaced a rejected one, every point at the divergence its check recorded."""
+    run = playground.generate("hello there", method=method, target=family["target"], draft=family["draft"],
+                              temperature=1.0, seed=2, max_new_tokens=40)
+    assert run.config.tree_width == 2
+    accepted, rejected = charts.divergence_vs_tau(run, None).data[:2]
+    kept = [t.diagnostics["divergence"] for t in run.tokens if "divergence" in t.diagnostics]
+    replaced = [c["divergence"] for t in run.tokens for c in t.replaced]
+    checks = [c for step in run.steps for c in step.evidence]
+    assert len(rejected.y) == len(replaced) == sum(c.verdict == "rejected" for c in checks) > 0
+    assert list(rejected.y) == replaced and list(accepted.y) == kept and len(kept) == len(checks) - len(replaced)

@@ -41,26 +41,31 @@ def run_memory(ctx: Decoding) -> CorrectionMemory:
 
 
 def rescue_decision(ctx: Decoding, memory: CorrectionMemory, rescue):
-    """`decide(x~, t*, p_raw, ratio_test) -> (rescued, diagnostics, test)` after the SD ratio
-    rejected the draft token x~ and drew t* (lines 15-20), updating the memory (line 18)."""
+    """`decide(x~, t*, p_raw(x~), p_raw(t*), ratio_test) -> (rescued, diagnostics, test)` after the
+    SD ratio rejected the draft token x~ and drew t* (lines 15-20), updating the memory (line 18).
+    The raw probabilities come read with the round's other checks: a rescue waits for nothing."""
     log_tau = math.log(ctx.config.gate_tau) if ctx.config.gate_tau > 0 else -math.inf
 
-    def decide(token: int, t_star: int, p_raw, ratio_test):
+    def decide(token: int, t_star: int, p_candidate_raw: float, p_correction_raw: float, ratio_test):
         memory_count = memory.count(token, t_star)
         is_freq = memory_count >= ctx.config.lambda_  # line 16: T[(x~_i, t*)] >= lambda
         # line 17 in logit space (Eq. 3): z(x~_i) - z(t*) >= log tau, at temperature 1
-        logit_gap = float(p_raw[token].log() - p_raw[t_star].log())
+        logit_gap = _log(p_candidate_raw) - _log(p_correction_raw)
         is_safe = logit_gap >= log_tau
         memory.update(token, t_star)  # line 18, rescued or not
         diagnostics = {"correction": t_star, "memory_count": memory_count, "lambda": ctx.config.lambda_,
-                       "is_freq": is_freq, "logit_gap": logit_gap, "p_candidate_raw": float(p_raw[token]),
-                       "p_correction_raw": float(p_raw[t_star]), "gate_ratio": math.exp(logit_gap),
+                       "is_freq": is_freq, "logit_gap": logit_gap, "p_candidate_raw": p_candidate_raw,
+                       "p_correction_raw": p_correction_raw, "gate_ratio": math.exp(logit_gap),
                        "gate_tau": ctx.config.gate_tau, "is_safe": is_safe}
         rescued = rescue(is_freq, is_safe)
-        test = Rescue(ratio_test, memory_count, ctx.config.lambda_, is_freq, diagnostics["p_candidate_raw"],
-                      diagnostics["p_correction_raw"], ctx.config.gate_tau, is_safe, rescued)
+        test = Rescue(ratio_test, memory_count, ctx.config.lambda_, is_freq, p_candidate_raw, p_correction_raw,
+                      ctx.config.gate_tau, is_safe, rescued)
         return rescued, diagnostics, test
     return decide
+
+
+def _log(probability: float) -> float:
+    return math.log(probability) if probability > 0 else -math.inf
 
 
 def _calibrated(rule: str):

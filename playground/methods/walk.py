@@ -153,8 +153,8 @@ class Walk:
 def verify(ctx: Decoding, drafted: Drafted, rule, context: list[int], roles=("target", "draft"),
            rescue=None) -> Walk:
     """The verifier (`roles[0]`) scores `drafted` after `context` in one pass, the walk decides,
-    and the verifier's cache keeps the accepted path. `rescue(x~, t*, p_raw_row, test) ->
-    (rescued, figures, test)`: csd's second chance for the draft's own token (branch 0) of a node
+    and the verifier's cache keeps the accepted path. `rescue(x~, t*, p_raw(x~), p_raw(t*),
+    test) -> (rescued, figures, test)`: csd's second chance for the draft's own token (branch 0) of a node
     whose children were all rejected (calibrated.py)."""
     runner = getattr(ctx, roles[0])
     logits = runner.tree_logits(context, drafted.tree)
@@ -186,7 +186,7 @@ def _walk(drafted: Drafted, checks: Checks, rule, roles: tuple[str, str], rescue
         if chosen is None and rescue is not None:
             first = trials[0]
             kept, rescued, first.test = rescue(tree.tokens[first.node], checks.draw[1 + node],
-                                               checks.p_raw[1 + node], first.test)
+                                               checks.p_raw_at[first.node], checks.p_raw_draw[1 + node], first.test)
             chosen, origin = (first, "rescued") if kept else (None, None)
         emitted = checks.draw[1 + node] if chosen is None else tree.tokens[chosen.node]
         walk.evidence += [_evidence(tree, checks, rule, trial, emitted, trial is chosen and origin, verifier,

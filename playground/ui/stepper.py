@@ -107,7 +107,7 @@ def _lookup_note(step) -> str:
         return ""
     matched = step.extra["ngram_match"]
     if not matched:
-        return ("The draft is a prompt lookup, and the context's last token occurs nowhere before it: no "
+        return ("The draft is a prompt lookup, and the context's last two tokens occur nowhere before it: no "
                 "candidates, the target stepped alone.")
     return (f"The draft is a prompt lookup: the context's last {matched} token(s) occurred before, and what "
             "followed them there was proposed (q is one-hot on each proposed token).")
