@@ -253,3 +253,43 @@ def test_slrs_step_mode_shows_its_ratio_against_psi(handlers, family):
                 assert f"min(1, {check.at_candidate['p']:.4g} / {c['psi']:.4g})" in html
                 shown += 1
     assert shown
+
+
+def hand_round(seed: int):
+    """One tree round by hand over {A, B, C}: p = [0.6, 0.3, 0.1] at every row, q = [0.4, 0.4, 0.2];
+    the root's children are B (drawn from q) and then A (drawn from q without B: [2/3, 0, 1/3])."""
+    from playground.config import RunConfig
+    from playground.methods import Decoding
+    from playground.methods.drafting import Drafted
+    from playground.methods.rules import ResidualRatio
+    from playground.methods.walk import decide
+    from playground.sampling import Sampler
+
+    p, q = torch.tensor([0.6, 0.3, 0.1]), torch.tensor([0.4, 0.4, 0.2])
+    drafted = Drafted()
+    drafted.add(1, -1, q, q)
+    drafted.add(0, -1, torch.tensor([2 / 3, 0.0, 1 / 3]), torch.tensor([2 / 3, 0.0, 1 / 3]))
+    ctx = Decoding(RunConfig(temperature=1.0), Sampler(temperature=1.0, seed=seed), None, [], 0)
+    rows = torch.stack([p, p, p])
+    return decide(ctx, drafted, ResidualRatio(), rows, rows).step(drafted)
+
+
+def test_step_mode_tells_one_story_of_a_hand_computed_tree_round():
+    """B is kept with min(1, 0.3/0.4) = 0.75; once rejected, A meets the residual norm(max(0, p - q))
+    = [1, 0, 0], so min(1, 1 / (2/3)) = 1 keeps it. Every row, the emitted table and the token's
+    record agree: A is a draft sibling kept at its node, B the candidate it replaced, then a bonus."""
+    step = next(s for s in map(hand_round, range(50)) if s.evidence[0].verdict == "rejected")
+    rejected, kept = step.evidence
+    assert rejected.test.accept_prob == pytest.approx(0.75) and rejected.test.u >= 0.75
+    assert (rejected.candidate, rejected.emitted, rejected.drawn_from) == (1, 0, None)  # A came from the walk, not a draw
+    assert kept.test.accept_prob == 1.0 and kept.at_candidate["p"] == pytest.approx(1.0)  # the residual's A
+    assert kept.at_candidate["q"] == pytest.approx(2 / 3) and kept.verdict == "accepted"
+    token, bonus = step.tokens
+    assert (token.id, token.origin, token.diagnostics["branch"], token.replaced_candidates) == (0, "draft", 1, [1])
+    assert token.diagnostics["p_target"] == pytest.approx(0.6)  # the target's p of A, not the residual's
+    assert token.replaced[0]["accept_prob"] == pytest.approx(0.75) and bonus.diagnostics["bonus"]
+    html = unescape(render.explanation_html(explain_step(step, playground.RunConfig()), "ABC".__getitem__))
+    assert "1 (p after the 1 sibling(s) rejected before it: the residual)" in html
+    assert "drawn from" not in html  # no token of this round was drawn in place of the candidates
+    assert "from branch 2 of its node (a sibling the tree added), after 1 rejected before it" in html
+    assert "every candidate on the accepted path was kept" in html

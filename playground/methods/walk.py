@@ -189,8 +189,8 @@ def _walk(drafted: Drafted, checks: Checks, rule, roles: tuple[str, str], rescue
                                                checks.p_raw_at[first.node], checks.p_raw_draw[1 + node], first.test)
             chosen, origin = (first, "rescued") if kept else (None, None)
         emitted = checks.draw[1 + node] if chosen is None else tree.tokens[chosen.node]
-        walk.evidence += [_evidence(tree, checks, rule, trial, emitted, trial is chosen and origin, verifier,
-                                    rescued if trial.branch == 0 else {}) for trial in trials]
+        walk.evidence += [_evidence(tree, checks, rule, trial, emitted, trial is chosen and origin, chosen is None,
+                                    verifier, rescued if trial.branch == 0 else {}) for trial in trials]
         if chosen is None:
             walk.records.append(_correction(drafted, checks, rule, trials, node, roles, rescued))
             walk.rows.append((checks.final[1 + node], checks.p_raw[1 + node]))
@@ -259,15 +259,16 @@ def _replaced(drafted: Drafted, checks: Checks, trials: list[Trial], proposer: s
              **(rescued if t.branch == 0 else {})} for t in trials]
 
 
-def _evidence(tree, checks: Checks, rule, trial: Trial, emitted: int, kept_as, verifier: str,
+def _evidence(tree, checks: Checks, rule, trial: Trial, emitted: int, kept_as, corrected: bool, verifier: str,
               rescued: dict) -> Pending:
-    """`kept_as`: the origin of the candidate kept at this node, else False; `rescued`: csd's
-    figures (correction, memory count, gate) where its rescue was tried on this candidate."""
+    """`kept_as`: the origin of the candidate kept at this node, else False; `corrected`: no
+    candidate was kept there, so `emitted` is the correction; `rescued`: csd's figures
+    (correction, memory count, gate) where its rescue was tried on this candidate."""
     verdict = "rescued" if kept_as == "rescued" else "accepted" if kept_as else "rejected"
     numbers = checks.numbers[trial.node]
     figures = {**trial.test.figures(), **({} if numbers.divergence is None else {"divergence": numbers.divergence}),
                "branch": trial.branch, **rescued}
-    drawn_from = None if kept_as else "residual" if rule.keeps_residual else SYMBOLS[verifier]
+    drawn_from = None if not corrected else "residual" if rule.keeps_residual else SYMBOLS[verifier]
     return Pending(verifier, tree.depths[trial.node] - 1, tree.tokens[trial.node], verdict, emitted, figures,
                    checks.rows(trial.node), drawn_from, trial.test)
 

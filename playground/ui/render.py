@@ -175,13 +175,16 @@ def _check_row(e, decode: Callable[[int], str]) -> tuple:
     kept = repr(decode(e.emitted)) + (f" (drawn from {e.drawn_from})" if e.drawn_from else "")
     numbers = [number(e.at_candidate[name]) if name in e.at_candidate else "—"
                for name in (verifier, proposer, f"{verifier}_raw", f"{proposer}_raw")]
+    branch = e.checks.get("branch", 0)
+    if branch and "residual" in e.at_candidate:  # recursive rejection sampling: this sibling met p_(i+1)
+        numbers[0] += f" ({verifier} after the {branch} sibling(s) rejected before it: the residual)"
     return (e.position + 1, repr(decode(e.candidate)), *numbers, check_test(e, decode), e.verdict, kept)
 
 
 def _checks_table(checks: list, decode: Callable[[int], str]) -> str:
     verifier, proposer = symbols(checks[0])
     header = ("#", "candidate x", f"{verifier}(x)", f"{proposer}(x) as drawn", f"{verifier} raw(x)",
-              f"{proposer} raw(x)", "test", "verdict", "kept")
+              f"{proposer} raw(x)", "test", "verdict", "emitted at this place")
     return _table(header, [_check_row(e, decode) for e in checks], "explain-table")
 
 
