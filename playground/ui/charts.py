@@ -136,7 +136,7 @@ def predicted_vs_measured(run, timeline) -> go.Figure:
         measured_speedup = stats.tokens_per_second * single_step
     groups = ["tokens per target forward", "speedup over target alone"]
     return _figure("Predicted (Leviathan) vs this run", [
-        go.Bar(x=groups, y=[chain_tokens_per_round(run), stats.predicted_speedup()], name="predicted",
+        go.Bar(x=groups, y=[predicted_tokens_per_round(run), stats.predicted_speedup()], name=PREDICTED_LABEL,
                marker_color=COLORS["predicted"]),
         go.Bar(x=groups, y=[stats.mean_acceptance_length, measured_speedup], name=ESTIMATE_LABEL,
                marker_color=COLORS["target"])], barmode="group")
@@ -146,14 +146,30 @@ def _branched(step) -> bool:
     return "tree" in step.extra and branches(step.extra["tree"]["parents"])
 
 
-def chain_tokens_per_round(run) -> float | None:
+PREDICTED_LABEL = "predicted (tokens: Eq. 1 for a chain, acceptance by depth for a tree)"
+
+
+def predicted_tokens_per_round(run) -> float | None:
     """Eq. 1 from the run's acceptance rate and its longest block, for a chain. A token tree's rate
     counts all its nodes, of which a round keeps at most one per depth, so Eq. 1 would predict it
-    fewer tokens than the chain it beats: none for a tree."""
+    fewer tokens than the chain it beats; a tree's expectation comes from its acceptance by depth
+    instead (`tokens_from_depth_rates`)."""
     stats = run.stats
-    if stats.acceptance_rate is None or not stats.max_block or any(_branched(step) for step in run.steps):
+    if stats.acceptance_rate is None or not stats.max_block:
         return None
+    if any(_branched(step) for step in run.steps):
+        return tokens_from_depth_rates(stats.per_position_acceptance_rate)
     return expected_tokens_per_step(stats.acceptance_rate, stats.max_block)
+
+
+def tokens_from_depth_rates(rates: list[float]) -> float:
+    """Expected tokens per round when the path goes past depth d with probability r_d, given it
+    reached d: the verifier's own token plus P(depth 1 kept) + P(depths 1 and 2 kept) + ..."""
+    expected, reach = 1.0, 1.0
+    for rate in rates:
+        reach *= rate
+        expected += reach
+    return expected
 
 
 CHARTS = (("chart-acceptance", acceptance_over_steps), ("chart-speed", speed_over_time),
