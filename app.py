@@ -16,7 +16,6 @@ from playground.space import on_space
 from playground.ui import build_demo, launch_options
 from playground.ui.serving import queue_settings, quiet_queue, server_address
 
-
 demo = build_demo()
 
 if on_space():  # start preparing the embedded models now, so the first visitor waits less

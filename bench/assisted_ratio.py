@@ -104,7 +104,8 @@ def report(groups: list[dict], title: str, info: dict) -> str:
     for key in keys:
         values = [g[key] for g in groups if g[key] is not None]
         s = spread(values)
-        lines.append(f"| {key} | {s['median']:.3f} | {s['q1']:.3f} | {s['q3']:.3f} | {min(values):.3f} | {max(values):.3f} |")
+        lines.append(f"| {key} | {s['median']:.3f} | {s['q1']:.3f} | {s['q3']:.3f} | {min(values):.3f} "
+                     f"| {max(values):.3f} |")
     return "\n".join(lines) + "\n"
 
 

@@ -29,7 +29,8 @@ def main() -> None:
     parser.add_argument("--max-new-tokens", type=int, default=48)
     args = parser.parse_args()
     target, tasks = load_model("smollm2-135m"), load_tasks(CHAT_PROMPTS)
-    lines = ["| draft precision | temperature | sd/ar (quartiles) | c | acceptance | identical to ar |", "|---|---|---|---|---|---|"]
+    lines = ["| draft precision | temperature | sd/ar (quartiles) | c | acceptance | identical to ar |",
+             "|---|---|---|---|---|---|"]
     rows = []
     for temperature in (0.0, 0.7):
         benches = {name: Bench({"target": target, "draft": load_model("smollm2-draft", dtype=dtype)}, tasks,

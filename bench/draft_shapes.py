@@ -53,8 +53,8 @@ def main() -> None:
     target = load_model(DEFAULT_FAMILY["target"])
     drafts = {"model draft": load_model(DEFAULT_FAMILY["draft"]), "prompt lookup": "ngram"}
     lines = [machine_line(f"{args.repeats} repeats, {args.max_new_tokens} tokens"), "",
-             "| prompts, draft: setting | speedup vs ar (quartiles) | predicted | acceptance | c | verify pass / T(1) | "
-             "identical to ar | measured / predicted |", "|---|---|---|---|---|---|---|---|"]
+             "| prompts, draft: setting | speedup vs ar (quartiles) | predicted | acceptance | c | "
+             "verify pass / T(1) | identical to ar | measured / predicted |", "|---|---|---|---|---|---|---|---|"]
     all_rows = []
     for prompt_set in args.prompts.split(","):
         tasks = load_tasks(PROMPT_SETS[prompt_set])

@@ -261,7 +261,8 @@ def api_cases(f: dict) -> list[tuple[str, dict]]:
               ("bad", {"options": {"method": "ar"}, "target": ""}),
               ("bad", {"options": {"method": "psd-f"}, "target": f["target"], "draft": f["draft"], "qualifier": None}),
               ("bad", {"prompt": None}), ("bad", {"prompt": 42}), ("bad", {"options": {"bogus": 1}})]
-    cases += [("note", {"options": {"method": "sd", "tau": 0.3}}), ("note", {"options": {"method": "ar", "candidates": 2}})]
+    cases += [("note", {"options": {"method": "sd", "tau": 0.3}}),
+              ("note", {"options": {"method": "ar", "candidates": 2}})]
     return cases
 
 
@@ -309,7 +310,7 @@ def ui_cases(f: dict) -> list[tuple[str, str, dict]]:
         ("compare", {"sweep_option": "candidates", "sweep_values": "64"}),
         ("compare", {"sweep_values": "a, b"}), ("compare", {"method": "fsd", "sweep_values": "inf"}),
         ("compare", {"method": "fsd", "sweep_values": "1e309"}), ("compare", {"sweep_option": "nope"}),
-        ("compare", {"mode": "methods", "methods": []}), 
+        ("compare", {"mode": "methods", "methods": []}),
         ("compare", {"method": "csd", "memory": "/etc/shadow"}),
         ("load", {"target": "", "draft": "", "qualifier": ""}), ("load", {"target": "/etc/shadow"}),
         ("load", {"target": "/etc"}), ("load", {"target": "nobody/model"}), ("load", {"target": None}),
@@ -392,8 +393,8 @@ def probe_ui(family: dict, files: dict, verbose: bool) -> dict:
     from gradio_client import Client  # noqa: PLC0415
 
     from playground.models import load_model  # noqa: PLC0415
-    from playground.ui import build_demo, launch_options  # noqa: PLC0415
     from playground.presets import Preset  # noqa: PLC0415
+    from playground.ui import build_demo, launch_options  # noqa: PLC0415
 
     os.environ["PLAYGROUND_PUBLIC"] = "1"
     os.environ["PLAYGROUND_RUNS_PER_MINUTE"] = "0"  # its cases all come from one address; "abuse" counts runs

@@ -104,7 +104,8 @@ def main() -> int:
         options = {key: memory if value == "CALIBRATED" else value for key, value in options.items()}
         results[label] = measure(family, method, options, shared)
     ar_speed = results["ar"]["tokens_per_second"]
-    print(f"{'method':18} {'accept':>7} {'mean len':>8} {'tok/s':>7} {'speedup':>7}  origins (draft/qualifier/target/rescued)")
+    print(f"{'method':18} {'accept':>7} {'mean len':>8} {'tok/s':>7} {'speedup':>7}  "
+          "origins (draft/qualifier/target/rescued)")
     for label, r in results.items():
         rate = "-" if r["acceptance_rate"] is None else f"{r['acceptance_rate']:.3f}"
         shares = "/".join(f"{r['origin_shares'][o]:.2f}" for o in ORIGINS)

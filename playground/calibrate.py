@@ -38,9 +38,7 @@ def calibrate(prompts: list[str], memory: CorrectionMemory, *, target=None, draf
     Returns the number of rejections counted."""
     from tqdm import tqdm  # noqa: PLC0415
 
-    from .engine import generate  # noqa: PLC0415  (keeps `--help` fast)
-
-    from .engine import make_config  # noqa: PLC0415
+    from .engine import generate, make_config  # noqa: PLC0415  (keeps `--help` fast)
     from .models import LoadedModel, load_model  # noqa: PLC0415
 
     target, draft = target or memory.target, draft or memory.draft

@@ -15,7 +15,8 @@ DIVERGENCES = tuple(SCALES)
 DIVERGENCE_HELP = (
     "divergence of the raw (temperature-1) distributions, natural log; the verifier is the target "
     "(fsd, psd stage 2) or the qualifier (psd-f stage 1), the proposer the draft (fsd, stage 1) or the "
-    "qualifier (stage 2); sd, csd and tli only record it for each candidate: " + "; ".join(f"{name} = {scale.describe('verifier', 'proposer')}"
+    "qualifier (stage 2); sd, csd and tli only record it for each candidate: "
+    + "; ".join(f"{name} = {scale.describe('verifier', 'proposer')}"
                                        for name, scale in SCALES.items()))
 # Read by every method: the sampling settings, the run's length and seed, the prompt's format.
 READ_BY_EVERY_METHOD = ("method", "max_new_tokens", "temperature", "top_k", "top_p", "seed", "chat_template")

@@ -17,7 +17,6 @@ Space the first request prepares them (`ensure_prepared`: once per container, th
 """
 
 import argparse
-import fcntl
 import hashlib
 import importlib.util
 import json
@@ -28,6 +27,8 @@ import tempfile
 import threading
 import time
 from dataclasses import dataclass
+
+from filelock import FileLock
 
 from .default_family import DEFAULT_DRAFT, DEFAULT_QUALIFIER, DEFAULT_TARGET
 from .errors import PlaygroundError
@@ -106,8 +107,7 @@ def ensure_prepared(names=None) -> None:
     """prepare() by whoever asks first; everyone else, in this process or another, waits for it
     and then finds the models ready."""
     cache_dir().mkdir(parents=True, exist_ok=True)
-    with _prepare_lock, open(cache_dir() / ".prepare.lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
+    with _prepare_lock, FileLock(cache_dir() / ".prepare.lock"):  # filelock: every OS, unlike fcntl
         prepare(names, progress=False)
 
 

@@ -24,6 +24,10 @@ def record(model, new_tokens: int, seconds: float) -> None:
     passes.append((time.monotonic(), seconds))
 
 
+def clear() -> None:
+    _seconds.clear()
+
+
 def typical(model, new_tokens: int) -> float | None:
     """The median of the recent passes of `model` over `new_tokens` new tokens (None if none in
     the last FRESH_SECONDS)."""

@@ -81,6 +81,11 @@ def int8_twin(model):
         return _twins[model]
 
 
+def clear() -> None:
+    with _lock:
+        _twins.clear()
+
+
 def _twin(module: nn.Module, output_layer: nn.Module) -> nn.Module:
     if module is output_layer:
         return module

@@ -3,8 +3,9 @@ recommended for them, and where each recommendation comes from (`sources`: the p
 its own divergence scale, or why there is none). Read with the standard library's tomllib."""
 
 import pathlib
-import tomllib
 from dataclasses import dataclass, field
+
+import tomllib
 
 from .errors import PlaygroundError
 

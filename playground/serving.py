@@ -4,9 +4,10 @@ lossless draft-model setting (a target, a draft, K), with each engine's own opti
 Only `sd` has an equivalent: both engines run Leviathan/Chen speculative sampling with a separate
 draft model, and vLLM drafts by prompt lookup too (`draft="ngram"`). Our token tree is not theirs:
 the commands draft a chain (SGLang's own tree, `--speculative-eagle-topk`, branches at every
-step and ranks its nodes by the draft's scores). The lossy rules (fsd, psd, csd) and the heterogeneous-vocabulary algorithms (slem,
-tli, slrs) exist in neither. Of our CPU levers, neither engine takes `draft_confidence` for a
-draft model, and SGLang's pruned draft vocabulary (`--speculative-token-map`) is for EAGLE heads.
+step and ranks its nodes by the draft's scores). The lossy rules (fsd, psd, csd) and the
+heterogeneous-vocabulary algorithms (slem, tli, slrs) exist in neither. Of our CPU levers, neither
+engine takes `draft_confidence` for a draft model, and SGLang's pruned draft vocabulary
+(`--speculative-token-map`) is for EAGLE heads.
 """
 
 import argparse

@@ -23,7 +23,7 @@ import sys
 import time
 
 import torch
-from transformers import AutoModelForCausalLM, AutoTokenizer, set_seed
+from transformers import set_seed
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent.parent))
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
@@ -34,6 +34,7 @@ from embedded_recipe.data import training_data  # noqa: E402
 from embedded_recipe.measure import load_prepared, measure  # noqa: E402
 from embedded_recipe.settings import BYTE_DRAFT, SEED, STUDENTS  # noqa: E402
 from embedded_recipe.students import train_students  # noqa: E402
+
 from playground import embedded  # noqa: E402
 
 METRICS = embedded.ASSETS_DIR / "metrics.json"

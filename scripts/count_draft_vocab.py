@@ -24,6 +24,7 @@ sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent.parent))
 from distill_prompts import HELD_OUT, training_prompts  # noqa: E402
 from embedded_recipe.measure import load_prepared  # noqa: E402
 from embedded_recipe.settings import MAX_ANSWER_TOKENS, PROMPTS, SEED  # noqa: E402
+
 from playground import embedded  # noqa: E402
 from playground.agreement import generate_answers  # noqa: E402
 from playground.draft_vocab import RANKING_FILE, vocabulary_digest  # noqa: E402

@@ -39,8 +39,9 @@ from distill_prompts import HELD_OUT  # noqa: E402
 from embedded_recipe.batches import length_batches  # noqa: E402
 from embedded_recipe.data import cached, teacher_pass  # noqa: E402
 from embedded_recipe.measure import load_prepared  # noqa: E402
-from embedded_recipe.students import top_k_kl  # noqa: E402
 from embedded_recipe.settings import DATA_DIR, EVAL_MAX_NEW_TOKENS, SEED, WARMUP_STEPS  # noqa: E402
+from embedded_recipe.students import top_k_kl  # noqa: E402
+
 from playground import embedded  # noqa: E402
 from playground.agreement import generate_answers  # noqa: E402
 from playground.draft_vocab import pruned_head  # noqa: E402
@@ -251,7 +252,8 @@ def main() -> None:
     parser.add_argument("--kl-weight", type=float, default=1.0)
     parser.add_argument("--noise", type=float, default=0.05, help="uniform noise on the input features")
     parser.add_argument("--batch-tokens", type=positive_int, default=2048)
-    parser.add_argument("--conversations", type=positive_int, default=None, help="the first N stored ones (default: all)")
+    parser.add_argument("--conversations", type=positive_int, default=None,
+                        help="the first N stored ones (default: all)")
     parser.add_argument("--k", type=positive_int, default=4, help="block length for the chains and the prediction")
     args = parser.parse_args()
     torch.set_num_threads(2)

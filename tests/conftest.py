@@ -27,9 +27,3 @@ def family(tokenizer):
     """A target, a weaker draft and a mid-size qualifier sharing one character vocabulary."""
     return tiny_family(tokenizer)
 
-
-def pytest_configure(config):
-    config.addinivalue_line("markers", "slow: starts a server, a browser, a process or the embedded models, or "
-                                       "samples thousands of runs (`pytest -m 'not slow'` leaves them out)")
-    # Other projects' deprecations, by name: gradio's queue calls pandas options that pandas 3 deprecates.
-    config.addinivalue_line("filterwarnings", "ignore::pandas.errors.Pandas4Warning:gradio.queueing")

@@ -6,8 +6,17 @@ import statistics
 import pytest
 import torch
 
-from playground.bench import (BASELINES, COLUMNS, Bench, Setting, expand_settings, paired_speedups, run_bench, spread,
-                              write_report)
+from playground.bench import (
+    BASELINES,
+    COLUMNS,
+    Bench,
+    Setting,
+    expand_settings,
+    paired_speedups,
+    run_bench,
+    spread,
+    write_report,
+)
 from playground.quality import Task, agreement, is_correct
 from playground.stats import Stats
 from playground.step import Step

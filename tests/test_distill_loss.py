@@ -2,7 +2,6 @@
 student's training vocabulary."""
 
 import torch
-
 from embedded_recipe.students import top_k_kl
 
 

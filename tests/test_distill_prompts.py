@@ -2,7 +2,6 @@
 tests/test_embedded.py re-measures is measured on prompts the recipe did not train on."""
 
 import torch
-
 from distill_prompts import HELD_OUT, extra_prompts, is_held_out, training_prompts
 from embedded_recipe import data
 

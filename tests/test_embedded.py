@@ -66,6 +66,7 @@ def test_greedy_answers_draw_no_random_numbers_and_sampled_ones_do(target):
 def test_stored_answers_answer_the_recipes_templated_prompts_in_order(target):
     from distill_prompts import extra_prompts, training_prompts  # noqa: PLC0415
     from embedded_recipe.settings import DATA_DIR, EXTRA_PROMPTS, PROMPTS, SEED  # noqa: PLC0415
+
     from playground.agreement import chat_text  # noqa: PLC0415
 
     tokenizer = target[1]

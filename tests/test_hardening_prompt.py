@@ -127,7 +127,8 @@ def test_a_run_is_refused_before_any_forward_when_prompt_and_answer_overflow_the
     monkeypatch.setenv("PLAYGROUND_PUBLIC", "0")
     monkeypatch.delenv("PLAYGROUND_MAX_PROMPT_TOKENS", raising=False)
     forwards = []
-    hooks = [family[role].model.register_forward_pre_hook(lambda *_: forwards.append(1)) for role in ("target", "draft")]
+    hooks = [family[role].model.register_forward_pre_hook(lambda *_: forwards.append(1))
+             for role in ("target", "draft")]
     try:
         with pytest.raises(PlaygroundError, match="over the 399 that fit in the model's context of 512"):
             playground.generate("a" * 400, method="sd", max_new_tokens=113, chat_template=False,

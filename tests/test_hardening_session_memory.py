@@ -9,8 +9,8 @@ import gradio as gr
 import pytest
 from starlette.requests import Request as StarletteRequest
 
-from playground.correction_memory import CorrectionMemory
 from playground import limits
+from playground.correction_memory import CorrectionMemory
 from playground.presets import Preset
 from playground.ui.handlers import Handlers
 from playground.ui.layout import _keyed, build_demo

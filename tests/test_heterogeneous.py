@@ -12,11 +12,10 @@ from tokenizers import Regex, Tokenizer, decoders, models, normalizers
 from transformers import PreTrainedTokenizerFast
 
 import playground
-from playground.methods.heterogeneous import same_vocabulary_note
-from playground.methods.heterogeneous import slrs
-from playground.methods.heterogeneous.slrs import StringProposer, TargetSplitter, string_rejection_sample
 from playground.config import RunConfig
 from playground.methods import Decoding
+from playground.methods.heterogeneous import same_vocabulary_note, slrs
+from playground.methods.heterogeneous.slrs import StringProposer, TargetSplitter, string_rejection_sample
 from playground.methods.rules import ResidualRatio
 from playground.methods.walk import check_candidate
 from playground.sampling import Sampler

@@ -12,7 +12,8 @@ PROMPT = "the cat sat on the mat"
 def sd_rounds(family, method="sd", **options) -> tuple[list[int], list]:
     """Syncs per round, and the rounds themselves, of one run (sd unless named) at t = 0.7."""
     steps = []
-    models = {role: family[role] for role in ("target", "draft", "qualifier") if role in playground.METHODS[method].roles}
+    roles = playground.METHODS[method].roles
+    models = {role: family[role] for role in ("target", "draft", "qualifier") if role in roles}
 
     def counted():
         for step, _ in playground.stream(PROMPT, method=method, **models,

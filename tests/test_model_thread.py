@@ -4,9 +4,9 @@ import threading
 
 import pytest
 
+from playground.presets import Preset
 from playground.ui import model_thread
 from playground.ui.handlers import Handlers
-from playground.presets import Preset
 
 from .test_ui_handlers import KEY, PROMPT, values
 

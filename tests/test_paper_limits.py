@@ -79,7 +79,8 @@ def test_cli_limits_hold_with_default_settings(saved_family, capsys):
     assert calibrated["config"]["lambda_"] is None  # inf, written as JSON's null
     target_alone = [t["id"] for t in cli(saved_family, capsys, "--method", "ar")["tokens"]]
     for method, threshold in (("fsd", "--tau"), ("psd-f", "--tau-t")):
-        assert [t["id"] for t in cli(saved_family, capsys, "--method", method, threshold, "0")["tokens"]] == target_alone
+        tokens = cli(saved_family, capsys, "--method", method, threshold, "0")["tokens"]
+        assert [t["id"] for t in tokens] == target_alone
 
 
 def test_app_limits_hold_with_the_controls_defaults(family):

@@ -6,8 +6,8 @@ from dataclasses import fields
 import pytest
 
 from playground.config import RunConfig
-from playground.divergence import SCALES
 from playground.default_family import DEFAULT_FAMILY
+from playground.divergence import SCALES
 from playground.embedded import EMBEDDED_MODELS
 from playground.errors import PlaygroundError
 from playground.methods import METHODS

@@ -89,10 +89,11 @@ def test_psd_f_with_the_target_as_qualifier_applies_the_fsd_rule_with_tau_q(fami
 
 
 def test_psd_f_on_a_tree_keeps_only_draft_tokens_that_passed_stage_one(family):
-    """Q = T as above, on stage 1's default token tree: a kept draft token may be a sibling, but
-    each passed Div(P_T, its q) <= tau_Q, and every other token is the target's greedy choice."""
+    """Q = T as above, on a token tree in stage 1: a kept draft token may be a sibling, but each
+    passed Div(P_T, its q) <= tau_Q, and every other token is the target's greedy choice."""
     tau_q = 0.55
-    result = run(family, "psd-f", qualifier=family["target"], tau_q=tau_q, tau_t=1.0, max_new_tokens=60)
+    result = run(family, "psd-f", qualifier=family["target"], tau_q=tau_q, tau_t=1.0, max_new_tokens=60,
+                 tree_width=2)
     sequence = format_prompt(family["target"].tokenizer, PROMPT, True) + ids(result)
     target_logits = full_logits(family["target"], sequence)[len(sequence) - len(result.tokens) - 1:-1]
     kept = [t for t in result.tokens if t.origin == "draft"]

@@ -111,5 +111,6 @@ def agreeing_stats(result, family) -> dict:
     leading = [next((i for i, t in enumerate(s.tokens) if t.origin != "draft"), len(s.tokens))
                for s in result.steps if s.drafted]
     assert stats["acceptance_length_histogram"] == {str(n): leading.count(n) for n in sorted(set(leading))}
-    assert result.text == family["target"].tokenizer.decode(ids(result), skip_special_tokens=True)  # as text.py shows it
+    # as text.py shows it
+    assert result.text == family["target"].tokenizer.decode(ids(result), skip_special_tokens=True)
     return stats

@@ -11,8 +11,8 @@ import playground
 from playground.cache import KVRunner
 from playground.draft_vocab import pruned_head
 from playground.drafter import draft_runner, draft_setup
-from playground.ngram import PromptLookup
 from playground.methods import METHODS, Decoding, drafting, walk
+from playground.ngram import PromptLookup
 from playground.sampling import Sampler
 from playground.tiny import char_tokenizer, loaded, tiny_llama
 
@@ -55,7 +55,8 @@ def sampled_pairs(family, settings, samples=SAMPLES, draft_sampling="sample", dr
     `by_lookup`: prompt-lookup drafts instead of the draft model; `tree_width` > 1: a token tree;
     `method`: sd, or another lossless method run through the same walk (csd at lambda = inf, tli)."""
     target, draft = family
-    config = playground.RunConfig(method=method, lambda_=float("inf"), candidates=2, max_new_tokens=2, draft_sampling=draft_sampling,
+    config = playground.RunConfig(method=method, lambda_=float("inf"), candidates=2, max_new_tokens=2,
+                                  draft_sampling=draft_sampling,
                                   draft_vocab=draft_vocab, tree_width=tree_width, **settings)
     prompt = target.tokenizer(prompt_text).input_ids
     head = pruned_head(draft.model, draft.tokenizer, draft_vocab) if draft_vocab else None
@@ -65,7 +66,8 @@ def sampled_pairs(family, settings, samples=SAMPLES, draft_sampling="sample", dr
     for seed in range(samples):
         drafter = draft_runner(setup.config, draft) if setup else KVRunner(draft.model, "draft", head=head)
         ctx = Decoding(config if setup is None else setup.config, Sampler(seed=seed, **settings),
-                       KVRunner(target.model, "target"), list(prompt), len(prompt), draft=None if by_lookup else drafter,
+                       KVRunner(target.model, "target"), list(prompt), len(prompt),
+                       draft=None if by_lookup else drafter,
                        lookup=PromptLookup() if by_lookup else None, target_tokenizer=target.tokenizer,
                        draft_tokenizer=draft.tokenizer)
         emitted = []

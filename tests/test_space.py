@@ -96,7 +96,8 @@ def test_a_space_built_from_requirements_serves_the_default_family(tmp_path):
             assert done, status
             assert text.count('class="tok tok-') == int(done.group(1)) > 0 and "tok-draft" in text
         prepared = home / ".cache" / "speculative-playground" / "embedded"
-        assert sorted(p.name for p in prepared.iterdir() if not p.name.startswith(".")) == sorted(embedded.EMBEDDED_MODELS)
+        names = sorted(p.name for p in prepared.iterdir() if not p.name.startswith("."))
+        assert names == sorted(embedded.EMBEDDED_MODELS)
         print(f"cold Space: first answers after {first_answer_seconds:.0f} s")
     finally:
         app.terminate()

@@ -12,8 +12,8 @@ import playground
 from playground import forward_costs
 from playground.draft_vocab import pruned_head
 from playground.engine import format_prompt
-from playground.int8_draft import Int8Linear, dense_weight, int8_twin
 from playground.errors import PlaygroundError
+from playground.int8_draft import Int8Linear, dense_weight, int8_twin
 from playground.ngram import proposal
 from playground.prepacked import PrepackedLinear, prepack_linears
 from playground.stats import Stats
@@ -119,7 +119,8 @@ def greedy(family, method, **options):
 
 
 @pytest.mark.parametrize("tree_width", [1, 2], ids=["chain", "tree"])
-@pytest.mark.parametrize("options", [{"draft_vocab": 8, "draft_confidence": 0}, {"draft_vocab": 0, "draft_confidence": 0.5},
+@pytest.mark.parametrize("options", [{"draft_vocab": 8, "draft_confidence": 0},
+                                     {"draft_vocab": 0, "draft_confidence": 0.5},
                                      {"draft_vocab": 12, "draft_confidence": 0.3},
                                      {"draft_vocab": 0, "draft_confidence": 0, "draft_int8": True},
                                      {"draft_vocab": 0, "draft_confidence": 0, "draft_int8": False}],

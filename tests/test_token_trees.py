@@ -94,7 +94,8 @@ def test_greedy_tree_sd_with_a_lookup_branch_is_the_target_alone(family):
         proposed, _ = proposal(ids, block)
         if proposed:
             branches += 1
-            assert proposed in [[tree["tokens"][i] for i in tree_path(tree, node)] for node in range(len(tree["tokens"]))]
+            paths = [[tree["tokens"][i] for i in tree_path(tree, node)] for node in range(len(tree["tokens"]))]
+            assert proposed in paths
         ids, generated = ids + [t.id for t in step.tokens], generated + len(step.tokens)
     assert branches > 0
 

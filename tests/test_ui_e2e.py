@@ -240,7 +240,8 @@ def test_browser_every_control_reruns(page):
     text = page.locator("#output .token-text").inner_html()
     rerun_after(page, lambda: page.locator("#opt-seed input").fill("11"))
     rerun_after(page, lambda: page.locator("#opt-seed input").fill("5"))
-    assert page.locator("#output .token-text").inner_html() == text, "the same prompt, seed and options give the same text"
+    same = page.locator("#output .token-text").inner_html() == text
+    assert same, "the same prompt, seed and options give the same text"
 
 
 def before_each_target_pass(family, monkeypatch, do) -> None:

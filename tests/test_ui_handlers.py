@@ -22,8 +22,15 @@ from playground.ui import charts, pacing, render, sparklines
 from playground.ui.family import project_presets
 from playground.ui.generate import SETTLE
 from playground.ui.handlers import Handlers
-from playground.ui.options import (all_controls, default_sweep, method_choices, options_from_values, sweep_options,
-                                  suggested_sweep, visible_options)
+from playground.ui.options import (
+    all_controls,
+    default_sweep,
+    method_choices,
+    options_from_values,
+    suggested_sweep,
+    sweep_options,
+    visible_options,
+)
 from playground.ui.stepper import Toy
 
 KEY = "session-1"
@@ -572,13 +579,13 @@ def test_distribution_bars_keep_their_legend_under_the_plot():
     assert figure.layout.legend.y < 0 and figure.layout.legend.yanchor == "top"
 
 
-@pytest.mark.parametrize("method", ["sd", "fsd", "csd"])
-def test_the_divergence_chart_draws_every_checked_candidate_as_it_was_decided(family, method):
-    """A default run (a token tree): each kept candidate is an accepted point, each candidate it
-    or a correction replaced a rejected one, every point at the divergence its check recorded."""
+@pytest.mark.parametrize(("method", "shape"), [("sd", {}), ("csd", {}), ("fsd", {}), ("fsd", {"tree_width": 2})])
+def test_the_divergence_chart_draws_every_checked_candidate_as_it_was_decided(family, method, shape):
+    """A default run (sd's and csd's a token tree, fsd's a chain): each kept candidate is an
+    accepted point, each candidate it or a correction replaced a rejected one, every point at the
+    divergence its check recorded."""
     run = playground.generate("hello there", method=method, target=family["target"], draft=family["draft"],
-                              temperature=1.0, seed=2, max_new_tokens=40)
-    assert run.config.tree_width == 2
+                              temperature=1.0, seed=2, max_new_tokens=40, **shape)
     accepted, rejected = charts.divergence_vs_tau(run, None).data[:2]
     kept = [t.diagnostics["divergence"] for t in run.tokens if "divergence" in t.diagnostics]
     replaced = [c["divergence"] for t in run.tokens for c in t.replaced]

@@ -53,11 +53,13 @@ def _csv_list(kind):
 def register(subparsers) -> None:
     parser = subparsers.add_parser("bench", help="benchmark methods against ar: speed, acceptance, quality",
                                    description=DESCRIPTION)
-    parser.add_argument("--family", default=DEFAULT_PRESET, help="preset family name (see `python -m playground models`)")
+    parser.add_argument("--family", default=DEFAULT_PRESET,
+                        help="preset family name (see `python -m playground models`)")
     for role in ("target", "draft", "qualifier"):
         parser.add_argument(f"--{role}", help=f"{role} model override")
     parser.add_argument("--hetero-draft", dest="hetero_draft",
-                        help=f"draft with its own vocabulary for slem/tli/slrs and hf-universal (default {HETERO_DRAFT})")
+                        help="draft with its own vocabulary for slem/tli/slrs and hf-universal "
+                             f"(default {HETERO_DRAFT})")
     parser.add_argument("--methods", type=_csv_list(str), default=["sd", "fsd", "hf-assisted"],
                         help="comma-separated: METHODS names, hf-assisted, hf-universal, hf-generate, hf-lookup "
                              "(ar always runs)")

@@ -95,7 +95,8 @@ def markdown(summary: list[dict], info: dict) -> str:
              "| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     for s in summary:
         lines.append("| " + " | ".join(_markdown_cells(s)) + " |")
-    errors = [f"- {s['setting']}: {s['errors']}/{s['runs']} runs failed: {s['first_error']}" for s in summary if s["errors"]]
+    errors = [f"- {s['setting']}: {s['errors']}/{s['runs']} runs failed: {s['first_error']}"
+              for s in summary if s["errors"]]
     return "\n".join(lines + (["", "Failures:", *errors] if errors else [])) + "\n"
 
 

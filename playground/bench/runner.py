@@ -95,7 +95,8 @@ class Bench:
         outcomes = {s.method: self.call(s, task) for s in order}
         ar = outcomes["ar"]
         self.references.setdefault(task.id, ar.ids)
-        return [self.row(ar_setting, task, repeat, ar, ar), self.row(setting, task, repeat, outcomes[setting.method], ar)]
+        return [self.row(ar_setting, task, repeat, ar, ar),
+                self.row(setting, task, repeat, outcomes[setting.method], ar)]
 
     def call(self, setting: Setting, task: Task) -> Outcome:
         try:
@@ -105,14 +106,16 @@ class Bench:
 
     def _call(self, setting: Setting, task: Task) -> Outcome:
         method = "fsd" if setting.method == RANDOM_CONTROL else setting.method
-        options = {**self.method_options.get(method, {}), **self.options, **setting.options, "seed": self.seeds[task.id]}
+        options = {**self.method_options.get(method, {}), **self.options, **setting.options,
+                   "seed": self.seeds[task.id]}
         if setting.method in BASELINES:
             draft = {"hf-assisted": self.models.get("draft"), "hf-universal": self.models.get("hetero_draft"),
                      "hf-generate": None, "hf-lookup": None}[setting.method]
             if draft is not None and options.get("draft_int8"):
                 draft = replace(draft, model=int8_draft.int8_twin(draft.model))  # the same draft as ours
             sampling = {k: options[k] for k in ("temperature", "top_k", "top_p", "seed") if k in options}
-            run = assisted_generate(self.target, draft, self.prompt_ids[task.id], candidates=options.get("candidates", 0),
+            run = assisted_generate(self.target, draft, self.prompt_ids[task.id],
+                                    candidates=options.get("candidates", 0),
                                     max_new_tokens=options["max_new_tokens"],
                                     confidence=options.get("draft_confidence", 0.0),
                                     prompt_lookup=setting.method == "hf-lookup", **sampling)

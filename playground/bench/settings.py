@@ -60,7 +60,8 @@ def random_controls(settings: list[Setting], rows: list[dict]) -> list[Setting]:
                  if r["setting"] == setting.label and r["candidate_acceptance"] is not None]
         if rates:
             rate = round(statistics.fmean(rates), 3)
-            controls.append(Setting(RANDOM_CONTROL, {"candidates": setting.options["candidates"], "random_accept": rate}))
+            controls.append(Setting(RANDOM_CONTROL,
+                                    {"candidates": setting.options["candidates"], "random_accept": rate}))
     return list({c.label: c for c in controls}.values())
 
 

@@ -8,6 +8,7 @@ from .heterogeneous import SLEM, SLRS, TLI
 from .pyramid import PSD_A, PSD_F
 from .standard import SD
 
-METHODS: dict[str, Method] = {m.name: m for m in (AR, DRAFT_ONLY, SD, FSD, PSD_A, PSD_F, CSD, CSD_MEMORY, CSD_GATE, SLEM, TLI, SLRS)}
+METHODS: dict[str, Method] = {m.name: m for m in (AR, DRAFT_ONLY, SD, FSD, PSD_A, PSD_F, CSD, CSD_MEMORY, CSD_GATE,
+                                                  SLEM, TLI, SLRS)}
 
 __all__ = ["METHODS", "Decoding", "Method"]

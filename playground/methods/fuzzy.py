@@ -13,8 +13,11 @@ from .walk import rounds
 # (fsd at temperature 0.7 on the embedded family: 1.33x ar with it, 1.56x without); and the paper's
 # divergence is over the draft's whole q, which a pruned head sets to 0 outside its tokens
 # (bench/results/every_method*). Divergence rules draft full blocks with the full head (int8
-# layers still) unless asked otherwise.
-FULL_BLOCKS = {"draft_confidence": 0.0, "draft_vocab": 0}
+# layers still) unless asked otherwise. And a chain: a divergence tests a position (the target's
+# and the draft's distributions there), so a sibling meets nearly the test its chain token failed
+# and buys only a longer verification pass (bench/results/method_shapes: fsd at tree width 2 ran
+# 0.84-0.85x its chain on chat prompts; 0.93-1.15x on edit prompts, where the lookup branch pays).
+FULL_BLOCKS = {"draft_confidence": 0.0, "draft_vocab": 0, "tree_width": 1}
 
 
 def fuzzy(ctx: Decoding):

@@ -11,7 +11,8 @@ l_Q tokens are collected; stage 2: T verifies the collected tokens in one forwar
   `assisted_rule = "residual"`. Stage 2 as in psd-f.
 
 No public code exists for the paper; each rule below cites the section it implements. Names:
-`q` the draft's distribution, `r` the qualifier's, `p` the target's (docs/rules.md, "PyramidSD" says how each stage verifies a token tree).
+`q` the draft's distribution, `r` the qualifier's, `p` the target's (docs/rules.md, "PyramidSD"
+says how each stage verifies a token tree).
 """
 
 import time

@@ -239,7 +239,8 @@ def _kept(drafted: Drafted, checks: Checks, trial: Trial, rejected: list[Trial],
         f"p_{verifier}": checks.p_at[trial.node], f"p_{verifier}_raw": checks.p_raw_at[trial.node],
         **_candidate_figures(checks, trial.node, proposer, trial.test),
         "position_in_block": drafted.tree.depths[trial.node] - 1, "branch": trial.branch,
-        **(rescued if origin == "rescued" else {}), **drafted.notes[trial.node], **({"replaced": before} if before else {})})
+        **(rescued if origin == "rescued" else {}), **drafted.notes[trial.node],
+        **({"replaced": before} if before else {})})
 
 
 def _correction(drafted: Drafted, checks: Checks, rule, trials: list[Trial], node: int, roles,

@@ -37,7 +37,8 @@ def _figure(title: str, traces, x_title: str = "", y_title: str = "", y_range=No
     template into plotly objects) costs far more than the figure; the inputs are ours."""
     base = {**HOUSE, "title": {"text": title, "font": {"size": 14}}, "height": 260,
             "margin": {"l": 50, "r": 15, "t": 40, "b": 40}, "showlegend": len(traces) > 1,
-            "legend": {"orientation": "h", "x": 1, "xanchor": "right", "y": 1, "yanchor": "bottom"}, "xaxis": {"title": {"text": x_title}, **GRID},
+            "legend": {"orientation": "h", "x": 1, "xanchor": "right", "y": 1, "yanchor": "bottom"},
+            "xaxis": {"title": {"text": x_title}, **GRID},
             "yaxis": {"title": {"text": y_title}, **GRID, **({"range": y_range} if y_range else {})}}
     return go.Figure(traces, layout={**base, **layout}, _validate=False)
 

@@ -9,9 +9,15 @@ from ..limits import current_limits
 from . import render
 from .boundary import check_method, error_status
 from .family import decoder
-from .options import MAX_SWEEP_VALUES, all_controls, chosen_divergence, options_from_values, sweep_values, \
-    visible_options
-from .quality import diff_html, repetition, target_ids, target_log_likelihood, token_agreement
+from .options import (
+    MAX_SWEEP_VALUES,
+    all_controls,
+    chosen_divergence,
+    options_from_values,
+    sweep_values,
+    visible_options,
+)
+from .quality import AGREEMENT, diff_html, repetition, target_ids, target_log_likelihood, token_agreement
 from .repeats import REPEATS, Timed, busy_note, repeated
 from .runs import Runs
 
@@ -87,7 +93,7 @@ class Comparison:
                 "html": settings + render.tokens_html(run.tokens, decode) + diff_html(run.text, reference_text),
                 "metrics": {"tokens/s": timed.text(), "speedup vs ar": timed.speedup_text(reference),
                             **render.acceptance_metrics(stats),
-                            "agreement with target": token_agreement(ids, reference_ids),
+                            AGREEMENT: token_agreement(ids, reference_ids),
                             "target mean log-lik": target_log_likelihood(target, prompt, ids,
                                                                          run.config.chat_template),
                             "repeated word 3-grams": repetition(run.text)}}

@@ -10,9 +10,10 @@ from collections.abc import Callable
 
 import gradio as gr
 
+from .. import caches
 from ..errors import PlaygroundError
 from ..methods import METHODS
-from ..models import LoadedModel, unload_all, vocabulary_relation
+from ..models import LoadedModel, vocabulary_relation
 from ..ngram import NGRAM
 from ..policy import public_mode
 from ..presets import DEFAULT_PRESET, Preset, load_presets
@@ -90,7 +91,7 @@ class FamilyPanel:
         session.specs, session.run, session.stepping = {}, None, None
         if public_mode():  # the model cache is shared by every visitor: one may not empty it for all
             return render.status_html("models stay loaded on this public deployment (shared by all visitors)"), ""
-        unload_all()
+        caches.clear()
         return render.status_html("models unloaded: memory freed (they load again on the next run)"), ""
 
     def preset_in_use(self, key: str) -> Preset | None:

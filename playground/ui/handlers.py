@@ -21,8 +21,8 @@ from .controls import Controls
 from .export import Exports
 from .family import FamilyPanel, project_presets
 from .generate import Generation
-from .run_charts import RunCharts
 from .memory import CorrectionMemories
+from .run_charts import RunCharts
 from .runs import Runs
 from .session import Sessions
 from .step_mode import StepMode

@@ -6,11 +6,11 @@ presets=...)` lets tests run the whole app on tiny models.
 """
 
 import inspect
-import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 
 import gradio as gr
+import tomllib
 
 from ..limits import current_limits
 from ..methods import METHODS
@@ -21,8 +21,16 @@ from .boundary import toast_text
 from .charts import CHARTS
 from .gate import GuardedBlocks
 from .handlers import Handlers
-from .options import THRESHOLDS, all_controls, default_sweep, finite_number, method_choices, suggested_sweep, \
-    sweep_options, visible_options
+from .options import (
+    THRESHOLDS,
+    all_controls,
+    default_sweep,
+    finite_number,
+    method_choices,
+    suggested_sweep,
+    sweep_options,
+    visible_options,
+)
 from .queue_cap import cap_events_per_visitor
 from .stepper import Toy
 from .visitors import session_key
@@ -334,7 +342,8 @@ def _compare_tab(ui: Shared) -> gr.CheckboxGroup:
                 "(e.g. tau), or put methods side by side. Every side, a target-only run first, is warmed up "
                 "and then run 3 times in alternating order: speeds are medians with their range, speedups "
                 "are paired with the target-only run of the same repeat. Each column is scored against the "
-                "target-only run: token agreement, the target's mean log-likelihood of the text (which a "
+                "target-only run: token agreement (tokens in common once the two texts are aligned), the "
+                "target's mean log-likelihood of the text (which a "
                 "text repeating itself scores well on), the share of repeated word 3-grams, and a word diff.")
     with gr.Row():
         mode = gr.Radio([("sweep an option", "sweep"), ("methods side by side", "methods")], value="sweep",

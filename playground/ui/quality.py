@@ -1,6 +1,8 @@
 """Quality proxies for the compare view, measured against the target model.
 
-- token agreement: the share of positions where a run's tokens equal the target-only run's;
+- token agreement: the share of tokens a run has in common with the target-only run once the two
+  are aligned (their longest matching blocks, difflib's), so that one inserted token does not make
+  every later token disagree, as comparing position by position would;
 - target log-likelihood: the target's mean log-probability of the run's text after the prompt,
   from one forward over prompt + text (playground.quality), higher is closer to the target; a
   text that repeats itself scores well here, hence:
@@ -24,11 +26,15 @@ def target_ids(run, target: LoadedModel) -> list[int]:
     return target.tokenizer(run.text, add_special_tokens=False).input_ids
 
 
+AGREEMENT = "agreement with target (aligned tokens)"
+
+
 def token_agreement(ids: list[int], reference: list[int]) -> float | None:
     longest = max(len(ids), len(reference))
     if not longest:
         return None
-    return sum(a == b for a, b in zip(ids, reference)) / longest
+    blocks = difflib.SequenceMatcher(None, ids, reference, autojunk=False).get_matching_blocks()
+    return sum(block.size for block in blocks) / longest
 
 
 def target_log_likelihood(target: LoadedModel, prompt: str, ids: list[int], chat_template: bool) -> float | None:

@@ -86,7 +86,8 @@ def legend_html() -> str:
     items = "".join(f'<span class="tok tok-{o}">{ORIGIN_LABELS[o]}</span>' for o in ORIGINS)
     rejected = '<s class="tok tok-rejected">rejected candidate</s>'
     branch = '<span class="tok tok-draft tok-branch">from a tree branch</span>'
-    return f'<div class="legend">{items}{branch}{rejected}<span class="hint">hover a token for its diagnostics</span></div>'
+    hint = '<span class="hint">hover a token for its diagnostics</span>'
+    return f'<div class="legend">{items}{branch}{rejected}{hint}</div>'
 
 
 STAT_ROWS = (("tokens", "tokens", "{}"), ("tokens_per_second", "tokens/s", "{:.1f}"),
@@ -224,7 +225,7 @@ def toy_html(toy) -> str:
 
 
 SHARES = ("acceptance", "qualifier accepted, of the draft's", "target accepted, of the qualifier's",
-          "agreement with target", "repeated word 3-grams")  # compare metrics shown as percentages
+          "agreement with target (aligned tokens)", "repeated word 3-grams")  # compare metrics shown as percentages
 
 
 def compare_html(columns: list[dict], note: str = "") -> str:

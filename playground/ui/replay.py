@@ -84,7 +84,8 @@ def race_html(lanes: list[Lane], note: str = "") -> str:
     end = max(lane.seconds for lane in lanes)
     columns = "".join(_lane_html(lane, order.index(lane) + 1) for lane in lanes)
     winner = order[0]
-    behind = ", ".join(f"{escape(lane.label)} {lane.tokens_per_second:.1f} ({lane.tokens_per_second / winner.tokens_per_second:.2f}x)"
+    behind = ", ".join(f"{escape(lane.label)} {lane.tokens_per_second:.1f} "
+                       f"({lane.tokens_per_second / winner.tokens_per_second:.2f}x)"
                        for lane in order[1:] if winner.tokens_per_second)
     summary = (f"{escape(winner.label)} was fastest, {winner.tokens_per_second:.1f} tokens/s "
                f"({winner.tokens} tokens in {winner.seconds:.2f} s)" + (f"; {behind}" if behind else ""))

@@ -3,14 +3,13 @@
 import torch
 import torch.nn.functional as F
 from tqdm import tqdm
-from transformers import LlamaConfig, LlamaForCausalLM, set_seed, get_cosine_schedule_with_warmup
+from transformers import LlamaConfig, LlamaForCausalLM, get_cosine_schedule_with_warmup, set_seed
 
 from playground import embedded
 from playground.agreement import retokenized
 
 from .batches import answer_positions, hidden_at_answers, length_batches, padded
 from .settings import BYTE_DRAFT, PROMPTS, SEED, WARMUP_STEPS
-
 
 BYTE_SPECIALS = ["<|endoftext|>", "<|im_start|>", "<|im_end|>"]
 

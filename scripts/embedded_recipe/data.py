@@ -4,10 +4,10 @@ log-probabilities on them (cached in the work directory), so a re-run retrains w
 import pathlib
 
 import torch
+from distill_prompts import extra_prompts, self_prompts, training_prompts
 from tqdm import tqdm
 from transformers import set_seed
 
-from distill_prompts import extra_prompts, self_prompts, training_prompts
 from playground.agreement import generate_answers
 
 from .batches import answer_positions, length_batches, padded

@@ -4,9 +4,9 @@ import statistics
 import time
 
 import torch
+from distill_prompts import HELD_OUT
 from transformers import AutoModelForCausalLM, AutoTokenizer, DynamicCache
 
-from distill_prompts import HELD_OUT
 from playground import embedded
 from playground.agreement import generate_answers, greedy_agreement, retokenized
 
