@@ -78,7 +78,8 @@ def test_method_change_shows_only_its_options_and_preset_defaults(handlers):
     shown = {c.name: u for c, u in zip(all_controls(), updates, strict=True)}
     assert shown["tau"]["visible"] and shown["tau"]["value"] == 0.25
     assert shown["temperature"]["visible"]
-    assert "fsd" in about
+    assert "fsd" in about and "Choosing fsd set" in about and "tree_width = 1" in about  # it says what it changed
+    assert "draft_confidence = 0.6" in handlers.method_changed(KEY, "sd")[-1]
     ar_updates = handlers.method_changed(KEY, "ar")[:-1]
     assert not any(u["visible"] for c, u in zip(all_controls(), ar_updates) if c.name == "tau")
 

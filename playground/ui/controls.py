@@ -27,6 +27,17 @@ def _method_defaults(method) -> dict:
     return {name: method.defaults.get(name, getattr(RunConfig(), name)) for name in overridden}
 
 
+def _set_on_switch(method, defaults: dict) -> str:
+    """What choosing the method set among the options methods default differently (a student
+    comparing sd and fsd should know the draft changed with the rule)."""
+    shown = {name: value for name, value in defaults.items() if name in _method_defaults(method)
+             and name in method.reads}
+    if not shown:
+        return ""
+    whose = f"{method.name}'s own defaults" if method.defaults else "the shared defaults"
+    return f"Choosing {method.name} set {', '.join(f'{name} = {value:g}' for name, value in shown.items())} ({whose})."
+
+
 class Controls:
     def __init__(self, family: FamilyPanel):
         self.family = family
@@ -42,6 +53,8 @@ class Controls:
                              **_scale_of(c.name, defaults.get("divergence")))
                    for c in all_controls()]
         about = f"**{chosen.name}**: {chosen.summary} ({'lossless' if chosen.lossless else 'lossy'})" if chosen else ""
+        if chosen:
+            about += "\n\n" + _set_on_switch(chosen, defaults)
         if chosen and preset and chosen.name in preset.sources:
             about += f"\n\nPreset `{preset.name}`: {preset.sources[method]}."
         return [*updates, about]
