@@ -147,7 +147,7 @@ def _branched(step) -> bool:
     return "tree" in step.extra and branches(step.extra["tree"]["parents"])
 
 
-PREDICTED_LABEL = "predicted (tokens: Eq. 1 for a chain, acceptance by depth for a tree)"
+PREDICTED_LABEL = "predicted"  # tokens: Eq. 1 for a chain, from acceptance by depth for a tree (README)
 
 
 def predicted_tokens_per_round(run) -> float | None:
