@@ -207,8 +207,17 @@ def test_browser_each_chart_downloads_as_png(page):
     assert download.value.path().read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 
+def test_browser_a_control_change_starts_no_run_on_a_fresh_page(page):
+    """Re-running on changes is off by default: a page runs only what the lecturer clicked."""
+    page.locator("#opt-seed input").fill("5")
+    page.locator("#opt-seed input").press("Tab")
+    page.wait_for_timeout(3000)  # ten times the settling pause a re-run waits for
+    assert page.locator("#output span.tok").count() == 0 and "generating" not in page.locator("#status").inner_text()
+
+
 def test_browser_releasing_a_slider_reruns(page):
     generate_and_wait(page)
+    page.locator("#live input").check()
     before = page.locator("#output").inner_html()
     slider = page.locator("#opt-temperature input[type=range]")
     slider.scroll_into_view_if_needed()
@@ -219,7 +228,9 @@ def test_browser_releasing_a_slider_reruns(page):
 
 
 def rerun_after(page, change) -> None:
-    """Do `change` to a control and wait for the re-run it starts (text differs, then done)."""
+    """Do `change` to a control and wait for the re-run it starts (text differs, then done), with
+    "re-run when a control changes" ticked (it is off on a fresh page)."""
+    page.locator("#live input").check()
     before = page.locator("#output .token-text").inner_html()
     change()
     page.wait_for_function("b => document.querySelector('#output .token-text').innerHTML !== b", arg=before)
@@ -306,6 +317,7 @@ def test_browser_streamed_text_is_parsed_once(page, family, monkeypatch):
 
 def run_with_max_new_tokens(page, tokens: int) -> None:
     """Set max new tokens (the change re-runs the prompt) and wait for a finished run that long."""
+    page.locator("#live input").check()
     box = page.locator("#opt-max-new-tokens input[type=number]")
     box.fill(str(tokens))
     box.press("Tab")

@@ -254,6 +254,13 @@ def test_control_changes_rerun_only_while_the_generate_tab_shows(handlers):
     assert handlers.changed(KEY, 7) == 8
 
 
+def test_control_changes_start_no_run_unless_the_page_reruns_on_changes(handlers):
+    """A fresh page re-runs nothing by itself: a run starts from Generate (or the live box)."""
+    stops = handlers.sessions.get(KEY).stale_runs.stops
+    assert handlers.changed(KEY, 7, False) == gr.skip()
+    assert handlers.sessions.get(KEY).stale_runs.stops == stops, "nor does it stop the run on screen"
+
+
 @pytest.fixture
 def every_refresh(monkeypatch):
     """No pacing: a refresh after every step, so a short run on tiny models streams many views."""

@@ -116,10 +116,14 @@ class Generation:
         self.sessions.get(key).stale_runs.trigger()
         return tick + 1
 
-    def changed(self, key: str, tick: int):
-        """A control that changes the run changed: on the Generate tab, restart with the same prompt
-        and seed once the changes pause for SETTLE seconds (typing "0.35" or dragging a slider is many
-        changes); the last change (or Generate) wins and the earlier ones do nothing."""
+    def changed(self, key: str, tick: int, live: bool = True):
+        """A control that changes the run changed: if the page re-runs on changes (`live`, off by
+        default: a lecturer expects a run only from Generate, and on two cores a run nobody asked
+        for halves the speed of the one on screen) and the Generate tab shows, restart with the same
+        prompt and seed once the changes pause for SETTLE seconds (typing "0.35" or dragging a slider
+        is many changes); the last change (or Generate) wins and the earlier ones do nothing."""
+        if not live:
+            return gr.skip()
         change = self.sessions.get(key).stale_runs.change()
         time.sleep(SETTLE)
         session = self.sessions.get(key)

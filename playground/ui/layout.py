@@ -288,6 +288,7 @@ def _generate_tab(ui: Shared) -> None:
         generate = gr.Button("Generate", variant="primary", elem_id="generate")
         stop = gr.Button("Stop", variant="stop", elem_id="stop")
         show_rejected = gr.Checkbox(False, label="show rejected drafts", elem_id="show-rejected")
+        live = gr.Checkbox(False, label="re-run when a control changes", elem_id="live")
     gr.HTML(render.legend_html(), elem_id="legend")
     output = appending_html(elem_id="output", elem_classes="token-text")
     stats = gr.HTML(elem_id="stats")
@@ -306,9 +307,10 @@ def _generate_tab(ui: Shared) -> None:
     memory_view = gr.HTML(elem_id="csd-memory-view")
 
     # Every trigger first stops the session's running generation (at its next step, so it ends
-    # with its own final view), then bumps a counter whose change starts the new run. So a
-    # control's change (dragging or typing into a slider, a dropdown, a checkbox, the method)
-    # re-runs the same prompt and seed once the changes settle; they may overlap, the last wins.
+    # with its own final view), then bumps a counter whose change starts the new run. With "re-run
+    # when a control changes" ticked, a control's change (dragging or typing into a slider, a
+    # dropdown, a checkbox, the method) re-runs the same prompt and seed once the changes settle;
+    # they may overlap, the last wins.
     tick = gr.State(0)
     ui.run_inputs = [ui.prompt, ui.method, show_rejected, *ui.widgets]
     ui.settings = gr.JSON([c.value for c in ui.run_inputs], visible="hidden", elem_id="run-settings")
@@ -324,7 +326,7 @@ def _generate_tab(ui: Shared) -> None:
     charts_button = gr.Button(visible=False)
     charts_button.click(_keyed(ui.handlers.final_charts), None, plots, api_name="charts")
     gr.on([generate.click, ui.prompt.submit], _keyed(ui.handlers.restart), tick, tick, **PRIVATE)
-    gr.on([w.input for w in (ui.method, *ui.widgets)], _keyed(ui.handlers.changed), tick, tick,
+    gr.on([w.input for w in (ui.method, *ui.widgets)], _keyed(ui.handlers.changed), [tick, live], tick,
           trigger_mode="multiple", concurrency_limit=None, show_progress="hidden", **PRIVATE)
     stop.click(_keyed(ui.handlers.stop), None, None, **PRIVATE)
     show_rejected.change(_keyed(ui.handlers.rerender), show_rejected, output, **PRIVATE)
