@@ -29,6 +29,19 @@ def shapes(widths: list[int]) -> dict[str, list[Setting]]:
             "prompt lookup": [Setting("sd"), Setting("hf-lookup", {"candidates": 4})]}
 
 
+def table_head(first_column: str) -> list[str]:
+    return [f"| {first_column} | speedup vs ar (quartiles) | predicted | acceptance | c | verify pass / T(1) | "
+            "identical to ar | measured / predicted |", "|---|---|---|---|---|---|---|---|"]
+
+
+def measured_lines(bench: Bench, settings: list[Setting], prefix: str) -> tuple[list[dict], list[str]]:
+    """Run the settings, each paired with `ar`; their rows and summary lines (`prefix`, the label, ar's speed)."""
+    rows = bench.run(settings)
+    ar = statistics.median(r["tokens_per_second"] for r in rows if r["method"] == "ar")
+    return rows, [summary_line(f"{prefix}{s.label} (ar {ar:.1f} tok/s)", [r for r in rows if r["setting"] == s.label])
+                  for s in settings]
+
+
 def host_sync_lines(target, draft, prompt: str, widths: list[int], tokens: int) -> list[str]:
     """Each shape's host syncs per round, with the confidence stop (the default) and without it."""
     lines = ["", "Host syncs per round (median, mean, max; one chat prompt, t = 0.7; engine included; "
@@ -53,8 +66,7 @@ def main() -> None:
     target = load_model(DEFAULT_FAMILY["target"])
     drafts = {"model draft": load_model(DEFAULT_FAMILY["draft"]), "prompt lookup": "ngram"}
     lines = [machine_line(f"{args.repeats} repeats, {args.max_new_tokens} tokens"), "",
-             "| prompts, draft: setting | speedup vs ar (quartiles) | predicted | acceptance | c | "
-             "verify pass / T(1) | identical to ar | measured / predicted |", "|---|---|---|---|---|---|---|---|"]
+             *table_head("prompts, draft: setting")]
     all_rows = []
     for prompt_set in args.prompts.split(","):
         tasks = load_tasks(PROMPT_SETS[prompt_set])
@@ -62,12 +74,9 @@ def main() -> None:
             for name, settings in shapes(widths).items():
                 bench = Bench({"target": target, "draft": drafts[name]}, tasks,
                               {"max_new_tokens": args.max_new_tokens, "temperature": temperature}, repeats=args.repeats)
-                rows = bench.run(settings)
+                rows, measured = measured_lines(bench, settings, f"{prompt_set}, t={temperature:g}, {name}: ")
                 all_rows += rows
-                ar = statistics.median(r["tokens_per_second"] for r in rows if r["method"] == "ar")
-                for setting in settings:
-                    label = f"{prompt_set}, t={temperature:g}, {name}: {setting.label} (ar {ar:.1f} tok/s)"
-                    lines.append(summary_line(label, [r for r in rows if r["setting"] == setting.label]))
+                lines += measured
     lines += host_sync_lines(target, drafts["model draft"], load_tasks(CHAT_PROMPTS)[0].prompt, widths,
                              args.max_new_tokens)
     write_results(args.out, all_rows, lines)

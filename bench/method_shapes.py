@@ -16,8 +16,8 @@ from playground.host_syncs import syncs_per_round
 from playground.models import load_model
 from playground.quality import load_tasks
 
-from .draft_shapes import PROMPT_SETS
-from .speed_levers import CHAT_PROMPTS, machine_line, paired_parser, summary_line, write_results
+from .draft_shapes import PROMPT_SETS, measured_lines, table_head
+from .speed_levers import CHAT_PROMPTS, machine_line, paired_parser, write_results
 
 
 def host_sync_lines(models: dict, prompt: str, methods: list[str], widths: list[int], tokens: int) -> list[str]:
@@ -44,8 +44,7 @@ def main() -> None:
     methods, widths = args.methods.split(","), [int(w) for w in args.widths.split(",")]
     models = {role: load_model(DEFAULT_FAMILY[role]) for role in ("target", "draft", "qualifier")}
     lines = [machine_line(f"{args.repeats} repeats, {args.max_new_tokens} tokens, each method's defaults"), "",
-             "| prompts, method: tree width | speedup vs ar (quartiles) | predicted | acceptance | c | "
-             "verify pass / T(1) | identical to ar | measured / predicted |", "|---|---|---|---|---|---|---|---|"]
+             *table_head("prompts, method: tree width")]
     all_rows = []
     for prompt_set in args.prompts.split(","):
         tasks = load_tasks(PROMPT_SETS[prompt_set])
@@ -53,12 +52,9 @@ def main() -> None:
             bench = Bench(models, tasks, {"max_new_tokens": args.max_new_tokens, "temperature": temperature},
                           repeats=args.repeats)
             settings = [Setting(method, {"tree_width": width}) for method in methods for width in widths]
-            rows = bench.run(settings)
+            rows, measured = measured_lines(bench, settings, f"{prompt_set}, t={temperature:g}: ")
             all_rows += rows
-            ar = statistics.median(r["tokens_per_second"] for r in rows if r["method"] == "ar")
-            for setting in settings:
-                label = f"{prompt_set}, t={temperature:g}: {setting.label} (ar {ar:.1f} tok/s)"
-                lines.append(summary_line(label, [r for r in rows if r["setting"] == setting.label]))
+            lines += measured
     lines += host_sync_lines(models, load_tasks(CHAT_PROMPTS)[0].prompt, methods, [1, 2], args.max_new_tokens)
     write_results(args.out, all_rows, lines)
 
