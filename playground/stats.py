@@ -41,6 +41,7 @@ class Stats:
         self.block_tokens = 0  # tokens of the steps that drafted
         self.block_draft_forwards = 0  # draft forwards of those steps (a tree verifies more nodes than that)
         self.draft_seconds = self.verify_seconds = 0.0
+        self.check_seconds = 0.0  # of verify_seconds: the checks and the walk after the pass
         # Seconds per forward within each step, by role: c and the verification cost are their
         # medians, so a step the machine held up (a page redrawing beside the run) does not pass
         # for the model's cost. The totals above stay the wall-clock truth.
@@ -64,6 +65,7 @@ class Stats:
         self.tokens += len(step.tokens)
         self.draft_seconds += step.draft_seconds
         self.verify_seconds += step.verify_seconds
+        self.check_seconds += step.extra.get("check_seconds", 0.0)
         self.forwards.update(step.forwards)
         for role, seconds in ((self.draft_role, step.draft_seconds), (self.target_role, step.verify_seconds)):
             if seconds and step.forwards.get(role):
@@ -156,6 +158,28 @@ class Stats:
         if not blocks or cost is None:
             return None
         return self.block_tokens / (self.block_draft_forwards * cost + blocks * verify_cost)
+
+    def budget(self) -> dict[str, dict[str, float]] | None:
+        """Where the run's seconds went, on the decoder's own clock (what a page held it paused is
+        not counted): drafting (PyramidSD's qualifier included), the target's passes, the checks
+        and the walk, and the host's time between them (the rest). Beside it, the cost model's
+        prediction of the same rounds (each draft forward c, each pass `verify_cost`, in T(1)) and
+        `ar`'s time for the same tokens (tokens x T(1)): estimates, from the measured T(1)."""
+        if not self.step_clock:
+            return None
+        passes = self.verify_seconds - self.check_seconds
+        measured = {"drafting": self.draft_seconds, "target passes": passes, "checks and walk": self.check_seconds}
+        measured["host, between them"] = self.step_clock[-1] - sum(measured.values())
+        out = {"this run (measured)": measured}
+        unit, cost, verify_cost = self._target_step(), self.cost_ratio(), self.verify_cost() or 1.0
+        if unit:
+            undrafted = self.steps - sum(self.block_sizes.values())
+            if cost is not None:
+                blocks = sum(self.block_sizes.values())
+                out["cost model (predicted)"] = {"drafting": self.block_draft_forwards * cost * unit,
+                                                 "target passes": (blocks * verify_cost + undrafted) * unit}
+            out["ar, same tokens (tokens x T(1))"] = {"target passes": self.tokens * unit}
+        return out
 
     def to_dict(self) -> dict:
         """CONTRACT: the statistics as the CLI's JSON and the UI's stats panel show them."""

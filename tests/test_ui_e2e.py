@@ -14,6 +14,7 @@ import pytest
 
 from playground.methods import METHODS
 from playground.tiny import launch_tiny_app
+from playground.ui.charts import CHARTS
 from playground.ui.options import all_controls, default_sweep, method_choices, suggested_sweep
 from playground.ui.serving import PROGRESS_POLL_SECONDS, QUEUE_POLL_SECONDS
 
@@ -59,7 +60,7 @@ def test_gradio_client_drives_generate(app_url):
     assert text.count('class="tok tok-') == 30
     assert "acceptance rate" in stats
     charts = client.predict(api_name="/charts")
-    assert len(charts) == 7 and all(chart["type"] == "plotly" for chart in charts)
+    assert len(charts) == len(CHARTS) == 8 and all(chart["type"] == "plotly" for chart in charts)
 
 
 def test_gradio_client_threshold_follows_the_divergence_it_sends(app_url):

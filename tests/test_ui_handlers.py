@@ -3,6 +3,7 @@
 import json
 import math
 import re
+import statistics
 import threading
 import time
 from html import unescape
@@ -600,3 +601,26 @@ def test_the_divergence_chart_draws_every_checked_candidate_as_it_was_decided(fa
     checks = [c for step in run.steps for c in step.evidence]
     assert len(rejected.y) == len(replaced) == sum(c.verdict == "rejected" for c in checks) > 0
     assert list(rejected.y) == replaced and list(accepted.y) == kept and len(kept) == len(checks) - len(replaced)
+
+
+@pytest.mark.parametrize("method", ["sd", "psd-f", "ar"])
+def test_a_runs_time_budget_adds_up_to_its_clock_beside_the_cost_model_and_ar(family, method):
+    """Drafting, the target's passes, the checks and the host's time between them sum to the
+    decoder's clock; the cost model's bar is its prediction of the same rounds, ar's the same
+    tokens at one target step each."""
+    run = playground.generate(PROMPT, method=method, **family, temperature=1.0, max_new_tokens=40, seed=1)
+    stats = run.stats
+    budget = stats.budget()
+    measured = budget["this run (measured)"]
+    assert sum(measured.values()) == pytest.approx(stats.step_clock[-1], rel=1e-9)
+    assert all(seconds >= 0 for seconds in measured.values())
+    assert (measured["checks and walk"] > 0) == (method != "ar") and measured["target passes"] > 0
+    typical_pass = statistics.median(stats.step_costs["target"])
+    unit = min(stats.single_step_seconds, typical_pass) if stats.single_step_seconds else typical_pass  # T(1)
+    assert budget["ar, same tokens (tokens x T(1))"]["target passes"] == pytest.approx(stats.tokens * unit)
+    if method != "ar":
+        predicted = sum(budget["cost model (predicted)"].values())
+        drafted_rounds = sum(stats.block_sizes.values()) == stats.steps
+        assert not drafted_rounds or stats.tokens * unit / predicted == pytest.approx(stats.predicted_speedup())
+    figure = charts.time_budget(run, None)
+    assert [trace.name for trace in figure.data] == list(charts.BUDGET_COLORS)

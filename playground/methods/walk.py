@@ -134,6 +134,7 @@ class Walk:
     path: list[int] = field(default_factory=list)
     evidence: list[Pending] = field(default_factory=list)
     rows: list[tuple[torch.Tensor, torch.Tensor]] = field(default_factory=list)
+    check_seconds: float = 0.0  # the checks and the walk, after the verifier's pass
 
     @property
     def rejected(self) -> bool:
@@ -144,7 +145,7 @@ class Walk:
         """The round as a Step (`figures`: its seconds, forwards and extra)."""
         tree = drafted.tree
         extra = {"tree": {"tokens": list(tree.tokens), "parents": list(tree.parents), "path": list(self.path)},
-                 **figures.pop("extra", {})}
+                 "check_seconds": self.check_seconds, **figures.pop("extra", {})}
         return Step(self.records, drafted=len(drafted), accepted=len(self.path),
                     accepted_flags=[True] * len(self.path) + [False] * self.rejected, extra=extra,
                     evidence=LazyEvidence(self.evidence), **figures)
@@ -158,8 +159,10 @@ def verify(ctx: Decoding, drafted: Drafted, rule, context: list[int], roles=("ta
     whose children were all rejected (calibrated.py)."""
     runner = getattr(ctx, roles[0])
     logits = runner.tree_logits(context, drafted.tree)
+    scored = time.perf_counter()
     walk = decide(ctx, drafted, rule, ctx.sampler.probs(logits), raw_probs(logits), roles, rescue)
     runner.keep_path(walk.path)
+    walk.check_seconds = time.perf_counter() - scored
     return walk
 
 

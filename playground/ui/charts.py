@@ -143,6 +143,21 @@ def predicted_vs_measured(run, timeline) -> go.Figure:
                marker_color=COLORS["target"])], barmode="group")
 
 
+BUDGET_COLORS = {"drafting": COLORS["draft"], "target passes": COLORS["target"], "checks and walk": "#8e6bbf",
+                 "host, between them": "#bbbbbb"}
+
+
+def time_budget(run, timeline) -> go.Figure:
+    """Where this run's seconds went, beside the cost model's prediction and `ar`'s time for the
+    same tokens (`Stats.budget`): the question of a run with high acceptance and little speedup."""
+    budget = run.stats.budget() or {}
+    rows = list(budget)
+    traces = [go.Bar(y=rows, x=[budget[row].get(part) for row in rows], name=part, orientation="h",
+                     marker_color=color) for part, color in BUDGET_COLORS.items()]
+    return _figure("Where the seconds went", traces, "seconds", "", barmode="stack",
+                   margin={"l": 190, "r": 15, "t": 40, "b": 40})
+
+
 def _branched(step) -> bool:
     return "tree" in step.extra and branches(step.extra["tree"]["parents"])
 
@@ -176,7 +191,7 @@ def tokens_from_depth_rates(rates: list[float]) -> float:
 CHARTS = (("chart-acceptance", acceptance_over_steps), ("chart-speed", speed_over_time),
           ("chart-length", acceptance_length), ("chart-position", per_position),
           ("chart-divergence", divergence_vs_tau), ("chart-origins", origin_shares),
-          ("chart-speedup", predicted_vs_measured))
+          ("chart-speedup", predicted_vs_measured), ("chart-budget", time_budget))
 
 
 def all_figures(run, timeline) -> list[go.Figure]:
