@@ -140,9 +140,12 @@ def predicted_vs_measured(run, timeline) -> go.Figure:
         go.Bar(x=groups, y=[predicted_tokens_per_round(run), stats.predicted_speedup()], name=PREDICTED_LABEL,
                marker_color=COLORS["predicted"]),
         go.Bar(x=groups, y=[stats.mean_acceptance_length, measured_speedup], name=ESTIMATE_LABEL,
-               marker_color=COLORS["target"])], barmode="group")
+               marker_color=COLORS["target"])], barmode="group", height=320, legend=LEGEND_BELOW,
+        margin={"l": 50, "r": 15, "t": 40, "b": 110})
 
 
+# Under the plot, where several entries cannot run into the title.
+LEGEND_BELOW = {"orientation": "h", "x": 0, "xanchor": "left", "y": -0.3, "yanchor": "top"}
 BUDGET_COLORS = {"drafting": COLORS["draft"], "target passes": COLORS["target"], "checks and walk": "#8e6bbf",
                  "host, between them": "#bbbbbb"}
 
@@ -154,8 +157,8 @@ def time_budget(run, timeline) -> go.Figure:
     rows = list(budget)
     traces = [go.Bar(y=rows, x=[budget[row].get(part) for row in rows], name=part, orientation="h",
                      marker_color=color) for part, color in BUDGET_COLORS.items()]
-    return _figure("Where the seconds went", traces, "seconds", "", barmode="stack",
-                   margin={"l": 190, "r": 15, "t": 40, "b": 40})
+    return _figure("Where the seconds went (seconds)", traces, "", "", barmode="stack", height=320,
+                   margin={"l": 190, "r": 15, "t": 40, "b": 110}, legend=LEGEND_BELOW)
 
 
 def _branched(step) -> bool:
