@@ -117,6 +117,7 @@ def test_run_and_race_warms_up_repeats_alternating_then_replays_each_median_run(
     assert re.search(r"Speeds of the runs: ar [\d.]+ \([\d.]+-[\d.]+, 3 runs\) tokens/s; "
                      r"sd [\d.]+ \([\d.]+-[\d.]+, 3 runs\) tokens/s, [\d.]+x \([\d.]+-[\d.]+\) vs ar; fsd ", view)
     assert view.count('class="race-lane"') == 3 and view.count('class="race-finish"') == 3
+    assert view.count("where the seconds went: drafting") >= 2  # each lane that drafted says where its time went
     assert view.count('class="tok ') == 3 * 24
     assert choices["choices"] == choices["value"] and len(choices["value"]) == 3  # this race's runs, chosen
     assert race.race_chosen(KEY, choices["value"][:2]).count('class="race-lane"') == 2

@@ -557,6 +557,8 @@ def test_compare_columns_print_their_settings_a_repetition_measure_and_a_diff(ha
     assert view.count('class="settings-line"') == 2 and view.count("draft confidence 0.6") == 2  # as sent
     assert view.count("tau 0.4") == 1  # fsd's threshold, in fsd's column only
     assert view.count("repeated word 3-grams") == 2 and view.count('class="diff"') == 2
+    assert view.count("where the seconds went") == 2 and view.count("ar, same tokens: about") == 2  # each run's budget
+    assert view.count("drafting ") == 2 and view.count("checks and walk") == 2
 
 
 def stat_cells(stats_html: str) -> dict:

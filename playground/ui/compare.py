@@ -96,4 +96,5 @@ class Comparison:
                             AGREEMENT: token_agreement(ids, reference_ids),
                             "target mean log-lik": target_log_likelihood(target, prompt, ids,
                                                                          run.config.chat_template),
-                            "repeated word 3-grams": repetition(run.text)}}
+                            "repeated word 3-grams": repetition(run.text),
+                            "where the seconds went": render.budget_text(run.stats.budget())}}

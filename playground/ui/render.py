@@ -145,6 +145,15 @@ def serving_html(run) -> str:
             f"<pre>{escape(text)}</pre></details>")
 
 
+def budget_text(budget: dict | None) -> str | None:
+    """A run's time budget (`Stats.budget`) in one line: its measured parts, then ar's estimate."""
+    if not budget:
+        return None
+    parts = " · ".join(f"{part} {seconds:.2f} s" for part, seconds in budget["this run (measured)"].items() if seconds)
+    ar = next((row for name, row in budget.items() if name.startswith("ar")), None)
+    return parts + (f" (ar, same tokens: about {ar['target passes']:.2f} s)" if ar else "")
+
+
 def _format(fmt: str, value) -> str:
     return "–" if value is None else escape(fmt.format(value))
 

@@ -26,6 +26,7 @@ class Lane:
     tokens: int
     seconds: float  # the run's finish: its last step's time
     settings: str = ""  # every setting the run ran with, in one line
+    budget: str = ""  # where the run's seconds went, in one line (render.budget_text)
 
     @property
     def tokens_per_second(self) -> float:
@@ -37,7 +38,8 @@ def lane_of(run, decode, label: str) -> Lane:
     clock = run.stats.step_clock
     reveals = tuple((seconds, render.token_spans(step.tokens, decode))
                     for seconds, step in zip(clock, run.steps, strict=True) if step.tokens)
-    return Lane(label, run.prompt, reveals, run.stats.tokens, clock[-1] if clock else 0.0, render.settings_text(run))
+    return Lane(label, run.prompt, reveals, run.stats.tokens, clock[-1] if clock else 0.0, render.settings_text(run),
+                render.budget_text(run.stats.budget()) or "")
 
 
 def run_label(number: int, run) -> str:
@@ -115,6 +117,7 @@ def _lane_html(lane: Lane, place: int) -> str:
     steps = "".join(f'<span data-t="{seconds:.4f}">{spans}</span>' for seconds, spans in lane.reveals)
     finish = (f"{_ordinal(place)}: {lane.tokens} tokens in {lane.seconds:.2f} s "
               f"({lane.tokens_per_second:.1f} tokens/s)")
+    budget = f'<p class="settings-line">where the seconds went: {escape(lane.budget)}</p>' if lane.budget else ""
     return (f'<div class="race-lane"><h4>{escape(lane.label)}</h4>'
             f'<p class="settings-line">{escape(lane.settings)}</p><div class="token-text">{steps}</div>'
-            f'<p class="race-finish" data-t="{lane.seconds:.4f}">{finish}</p></div>')
+            f'<p class="race-finish" data-t="{lane.seconds:.4f}">{finish}</p>{budget}</div>')
