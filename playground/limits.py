@@ -22,6 +22,10 @@ SESSION_IDLE_SECONDS = 30 * 60
 # The page's heartbeat (layout.py) keeps an open tab's session alive; this only frees the
 # sessions of closed tabs whose unload never came, and of API clients.
 PUBLIC_SESSION_IDLE_SECONDS = 5 * 60
+# Gradio keeps each session's component state (about 200 KiB here) for its last N sessions, closed
+# ones included, 10,000 by default (2 GB); a class of 30 opening and closing tabs needs far fewer.
+PUBLIC_STATE_SESSIONS = 500
+GRADIO_STATE_SESSIONS = 10_000
 
 
 @dataclass(frozen=True)
@@ -37,6 +41,7 @@ class Limits:
     uploads_per_minute: int  # per visitor; 0: no limit
     max_memory_pairs: int  # in one session's correction memories; 0: no limit
     session_idle_seconds: int  # a session without a call (or heartbeat) for this long is dropped
+    state_sessions: int  # sessions whose component state Gradio keeps, the oldest dropped first
 
 
 def _env_int(name: str, default: int) -> int:
@@ -59,4 +64,6 @@ def current_limits() -> Limits:
         max_memory_pairs=_env_int("PLAYGROUND_MAX_MEMORY_PAIRS", PUBLIC_MAX_MEMORY_PAIRS if public else 0),
         session_idle_seconds=_env_int("PLAYGROUND_SESSION_IDLE_SECONDS",
                                       PUBLIC_SESSION_IDLE_SECONDS if public else SESSION_IDLE_SECONDS),
+        state_sessions=_env_int("PLAYGROUND_STATE_SESSIONS",
+                                PUBLIC_STATE_SESSIONS if public else GRADIO_STATE_SESSIONS),
     )

@@ -222,3 +222,17 @@ def test_every_endpoint_answers_a_result_or_one_line(handlers, caplog, endpoint,
         ENDPOINTS[endpoint](handlers, args, control_values)
     assert not caplog.records, caplog.records[0].getMessage()
     assert all("\n" not in str(w.message) for w in warned)
+
+
+def test_a_public_app_keeps_the_component_state_of_hundreds_of_sessions_not_ten_thousand(monkeypatch):
+    """Gradio keeps each session's state (closed ones too) up to a capacity of 10,000 by default,
+    about 2 GB here; a public deployment keeps 500, PLAYGROUND_STATE_SESSIONS sets it."""
+    from playground.ui import launch_options
+
+    monkeypatch.setenv("PLAYGROUND_PUBLIC", "1")
+    assert launch_options()["state_session_capacity"] == 500
+    monkeypatch.setenv("PLAYGROUND_STATE_SESSIONS", "80")
+    assert launch_options()["state_session_capacity"] == 80
+    monkeypatch.setenv("PLAYGROUND_PUBLIC", "0")
+    monkeypatch.delenv("PLAYGROUND_STATE_SESSIONS")
+    assert launch_options()["state_session_capacity"] == 10_000  # Gradio's own, on a desktop

@@ -62,10 +62,12 @@ MISSING_STRINGS = {"common.complete": "Complete"}
 
 def launch_options() -> dict:
     """What Gradio 6 takes at launch() rather than Blocks(): the theme, the stylesheet, the
-    largest upload Gradio accepts at all (the handlers check their own limits too), and the
-    strings its page lacks."""
+    largest upload Gradio accepts at all (the handlers check their own limits too), how many
+    sessions' component state it keeps, and the strings its page lacks."""
+    limits = current_limits()
     return {"css": CSS_PATH.read_text(encoding="utf-8"), "theme": gr.themes.Soft(),
-            "max_file_size": current_limits().max_upload_bytes, "i18n": gr.I18n(en=MISSING_STRINGS)}
+            "max_file_size": limits.max_upload_bytes, "state_session_capacity": limits.state_sessions,
+            "i18n": gr.I18n(en=MISSING_STRINGS)}
 
 
 class _NumberInput:
