@@ -35,9 +35,11 @@ def test_api_csd_at_lambda_infinity_is_sd_when_sampling(family, seed):
     assert standard.recorded_config()["tree_width"] > 1  # as it ships, both draft a token tree
 
 
+@pytest.mark.parametrize("tree_width", [None, 2], ids=["defaults", "tree"])
 @pytest.mark.parametrize(("method", "threshold"), [("fsd", "tau"), ("psd-f", "tau_t")])
-def test_api_a_zero_threshold_is_the_target_alone(family, method, threshold):
-    run = api(family, method, **{threshold: 0.0})
+def test_api_a_zero_threshold_is_the_target_alone(family, method, threshold, tree_width):
+    shape = {} if tree_width is None else {"tree_width": tree_width}
+    run = api(family, method, **{threshold: 0.0}, **shape)
     assert ids(run) == ids(api(family, "ar"))
     assert {t.origin for t in run.tokens} == {"target"}
 

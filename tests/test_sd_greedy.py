@@ -42,8 +42,9 @@ def test_greedy_sd_matches_target_greedy(family, near_draft):
         assert any(t.diagnostics.get("bonus") for t in result.tokens), f"K={k}"
 
 
-def test_greedy_fsd_threshold_zero_accepts_nothing_and_matches_target(family):
-    result = run(family, "fsd", tau=0.0, candidates=4)
+@pytest.mark.parametrize("tree_width", [1, 3], ids=["chain", "tree"])
+def test_greedy_fsd_threshold_zero_accepts_nothing_and_matches_target(family, tree_width):
+    result = run(family, "fsd", tau=0.0, candidates=4, tree_width=tree_width)
     assert ids(result) == ids(run(family, "ar"))
     assert result.stats.accepted == 0
     assert {t.origin for t in result.tokens} == {"target"}
