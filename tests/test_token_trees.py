@@ -4,6 +4,7 @@ proofs are the chi-square tests in test_sd_lossless.py."""
 
 import json
 import math
+import re
 
 import pytest
 import torch
@@ -157,7 +158,9 @@ def test_step_mode_draws_the_tree_with_each_checked_node_and_the_kept_path(famil
     assert f"A token tree of {len(tree['tokens'])} nodes" in html
     assert html.count("tree-node tree-accepted") == len(tree["path"])
     assert html.count("tree-node tree-rejected") == len(checked) - len(tree["path"])
-    assert html.count("tree-node tree-unchecked") == len(tree["tokens"]) - len(checked)
+    # an unchecked node stands for its subtree: drawn ones plus those "below" them are all the rest
+    below = sum(int(n) for n in re.findall(r'class="tree-below">\(\+(\d+) below\)', html))
+    assert html.count("tree-node tree-unchecked") + below == len(tree["tokens"]) - len(checked)
 
 
 def test_the_token_view_marks_tokens_from_a_branch_and_strikes_rejected_siblings(family):

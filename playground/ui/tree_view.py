@@ -1,6 +1,7 @@
-"""Step mode's drawing of a token-tree round: every node the draft proposed, nested under its
+"""Step mode's drawing of a token-tree round: the nodes the walk reached, nested under their
 parent, marked accepted (on the path the target kept), rejected, or unchecked (below a rejected
-token or beside an accepted one), with the rule's numbers where the walk checked it."""
+token or beside an accepted one), with the rule's numbers where the walk checked it. An unchecked
+node stands for its whole subtree ("+N below"): on a projector the drawing shows what was decided."""
 
 from collections.abc import Callable
 from html import escape
@@ -36,5 +37,17 @@ def _node(node: int, tree: dict, checked: dict, decode) -> str:
     state = "unchecked" if test is None else "accepted" if node in tree["path"] else "rejected"
     numbers = f' <span class="tree-test">{escape(test)}</span>' if test else ""
     token = escape(repr(decode(tree["tokens"][node])))
-    return (f'<li><span class="tree-node tree-{state}" title="{state}">{token}</span> <em>{state}</em>{numbers}'
-            + _children(node, tree, checked, decode) + "</li>")
+    head = f'<li><span class="tree-node tree-{state}" title="{state}">{token}</span> <em>{state}</em>{numbers}'
+    if state == "unchecked":
+        below = _descendants(node, tree["parents"])
+        return head + (f' <span class="tree-below">(+{below} below)</span>' if below else "") + "</li>"
+    return head + _children(node, tree, checked, decode) + "</li>"
+
+
+def _descendants(node: int, parents: list[int]) -> int:
+    """How many nodes lie below `node` (parents come before their children)."""
+    below = {node}
+    for i, parent in enumerate(parents):
+        if parent in below:
+            below.add(i)
+    return len(below) - 1
