@@ -626,3 +626,9 @@ def test_a_runs_time_budget_adds_up_to_its_clock_beside_the_cost_model_and_ar(fa
         assert not drafted_rounds or stats.tokens * unit / predicted == pytest.approx(stats.predicted_speedup())
     figure = charts.time_budget(run, None)
     assert [trace.name for trace in figure.data] == list(charts.BUDGET_COLORS)
+
+
+def test_a_status_counts_one_token_in_the_singular(handlers):
+    status, *_ = run_generate(handlers, "ar", max_new_tokens=1)[-1]
+    assert "done: 1 token (" in status
+    assert render.tokens(2) == "2 tokens"

@@ -66,7 +66,7 @@ class Generation:
                 with_stats = stats_pace.due()
                 if with_stats or text_pace.due():
                     started = time.monotonic()
-                    yield self._view(session, f"generating… {run.stats.tokens} tokens", with_stats)
+                    yield self._view(session, f"generating… {render.tokens(run.stats.tokens)}", with_stats)
                     cost = time.monotonic() - started
                     (stats_pace if with_stats else text_pace).spent(cost)
                     if with_stats:
@@ -81,8 +81,8 @@ class Generation:
         run = session.run
         if run.finished:
             session.race.add(run, session.decode)
-        ending = f"done: {run.stats.tokens} tokens ({run.stop_reason})" if run.finished else \
-            f"stopped after {run.stats.tokens} tokens: {session.stale_runs.reason}"
+        ending = f"done: {render.tokens(run.stats.tokens)} ({run.stop_reason})" if run.finished else \
+            f"stopped after {render.tokens(run.stats.tokens)}: {session.stale_runs.reason}"
         yield self._view(session, ending, True)
 
     @staticmethod

@@ -154,6 +154,11 @@ def budget_text(budget: dict | None) -> str | None:
     return parts + (f" (ar, same tokens: about {ar['target passes']:.2f} s)" if ar else "")
 
 
+def tokens(count: int) -> str:
+    """'1 token', '2 tokens'."""
+    return f"{count} token" + ("" if count == 1 else "s")
+
+
 def _format(fmt: str, value) -> str:
     return "–" if value is None else escape(fmt.format(value))
 

@@ -38,7 +38,8 @@ class StepMode:
             return error_status(error), gr.skip(), gr.skip(), gr.skip()
         if stepping.run.finished:
             session.stepping = None
-        return (render.status_html(f"round {stepping.run.stats.steps}: {stepping.run.stats.tokens} tokens so far"),
+        stats = stepping.run.stats
+        return (render.status_html(f"round {stats.steps}: {render.tokens(stats.tokens)} so far"),
                 render.tokens_html(stepping.run.tokens, stepping.decode, show_rejected=True),
                 render.explanation_html(stepping.explanation, stepping.decode),
                 self.step_position(key, position, stepping))
