@@ -195,3 +195,27 @@ def test_a_gate_that_always_passes_rescues_the_drafts_own_token_of_a_rejected_no
         checks = [e for e in step.evidence if e.verdict == "rescued"]
         assert [e.candidate for e in checks] == [t.id for t in step.tokens if t.origin == "rescued"]
         assert all(e.test.rescued for e in checks)
+
+
+def test_a_siblings_raw_distribution_is_the_one_it_was_drawn_from(family):
+    """What threshold rules compare (docs/rules.md, "Fuzzy SD"): the chain's token meets the
+    draft's raw q, each sibling q without the tokens drawn before it, renormalized."""
+    from playground.config import RunConfig
+    from playground.methods import Decoding
+    from playground.methods.drafting import draft_tree
+    from playground.sampling import Sampler
+
+    prompt = family["target"].tokenizer("hello there").input_ids
+    ctx = Decoding(RunConfig(temperature=1.0, tree_width=3, draft_confidence=0.0), Sampler(temperature=1.0, seed=4),
+                   KVRunner(family["target"].model, "target"), list(prompt), len(prompt))
+    drafted = draft_tree(ctx, KVRunner(family["draft"].model, "draft"), 3)
+    tree = drafted.tree
+    for parent in (-1, 0, 1):
+        first, *siblings = [i for i in tree.children(parent) if not drafted.notes[i].get("lookup")]
+        taken = [tree.tokens[first]]
+        for sibling in siblings:
+            expected = drafted.q_raw[first].clone()
+            expected[taken] = 0.0
+            assert torch.allclose(drafted.q_raw[sibling], expected / expected.sum())
+            taken.append(tree.tokens[sibling])
+        assert siblings, "width 3 with the confidence stop off: siblings at every depth"
