@@ -230,7 +230,12 @@ def _candidate_figures(checks: Checks, node: int, proposer: str, test) -> dict:
     numbers = checks.numbers[node]
     if numbers.divergence is None:  # the proposer has no distribution in the verifier's vocabulary
         return test.figures()
-    return {f"p_{proposer}": numbers.q, "divergence": numbers.divergence, **test.figures()}
+    return {f"p_{proposer}": numbers.q, **_check_figures(numbers, test)}
+
+
+def _check_figures(numbers: NodeNumbers, test) -> dict:
+    """The divergence at a node (where the proposer has a distribution) and the rule's numbers."""
+    return {**({} if numbers.divergence is None else {"divergence": numbers.divergence}), **test.figures()}
 
 
 def _kept(drafted: Drafted, checks: Checks, trial: Trial, rejected: list[Trial], origin: str, roles,
@@ -269,9 +274,7 @@ def _evidence(tree, checks: Checks, rule, trial: Trial, emitted: int, kept_as, c
     candidate was kept there, so `emitted` is the correction; `rescued`: csd's figures
     (correction, memory count, gate) where its rescue was tried on this candidate."""
     verdict = "rescued" if kept_as == "rescued" else "accepted" if kept_as else "rejected"
-    numbers = checks.numbers[trial.node]
-    figures = {**trial.test.figures(), **({} if numbers.divergence is None else {"divergence": numbers.divergence}),
-               "branch": trial.branch, **rescued}
+    figures = {**_check_figures(checks.numbers[trial.node], trial.test), "branch": trial.branch, **rescued}
     drawn_from = None if not corrected else "residual" if rule.keeps_residual else SYMBOLS[verifier]
     return Pending(verifier, tree.depths[trial.node] - 1, tree.tokens[trial.node], verdict, emitted, figures,
                    checks.rows(trial.node), drawn_from, trial.test)
