@@ -17,7 +17,7 @@ from .walk import rounds
 # and the draft's distributions there), so a sibling meets nearly the test its chain token failed
 # and buys only a longer verification pass (bench/results/method_shapes: fsd at tree width 2 ran
 # 0.84-0.85x its chain on chat prompts; 0.93-1.15x on edit prompts, where the lookup branch pays).
-FULL_BLOCKS = {"draft_confidence": 0.0, "draft_vocab": 0, "tree_width": 1}
+DIVERGENCE_DRAFT = {"draft_confidence": 0.0, "draft_vocab": 0, "tree_width": 1}
 
 
 def fuzzy(ctx: Decoding):
@@ -30,4 +30,4 @@ def fuzzy(ctx: Decoding):
 
 FSD = Method("fsd", fuzzy, "fuzzy SD: accept when Div(target, draft) < tau; lossy, tunable",
              options=("candidates", "draft_sampling", "tau", "divergence", "random_accept"),
-             lossless=False, divergence_on_draft=True, drafts_by_lookup=True, defaults=FULL_BLOCKS)
+             lossless=False, divergence_on_draft=True, drafts_by_lookup=True, defaults=DIVERGENCE_DRAFT)

@@ -24,7 +24,7 @@ from ..stats import expected_tokens_per_step
 from .base import Decoding, Method
 from .drafting import Drafted, chain, draft_tree
 from .evidence import Pending
-from .fuzzy import FULL_BLOCKS
+from .fuzzy import DIVERGENCE_DRAFT
 from .rules import DivergenceThreshold, OwnDrawMatch, ResidualRatio
 from .walk import Walk, verify
 
@@ -191,7 +191,7 @@ _OPTIONS = ("draft_length", "qualifier_length", "tau_t", "divergence", "draft_sa
 PSD_F = Method("psd-f", pyramid_fuzzy,
                "PyramidSD fuzzy: qualifier filters drafts (Div <= tau_q), target checks (Div <= tau_t)",
                roles=_ROLES, options=("tau_q", *_OPTIONS), lossless=False, divergence_on_draft=True,
-               defaults=FULL_BLOCKS)
+               defaults=DIVERGENCE_DRAFT)
 PSD_A = Method("psd-a", pyramid_assisted,
                "PyramidSD assisted: the qualifier's own sample checks each draft token (assisted_rule), "
                "fuzzy qualifier->target (Div <= tau_t)",
