@@ -11,10 +11,10 @@ changes never reach. Without the decorator, a ZeroGPU Space runs the app on its 
 
 import threading
 
-from playground import embedded
+from playground.models import embedded
 from playground.space import on_space
 from playground.ui import build_demo, launch_options
-from playground.ui.serving import queue_settings, quiet_queue, server_address
+from playground.ui.server_settings import queue_settings, quiet_queue, server_address
 
 demo = build_demo()
 

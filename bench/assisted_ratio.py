@@ -1,7 +1,7 @@
 """Issue 2's measurement: our `sd` against transformers' assisted generation, same pair, same K.
 
 Greedy, candidate length K on both sides (transformers: `num_assistant_tokens=K`, schedule
-"constant", confidence threshold 0, see `playground.baseline`). For every prompt and repeat four
+"constant", confidence threshold 0, see `playground.measure.baseline`). For every prompt and repeat four
 runs go back to back, in an order that rotates each time so that no implementation always runs
 first: ours `sd`, transformers assisted, ours `ar`, transformers plain `generate`. Ratios are
 taken within each group and summarized by median and quartiles:
@@ -21,19 +21,17 @@ import argparse
 import os
 import sys
 import time
-from pathlib import Path
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-import torch  # noqa: E402
+import torch
 
-from playground import generate  # noqa: E402
-from playground.baseline import assisted_generate  # noqa: E402
-from playground.bench import machine_info, spread  # noqa: E402
-from playground.engine import format_prompt  # noqa: E402
-from playground.models import load_model  # noqa: E402
-from playground.tiny import tiny_family  # noqa: E402
+from playground import generate
+from playground.deploy.prompt_guard import format_prompt
+from playground.measure.baseline import assisted_generate
+from playground.measure.benchmark import machine_info, spread
+from playground.models.loading import load_model
+from playground.models.tiny import tiny_family
 
 PROMPTS = [
     "Write a short paragraph about the sea.",

@@ -27,7 +27,6 @@ import urllib.request
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
 CHROMIUM = "/usr/bin/chromium"
 PROMPTS = ["Write a Python function that returns a string reversed.",
            *(ROOT / "bench" / "chat_prompts.txt").read_text(encoding="utf-8").splitlines()[:2]]

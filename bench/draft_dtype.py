@@ -13,11 +13,12 @@ import argparse
 import pathlib
 import statistics
 
-from playground.bench import Bench, Setting, spread
-from playground.models import load_model
-from playground.quality import load_tasks
+from playground.measure.benchmark import Bench, Setting, spread
+from playground.measure.quality import load_tasks
+from playground.models.loading import load_model
 
-from .speed_levers import BEST, CHAT_PROMPTS, write_results
+from .helpers import CHAT_PROMPTS, write_results
+from .speed_levers import BEST
 
 PRECISIONS = {"float32": ("float32", False), "bfloat16": ("bfloat16", False), "int8": ("float32", True)}
 

@@ -7,39 +7,22 @@ It also counts each shape's host syncs per round (host_syncs.py), on one chat pr
     HF_HUB_OFFLINE=1 python -m bench.draft_shapes --out bench/results/draft_shapes
 """
 
-import pathlib
 import statistics
 
-from playground.bench import Bench, Setting
-from playground.default_family import DEFAULT_FAMILY
 from playground.engine import stream
-from playground.host_syncs import syncs_per_round
-from playground.models import load_model
-from playground.quality import load_tasks
+from playground.measure.benchmark import Bench, Setting
+from playground.measure.host_syncs import syncs_per_round
+from playground.measure.quality import load_tasks
+from playground.models.default_family import DEFAULT_FAMILY
+from playground.models.loading import load_model
 
-from .speed_levers import CHAT_PROMPTS, machine_line, paired_parser, summary_line, write_results
-
-HERE = pathlib.Path(__file__).resolve().parent
-PROMPT_SETS = {"chat": CHAT_PROMPTS, "code": HERE / "code_prompts.txt", "edit": HERE / "edit_prompts.txt"}
+from .helpers import CHAT_PROMPTS, PROMPT_SETS, machine_line, measured_lines, paired_parser, table_head, write_results
 
 
 def shapes(widths: list[int]) -> dict[str, list[Setting]]:
     """The settings each draft runs: the model draft as a chain and as trees; the lookup both ways."""
     return {"model draft": [Setting("sd", {"tree_width": 1}), *(Setting("sd", {"tree_width": w}) for w in widths)],
             "prompt lookup": [Setting("sd"), Setting("hf-lookup", {"candidates": 4})]}
-
-
-def table_head(first_column: str) -> list[str]:
-    return [f"| {first_column} | speedup vs ar (quartiles) | predicted | acceptance | c | verify pass / T(1) | "
-            "identical to ar | measured / predicted |", "|---|---|---|---|---|---|---|---|"]
-
-
-def measured_lines(bench: Bench, settings: list[Setting], prefix: str) -> tuple[list[dict], list[str]]:
-    """Run the settings, each paired with `ar`; their rows and summary lines (`prefix`, the label, ar's speed)."""
-    rows = bench.run(settings)
-    ar = statistics.median(r["tokens_per_second"] for r in rows if r["method"] == "ar")
-    return rows, [summary_line(f"{prefix}{s.label} (ar {ar:.1f} tok/s)", [r for r in rows if r["setting"] == s.label])
-                  for s in settings]
 
 
 def host_sync_lines(target, draft, prompt: str, widths: list[int], tokens: int) -> list[str]:

@@ -11,15 +11,15 @@ outputs identical to ar), as bench.speed_levers does.
 
 import statistics
 
-from playground.bench import Bench, Setting
-from playground.bench.cli import HETERO_DRAFT
-from playground.default_family import DEFAULT_FAMILY
-from playground.drafter import OFF
+from playground.measure.benchmark import Bench, Setting
+from playground.measure.benchmark.command import HETERO_DRAFT
+from playground.measure.quality import load_tasks
 from playground.methods import METHODS
-from playground.models import load_model
-from playground.quality import load_tasks
+from playground.methods.drafter import OFF
+from playground.models.default_family import DEFAULT_FAMILY
+from playground.models.loading import load_model
 
-from .speed_levers import CHAT_PROMPTS, machine_line, paired_parser, summary_line, write_results
+from .helpers import CHAT_PROMPTS, machine_line, paired_parser, summary_line, write_results
 
 REFERENCES = ("ar", "draft-only")
 

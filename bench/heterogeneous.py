@@ -15,11 +15,9 @@ import json
 import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-
-import playground  # noqa: E402
-from playground.embedded import is_available  # noqa: E402
-from playground.methods.heterogeneous import string_summary  # noqa: E402
+import playground
+from playground.methods.heterogeneous import string_summary
+from playground.models.embedded import is_available
 
 PROMPTS = [
     "What is the capital of Italy, and what is it famous for?",

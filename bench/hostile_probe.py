@@ -40,10 +40,11 @@ torch.set_num_threads(1)
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")
 
+# After the environment above: huggingface_hub and gradio read it when they are imported.
 import playground  # noqa: E402
 from playground.cli import main  # noqa: E402
 from playground.errors import PlaygroundError  # noqa: E402
-from playground.tiny import tiny_family, tiny_llama  # noqa: E402
+from playground.models.tiny import tiny_family, tiny_llama  # noqa: E402
 
 RAW_EXCEPTION = re.compile(r"\b[A-Z]\w*(Error|Exception)\b|Traceback|struct\.error")
 
@@ -392,8 +393,8 @@ def told_apart(answers: dict) -> list[str]:
 def probe_ui(family: dict, files: dict, verbose: bool) -> dict:
     from gradio_client import Client  # noqa: PLC0415
 
-    from playground.models import load_model  # noqa: PLC0415
-    from playground.presets import Preset  # noqa: PLC0415
+    from playground.models.loading import load_model  # noqa: PLC0415
+    from playground.models.presets import Preset  # noqa: PLC0415
     from playground.ui import build_demo, launch_options  # noqa: PLC0415
 
     os.environ["PLAYGROUND_PUBLIC"] = "1"
@@ -430,7 +431,7 @@ FLOOD_CLIENTS = 8
 @contextlib.contextmanager
 def public_app(family: dict):
     """The app in public mode on the tiny models, launched on 127.0.0.1; yields its URL."""
-    from playground.presets import Preset  # noqa: PLC0415
+    from playground.models.presets import Preset  # noqa: PLC0415
     from playground.ui import build_demo, launch_options  # noqa: PLC0415
 
     limits = {"PLAYGROUND_PUBLIC": "1", "PLAYGROUND_RUNS_PER_MINUTE": str(ABUSE_RUNS_PER_MINUTE),
@@ -553,7 +554,7 @@ def seed_link(url: str) -> tuple[str, str]:
 
 
 def markup_in_toasts(family: dict, root: Path) -> tuple[str, str]:
-    from playground.presets import Preset  # noqa: PLC0415
+    from playground.models.presets import Preset  # noqa: PLC0415
     from playground.ui.handlers import Handlers  # noqa: PLC0415
 
     os.environ["PLAYGROUND_PUBLIC"] = "1"

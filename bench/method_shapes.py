@@ -9,15 +9,14 @@ with fixed blocks (draft_confidence 0), chain and tree, on one chat prompt.
 
 import statistics
 
-from playground.bench import Bench, Setting
-from playground.default_family import DEFAULT_FAMILY
 from playground.engine import stream
-from playground.host_syncs import syncs_per_round
-from playground.models import load_model
-from playground.quality import load_tasks
+from playground.measure.benchmark import Bench, Setting
+from playground.measure.host_syncs import syncs_per_round
+from playground.measure.quality import load_tasks
+from playground.models.default_family import DEFAULT_FAMILY
+from playground.models.loading import load_model
 
-from .draft_shapes import PROMPT_SETS, measured_lines, table_head
-from .speed_levers import CHAT_PROMPTS, machine_line, paired_parser, write_results
+from .helpers import CHAT_PROMPTS, PROMPT_SETS, machine_line, measured_lines, paired_parser, table_head, write_results
 
 
 def host_sync_lines(models: dict, prompt: str, methods: list[str], widths: list[int], tokens: int) -> list[str]:

@@ -14,14 +14,12 @@ import sys
 import tempfile
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-
-import playground  # noqa: E402
-from playground.calibrate import calibrate, read_corpus  # noqa: E402
-from playground.correction_memory import CorrectionMemory  # noqa: E402
-from playground.methods.pyramid import pyramid_summary  # noqa: E402
-from playground.step import ORIGINS  # noqa: E402
-from playground.tiny import tiny_family  # noqa: E402
+import playground
+from playground.decoding.step import ORIGINS
+from playground.measure.calibrate import calibrate, read_corpus
+from playground.methods.correction_memory import CorrectionMemory
+from playground.methods.pyramid import pyramid_summary
+from playground.models.tiny import tiny_family
 
 PROMPTS = [
     "What is the capital of Italy, and what is it famous for?",
@@ -41,7 +39,7 @@ METHODS = [  # (label, method, options)
 
 
 def embedded_family() -> dict:
-    from playground.engine import DEFAULT_FAMILY  # noqa: PLC0415
+    from playground.models.default_family import DEFAULT_FAMILY  # noqa: PLC0415
 
     return {role: playground.load_model(spec, "cpu") for role, spec in DEFAULT_FAMILY.items()}
 

@@ -26,10 +26,10 @@ os.environ.setdefault("PLAYGROUND_EVENTS_AT_ONCE", "0")
 os.environ.setdefault("PLAYGROUND_UPLOADS_PER_MINUTE", "0")
 os.environ.setdefault("PLAYGROUND_SESSION_IDLE_SECONDS", "420")  # longer than the visits take on 2 busy cores
 
-from playground.correction_memory import CorrectionMemory  # noqa: E402
-from playground.presets import DEFAULT_PRESET, load_presets  # noqa: E402
-from playground.ui import handlers as handlers_module  # noqa: E402
-from playground.ui.options import all_controls  # noqa: E402
+from playground.methods.correction_memory import CorrectionMemory
+from playground.models.presets import DEFAULT_PRESET, load_presets
+from playground.ui import handlers as handlers_module
+from playground.ui.options import all_controls
 
 KINDS = ("generate", "upload", "step")
 WITHIN = 0.10  # of the baseline

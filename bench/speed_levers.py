@@ -10,19 +10,14 @@ summary.md (median paired speedup with quartiles, acceptance, cost ratio c, veri
 T(K+1)/T(1), predicted (mean) and each run's measured/predicted (median), share of outputs identical to ar).
 """
 
-import argparse
-import pathlib
-import platform
 import statistics
 
-import torch
+from playground.measure.benchmark import Bench, Setting
+from playground.measure.quality import load_tasks
+from playground.models.loading import load_model
 
-from playground import prepacked
-from playground.bench import COLUMNS, Bench, Setting, spread, write_csv
-from playground.models import load_model
-from playground.quality import load_tasks
+from .helpers import CHAT_PROMPTS, machine_line, paired_parser, summary_line, write_results
 
-CHAT_PROMPTS = pathlib.Path(__file__).resolve().parent / "chat_prompts.txt"
 K = 4
 # The levers of a chain, as transformers' assisted generation drafts one (bench.draft_shapes compares trees).
 BEST = {"candidates": K, "draft_vocab": 8192, "draft_confidence": 0.6, "draft_int8": True, "tree_width": 1}
@@ -42,47 +37,6 @@ def settings(baseline_only: bool, temperature: float) -> list[Setting]:
     alone = [Setting("sd", {**OFF, lever: BEST[lever]}) for lever in ("draft_vocab", "draft_confidence", "draft_int8")]
     best = [Setting("sd", {**BEST, "draft_int8": False}), Setting("sd", BEST), ASSISTED]
     return [*plain, *alone, *best] if temperature == 0 else [Setting("hf-generate"), Setting("sd", OFF), *best]
-
-
-def summary_line(label: str, rows: list[dict]) -> str:
-    def mean(name):
-        values = [r[name] for r in rows if r[name] is not None]
-        return statistics.fmean(values) if values else None
-    speed = spread([r["speedup"] for r in rows])
-    cells = [label, f"{speed['median']:.2f} ({speed['q1']:.2f}-{speed['q3']:.2f})"]
-    for name, fmt in (("expected_speedup", ".2f"), ("acceptance_rate", ".0%"), ("cost_ratio", ".3f"),
-                      ("verify_cost", ".2f"), ("exact_match", ".0%")):
-        value = mean(name)
-        cells.append("" if value is None else format(value, fmt))
-    # Each run's measurement over its own prediction: the mean prediction beside the median
-    # measurement compares two different summaries of ten runs.
-    hits = [r["speedup"] / r["expected_speedup"] for r in rows if r["expected_speedup"]]
-    cells.append(f"{statistics.median(hits):.2f}" if hits else "")
-    return "| " + " | ".join(cells) + " |"
-
-
-def write_results(out: pathlib.Path, rows: list[dict], lines: list[str]) -> None:
-    """runs.csv and summary.md (the lines) in `out`; the summary printed too."""
-    out.mkdir(parents=True, exist_ok=True)
-    write_csv(out / "runs.csv", rows, COLUMNS)
-    (out / "summary.md").write_text("\n".join(lines) + "\n")
-    print("\n".join(lines))
-
-
-def paired_parser(doc: str) -> argparse.ArgumentParser:
-    """The options every paired bench script takes: where to write, temperatures, repeats, length."""
-    parser = argparse.ArgumentParser(description=doc.split("\n")[0])
-    parser.add_argument("--out", type=pathlib.Path, required=True)
-    parser.add_argument("--temperatures", default="0,0.7")
-    parser.add_argument("--repeats", type=int, default=2)
-    parser.add_argument("--max-new-tokens", type=int, default=48)
-    return parser
-
-
-def machine_line(what: str) -> str:
-    """The summary's first line: the build, threads and CPU the figures were taken on, and `what` ran."""
-    return (f"prepacked weights: {prepacked.enabled()}; torch {torch.__version__}, {torch.get_num_threads()} threads, "
-            f"{platform.processor() or platform.machine()}; {what}")
 
 
 def main() -> None:

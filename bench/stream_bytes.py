@@ -11,19 +11,17 @@ import argparse
 import collections
 import json
 import os
-import sys
 import time
-from pathlib import Path
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-import torch  # noqa: E402
-from gradio import queueing  # noqa: E402
+import torch
+from gradio import queueing
 
-from playground.tiny import launch_tiny_app, tiny_family  # noqa: E402
-from playground.ui.runs import Runs  # noqa: E402
+from playground.models.tiny import tiny_family
+from playground.ui.runs import Runs
+from playground.ui.tiny_app import launch_tiny_app
 
 CHROMIUM = "/usr/bin/chromium"
 sent = collections.Counter()

@@ -12,21 +12,18 @@ import argparse
 import json
 import os
 import statistics
-import sys
 import time
-from pathlib import Path
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from playground import METHODS, generate  # noqa: E402
-from playground.default_family import DEFAULT_FAMILY  # noqa: E402
-from playground.models import load_model  # noqa: E402
-from playground.presets import Preset  # noqa: E402
-from playground.tiny import tiny_family  # noqa: E402
-from playground.ui.handlers import Handlers  # noqa: E402
-from playground.ui.options import all_controls  # noqa: E402
+from playground import METHODS, generate
+from playground.models.default_family import DEFAULT_FAMILY
+from playground.models.loading import load_model
+from playground.models.presets import Preset
+from playground.models.tiny import tiny_family
+from playground.ui.handlers import Handlers
+from playground.ui.options import all_controls
 
 PROMPT = "Write a short paragraph about the sea."
 

@@ -6,9 +6,10 @@
 """
 
 from .config import RunConfig
-from .engine import Run, generate, stream
+from .engine import generate, stream
 from .errors import PlaygroundError
 from .methods import METHODS
-from .models import load_model
+from .models.loading import load_model
+from .run_record import Run
 
 __all__ = ["METHODS", "RunConfig", "PlaygroundError", "Run", "generate", "load_model", "stream"]

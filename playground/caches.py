@@ -1,6 +1,6 @@
 """What the playground keeps between runs, in one place, and how to let it go.
 
-- models.py: each loaded model, by spec, device, dtype and placement, shared by every run and
+- models/loading.py: each loaded model, by spec, device, dtype and placement, shared by every run and
   every visitor (loading takes seconds to minutes);
 - forward_costs.py: each model's recent forward times by number of new tokens (a run's T(1) and c);
 - int8_draft.py: a float32 draft's int8 copy, built once per model;
@@ -10,11 +10,12 @@ The last three are keyed by their model or tokenizer (weakly, or a few at most),
 it. `clear()` drops them all: the UI's Unload, and whoever needs a cold start.
 """
 
-from . import forward_costs, int8_draft, models, vocabulary
+from .decoding import forward_costs, int8_draft, vocabulary
+from .models import loading
 
 
 def clear() -> None:
-    models.unload_all()
+    loading.unload_all()
     forward_costs.clear()
     int8_draft.clear()
     vocabulary.token_strings.cache_clear()

@@ -89,9 +89,11 @@ def _list_methods(args) -> int:
 
 
 def _commands():
-    from . import bench, calibrate, catalog, serving  # noqa: PLC0415
+    from . import serving  # noqa: PLC0415
+    from .measure import benchmark, calibrate  # noqa: PLC0415
+    from .models import catalog  # noqa: PLC0415
 
-    return [register_generate, register_methods, catalog.register, calibrate.register, bench.register,
+    return [register_generate, register_methods, catalog.register, calibrate.register, benchmark.register,
             serving.register]
 
 

@@ -8,7 +8,7 @@ API, the UI, share links and the JSON output, refused the same way everywhere.
 import math
 from dataclasses import asdict, dataclass, field, fields
 
-from .divergence import SCALES
+from .decoding.divergence import SCALES
 from .errors import PlaygroundError
 
 DIVERGENCES = tuple(SCALES)
@@ -157,7 +157,7 @@ def option_range(name: str, divergence: str = "js", limits=None) -> Range | None
     """The range of option `name` as it applies now: a threshold's follows the scale of
     `divergence` (up to its maximum, or to where the slider stops for an unbounded one), and a
     deployment's `limits` may lower the high end."""
-    from .limits import current_limits  # noqa: PLC0415  (limits reads the environment lazily)
+    from .deploy.limits import current_limits  # noqa: PLC0415  (limits reads the environment lazily)
 
     declared = FIELDS[name].metadata.get("range")
     if declared is None:

@@ -15,18 +15,18 @@ import json
 import shlex
 
 from .config import RunConfig
-from .default_family import DEFAULT_FAMILY
+from .decoding.ngram import MAX_NGRAM, NGRAM
 from .errors import PlaygroundError
 from .methods import METHODS
-from .models import refuse_empty
-from .ngram import MAX_NGRAM, NGRAM
+from .models.default_family import DEFAULT_FAMILY
+from .models.loading import refuse_empty
 
 SERVABLE = ("sd",)
 
 
 def engine_model_id(spec: str) -> str:
     """What a serving engine loads: the Hub id for the embedded target, a directory for the rest."""
-    from . import embedded  # noqa: PLC0415
+    from .models import embedded  # noqa: PLC0415
 
     if spec == embedded.DEFAULT_TARGET:
         return embedded.HUB_TARGET

@@ -7,7 +7,7 @@
    data DistillSpec recommends.
 2. Record the target's top-k log-probabilities at every answer position.
 3. Train the draft and the qualifier (some of the target's layers + low-rank deltas, see
-   playground/distill.py) to minimise KL(target top-k || student) at those positions.
+   playground/models/distill.py) to minimise KL(target top-k || student) at those positions.
 4. Train the byte drafter (its own byte vocabulary) on the first PROMPTS answers as text.
 5. Prepare the students as users get them and measure them on held-out prompts: greedy agreement
    with the target, tokens/s against the target. Results go to assets/embedded/metrics.json.
@@ -19,23 +19,18 @@ scripts/embedded_recipe/.
 import argparse
 import json
 import pathlib
-import sys
 import time
 
 import torch
+from distill_prompts import HELD_OUT
+from embedded_recipe.byte_drafter import train_byte_drafter
+from embedded_recipe.data import training_data
+from embedded_recipe.measure import load_prepared, measure
+from embedded_recipe.settings import BYTE_DRAFT, SEED, STUDENTS
+from embedded_recipe.students import train_students
 from transformers import set_seed
 
-sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent.parent))
-sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
-
-from distill_prompts import HELD_OUT  # noqa: E402
-from embedded_recipe.byte_drafter import train_byte_drafter  # noqa: E402
-from embedded_recipe.data import training_data  # noqa: E402
-from embedded_recipe.measure import load_prepared, measure  # noqa: E402
-from embedded_recipe.settings import BYTE_DRAFT, SEED, STUDENTS  # noqa: E402
-from embedded_recipe.students import train_students  # noqa: E402
-
-from playground import embedded  # noqa: E402
+from playground.models import embedded
 
 METRICS = embedded.ASSETS_DIR / "metrics.json"
 

@@ -13,22 +13,17 @@ and for plain id order. The shipped file counts the first 192 prompts (about 20 
 import argparse
 import collections
 import json
-import pathlib
-import sys
 
 import torch
+from distill_prompts import HELD_OUT, training_prompts
+from embedded_recipe.measure import load_prepared
+from embedded_recipe.settings import MAX_ANSWER_TOKENS, PROMPTS, SEED
 from transformers import set_seed
 
-sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent.parent))
-
-from distill_prompts import HELD_OUT, training_prompts  # noqa: E402
-from embedded_recipe.measure import load_prepared  # noqa: E402
-from embedded_recipe.settings import MAX_ANSWER_TOKENS, PROMPTS, SEED  # noqa: E402
-
-from playground import embedded  # noqa: E402
-from playground.agreement import generate_answers  # noqa: E402
-from playground.draft_vocab import RANKING_FILE, vocabulary_digest  # noqa: E402
-from playground.prepacked import prepack_linears  # noqa: E402
+from playground.decoding.draft_vocab import RANKING_FILE, vocabulary_digest
+from playground.decoding.prepacked import prepack_linears
+from playground.measure.agreement import generate_answers
+from playground.models import embedded
 
 LENGTHS = (2048, 4096, 8192, 16384)
 

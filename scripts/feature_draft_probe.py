@@ -24,29 +24,24 @@ import argparse
 import json
 import pathlib
 import statistics
-import sys
 import time
 
 import torch
+from distill_prompts import HELD_OUT
+from embedded_recipe.batches import length_batches
+from embedded_recipe.data import cached, teacher_pass
+from embedded_recipe.measure import load_prepared
+from embedded_recipe.settings import DATA_DIR, EVAL_MAX_NEW_TOKENS, SEED, WARMUP_STEPS
+from embedded_recipe.students import top_k_kl
 from torch import nn
 from tqdm import tqdm
 from transformers import DynamicCache, LlamaForCausalLM, get_cosine_schedule_with_warmup
 
-sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent.parent))
-sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
-
-from distill_prompts import HELD_OUT  # noqa: E402
-from embedded_recipe.batches import length_batches  # noqa: E402
-from embedded_recipe.data import cached, teacher_pass  # noqa: E402
-from embedded_recipe.measure import load_prepared  # noqa: E402
-from embedded_recipe.settings import DATA_DIR, EVAL_MAX_NEW_TOKENS, SEED, WARMUP_STEPS  # noqa: E402
-from embedded_recipe.students import top_k_kl  # noqa: E402
-
-from playground import embedded  # noqa: E402
-from playground.agreement import generate_answers  # noqa: E402
-from playground.draft_vocab import pruned_head  # noqa: E402
-from playground.int8_draft import Int8Linear, int8_twin  # noqa: E402
-from playground.models import load_model  # noqa: E402
+from playground.decoding.draft_vocab import pruned_head
+from playground.decoding.int8_draft import Int8Linear, int8_twin
+from playground.measure.agreement import generate_answers
+from playground.models import embedded
+from playground.models.loading import load_model
 
 STORED = ("answers-640", "answers-extra-1920", "answers-self-2560")
 DRAFT_VOCAB = 8192  # the default pruned head of sd

@@ -1,6 +1,4 @@
 import os
-import pathlib
-import sys
 
 import pytest
 import torch
@@ -11,10 +9,8 @@ os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")
 # Tiny models gain nothing from threads, and two threads per process thrash on a 2-core machine.
 torch.set_num_threads(1)
 
-# The embedded recipe (scripts/) is not a package: its tests import its modules by name.
-sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent.parent / "scripts"))
-
-from playground.tiny import char_tokenizer, tiny_family  # noqa: E402
+# After the environment above: huggingface_hub reads HF_HUB_OFFLINE when it is imported.
+from playground.models.tiny import char_tokenizer, tiny_family  # noqa: E402
 
 
 @pytest.fixture(scope="session")

@@ -6,7 +6,9 @@ import statistics
 import pytest
 import torch
 
-from playground.bench import (
+from playground.decoding.stats import Stats
+from playground.decoding.step import Step
+from playground.measure.benchmark import (
     BASELINES,
     COLUMNS,
     Bench,
@@ -17,9 +19,7 @@ from playground.bench import (
     spread,
     write_report,
 )
-from playground.quality import Task, agreement, is_correct
-from playground.stats import Stats
-from playground.step import Step
+from playground.measure.quality import Task, agreement, is_correct
 
 
 def test_paired_speedup_cancels_drift_that_unpaired_averages_do_not():

@@ -8,9 +8,9 @@ import pytest
 import torch
 
 import playground
-from playground.calibrate import DEFAULT_CORPUS, calibrate, read_corpus, register
-from playground.correction_memory import CorrectionMemory, load_memory
-from playground.engine import format_prompt
+from playground.deploy.prompt_guard import format_prompt
+from playground.measure.calibrate import DEFAULT_CORPUS, calibrate, read_corpus, register
+from playground.methods.correction_memory import CorrectionMemory, load_memory
 
 PROMPT = "hello there"
 PAIR = ("tiny-target", "tiny-draft")

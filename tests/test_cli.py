@@ -8,7 +8,7 @@ import sys
 import pytest
 
 from playground.cli import main
-from playground.tiny import char_tokenizer, tiny_llama
+from playground.models.tiny import char_tokenizer, tiny_llama
 
 
 @pytest.fixture(scope="module")
@@ -90,8 +90,8 @@ def test_bad_flag_value_is_one_line_error(capsys):
 
 
 def test_models_lists_every_family_with_its_memory_and_the_embedded_figures(capsys, monkeypatch):
-    from playground.embedded import EMBEDDED_MODELS  # noqa: PLC0415
-    from playground.presets import load_presets  # noqa: PLC0415
+    from playground.models.embedded import EMBEDDED_MODELS  # noqa: PLC0415
+    from playground.models.presets import load_presets  # noqa: PLC0415
 
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     code, out, _ = run_cli(["models"], capsys)

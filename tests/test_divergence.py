@@ -9,7 +9,7 @@ from scipy.spatial.distance import jensenshannon
 from scipy.stats import entropy
 
 from playground.config import RunConfig
-from playground.divergence import MAXIMUM, SCALES, divergence, js, kl, tv
+from playground.decoding.divergence import MAXIMUM, SCALES, divergence, js, kl, tv
 from playground.ui.options import threshold_scale
 
 weights = st.lists(st.floats(0, 10, allow_nan=False), min_size=2, max_size=12).filter(lambda w: sum(w) > 1e-3)

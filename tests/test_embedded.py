@@ -9,8 +9,8 @@ import time
 import pytest
 import torch
 
-from playground import embedded
 from playground.errors import PlaygroundError
+from playground.models import embedded
 
 pytestmark = [pytest.mark.slow,
               pytest.mark.skipif(importlib.util.find_spec(embedded.GGUF_PACKAGE) is None,
@@ -37,7 +37,7 @@ def target():
 
 @pytest.fixture(scope="module")
 def quick_answers(target):
-    from playground.agreement import generate_answers  # noqa: PLC0415
+    from playground.measure.agreement import generate_answers  # noqa: PLC0415
 
     check = METRICS["quick_check"]
     prompts = METRICS["held_out"][:check["prompts"]]
@@ -46,7 +46,7 @@ def quick_answers(target):
 
 def test_target_knows_the_capital_of_france(target):
     model, tokenizer = target
-    from playground.agreement import generate_answers  # noqa: PLC0415
+    from playground.measure.agreement import generate_answers  # noqa: PLC0415
 
     [(_, answer)] = generate_answers(model, tokenizer, ["What is the capital of France?"], 24)
     assert "Paris" in tokenizer.decode(answer)
@@ -54,7 +54,7 @@ def test_target_knows_the_capital_of_france(target):
 
 def test_greedy_answers_draw_no_random_numbers_and_sampled_ones_do(target):
     """The recipe generates a set's greedy and sampled halves in any order, reseeding only the latter."""
-    from playground.agreement import generate_answers  # noqa: PLC0415
+    from playground.measure.agreement import generate_answers  # noqa: PLC0415
 
     before = torch.get_rng_state()
     generate_answers(*target, ["Name a colour."], 4)
@@ -67,7 +67,7 @@ def test_stored_answers_answer_the_recipes_templated_prompts_in_order(target):
     from distill_prompts import extra_prompts, training_prompts  # noqa: PLC0415
     from embedded_recipe.settings import DATA_DIR, EXTRA_PROMPTS, PROMPTS, SEED  # noqa: PLC0415
 
-    from playground.agreement import chat_text  # noqa: PLC0415
+    from playground.measure.agreement import chat_text  # noqa: PLC0415
 
     tokenizer = target[1]
     base = training_prompts(PROMPTS, SEED)
@@ -78,7 +78,7 @@ def test_stored_answers_answer_the_recipes_templated_prompts_in_order(target):
 
 
 def test_stored_answers_to_the_targets_questions_answer_its_first_questions_in_order(target):
-    from playground.agreement import chat_text  # noqa: PLC0415
+    from playground.measure.agreement import chat_text  # noqa: PLC0415
 
     data_dir = embedded.ASSETS_DIR / "distill-data"
 
@@ -118,7 +118,7 @@ def test_quick_answers_are_the_targets_greedy_answers(target, quick_answers):
 
 @pytest.mark.parametrize("name", STUDENTS)
 def test_recorded_agreement_still_holds(name, target, quick_answers):
-    from playground.agreement import greedy_agreement, retokenized  # noqa: PLC0415
+    from playground.measure.agreement import greedy_agreement, retokenized  # noqa: PLC0415
 
     prompts, examples = quick_answers
     student, tokenizer = load(name)
@@ -135,7 +135,7 @@ def test_recorded_agreement_still_holds(name, target, quick_answers):
 
 
 def test_presets_carry_the_recorded_figures():
-    from playground.presets import load_presets  # noqa: PLC0415
+    from playground.models.presets import load_presets  # noqa: PLC0415
 
     presets = load_presets()
     expected = {"embedded": {"draft_agreement": METRICS["agreement"]["smollm2-draft"],
@@ -209,7 +209,7 @@ def test_committed_weights_stay_under_40_mb():
 
 
 def test_shipped_token_ranking_covers_fresh_answers_better_than_id_order(target, quick_answers):
-    from playground.draft_vocab import ranked_token_ids  # noqa: PLC0415
+    from playground.decoding.draft_vocab import ranked_token_ids  # noqa: PLC0415
 
     tokenizer = target[1]
     vocab_size = target[0].config.vocab_size

@@ -5,8 +5,8 @@ import time
 
 import pytest
 
-from playground import embedded
 from playground.errors import PlaygroundError
+from playground.models import embedded
 
 
 @pytest.fixture

@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from playground.presets import Preset
+from playground.models.presets import Preset
 from playground.ui.downloads import KEPT_PER_SESSION
 from playground.ui.handlers import Handlers
 from playground.ui.options import all_controls

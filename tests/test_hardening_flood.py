@@ -16,11 +16,11 @@ import httpx
 import pytest
 from starlette.requests import Request as StarletteRequest
 
-from playground.presets import Preset
-from playground.tiny import launch_tiny_app
+from playground.models.presets import Preset
 from playground.ui.handlers import Handlers
 from playground.ui.layout import _keyed, build_demo
 from playground.ui.options import all_controls
+from playground.ui.tiny_app import launch_tiny_app
 
 PROMPT = "hello there"
 VISITOR, OTHER, SPACE_PROXY = "203.0.113.5", "198.51.100.7", "10.16.3.80"

@@ -6,9 +6,9 @@ from html import unescape
 
 import pytest
 
-from playground.correction_memory import FORMAT, VERSION, CorrectionMemory, load_memory
 from playground.errors import PlaygroundError
-from playground.presets import Preset
+from playground.methods.correction_memory import FORMAT, VERSION, CorrectionMemory, load_memory
+from playground.models.presets import Preset
 from playground.ui.handlers import Handlers
 
 PAIR = ("tiny-target", "tiny-draft")

@@ -7,11 +7,11 @@ import time
 import pytest
 
 import playground
-from playground import embedded
-from playground.engine import format_prompt
+from playground.deploy.limits import PUBLIC_MAX_PROMPT_TOKENS, current_limits
+from playground.deploy.prompt_guard import format_prompt
 from playground.errors import PlaygroundError
-from playground.limits import PUBLIC_MAX_PROMPT_TOKENS, current_limits
-from playground.tiny import ALPHABET, char_tokenizer
+from playground.models import embedded
+from playground.models.tiny import ALPHABET, char_tokenizer
 
 CHATML = ("{% for m in messages %}<|im_start|>{{ m['role'] }}\n{{ m['content'] }}<|im_end|>\n{% endfor %}"
           "{% if add_generation_prompt %}<|im_start|>assistant\n{% endif %}")

@@ -4,7 +4,7 @@ number as one pass, without one pass's full-vocabulary logits for every position
 import pytest
 import torch
 
-from playground.quality import LIKELIHOOD_CHUNK, mean_log_likelihood
+from playground.measure.quality import LIKELIHOOD_CHUNK, mean_log_likelihood
 
 
 def one_pass_mean_log_likelihood(model, prompt: list[int], generated: list[int]) -> float:

@@ -9,9 +9,9 @@ import gradio as gr
 import pytest
 from starlette.requests import Request as StarletteRequest
 
-from playground import limits
-from playground.correction_memory import CorrectionMemory
-from playground.presets import Preset
+from playground.deploy import limits
+from playground.methods.correction_memory import CorrectionMemory
+from playground.models.presets import Preset
 from playground.ui.handlers import Handlers
 from playground.ui.layout import _keyed, build_demo
 from playground.ui.options import all_controls

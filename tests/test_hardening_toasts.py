@@ -6,7 +6,7 @@ from html import unescape
 import pytest
 
 from playground.errors import PlaygroundError
-from playground.presets import Preset
+from playground.models.presets import Preset
 from playground.ui.boundary import MAX_MESSAGE_CHARS, error_status, shortened, toast_text
 from playground.ui.handlers import Handlers
 from playground.ui.share import Sharing

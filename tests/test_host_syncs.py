@@ -4,7 +4,7 @@ import pytest
 import torch
 
 import playground
-from playground.host_syncs import HostSyncCounter, syncs_per_round
+from playground.measure.host_syncs import HostSyncCounter, syncs_per_round
 
 PROMPT = "the cat sat on the mat"
 

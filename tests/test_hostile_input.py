@@ -10,12 +10,12 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import playground
-from playground import embedded
 from playground.cli import main
 from playground.config import RunConfig
 from playground.errors import PlaygroundError
-from playground.models import load_model
-from playground.policy import check_allowed
+from playground.models import embedded
+from playground.models.loading import load_model
+from playground.models.policy import check_allowed
 
 weird_floats = st.one_of(st.floats(allow_nan=True, allow_infinity=True), st.sampled_from([-1.0, 0.0, 1e9]))
 wrong_types = st.one_of(st.none(), st.booleans(), st.text(max_size=4), st.lists(st.integers(), max_size=1),
@@ -76,7 +76,7 @@ def test_cli_bad_parameters_give_one_line(args, capsys):
 
 @pytest.fixture(scope="module")
 def cli_paths(tmp_path_factory, tokenizer):
-    from playground.tiny import tiny_llama  # noqa: PLC0415
+    from playground.models.tiny import tiny_llama  # noqa: PLC0415
 
     root = tmp_path_factory.mktemp("cli")
     for name, layers in (("target", 2), ("draft", 1)):
@@ -163,7 +163,7 @@ def test_space_turns_public_mode_on_by_default(monkeypatch, tmp_path):
 
 
 def test_a_model_larger_than_free_memory_is_refused_before_loading():
-    from playground.policy import check_fits, free_memory_bytes
+    from playground.models.policy import check_fits, free_memory_bytes
 
     free = free_memory_bytes("cpu")
     assert free and free > 0
@@ -175,7 +175,7 @@ def test_a_model_larger_than_free_memory_is_refused_before_loading():
 def test_the_memory_estimate_is_the_loaded_models_weight_bytes():
     from transformers import AutoModelForCausalLM
 
-    from playground.models import estimate_memory_bytes
+    from playground.models.loading import estimate_memory_bytes
 
     loaded = AutoModelForCausalLM.from_pretrained(embedded.embedded_path("smollm2-135m"), dtype=torch.float32)
     weights = sum(p.numel() * p.element_size() for p in loaded.parameters())

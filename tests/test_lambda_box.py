@@ -6,7 +6,7 @@ import math
 import gradio as gr
 import pytest
 
-from playground.presets import Preset
+from playground.models.presets import Preset
 from playground.ui.handlers import Handlers
 from playground.ui.layout import build_demo
 from playground.ui.options import all_controls, coerce, control

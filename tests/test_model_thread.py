@@ -4,7 +4,7 @@ import threading
 
 import pytest
 
-from playground.presets import Preset
+from playground.models.presets import Preset
 from playground.ui import model_thread
 from playground.ui.handlers import Handlers
 

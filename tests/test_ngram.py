@@ -8,8 +8,8 @@ import pytest
 
 import playground
 from playground.cli import main
-from playground.ngram import lookup
-from playground.presets import Preset
+from playground.decoding.ngram import lookup
+from playground.models.presets import Preset
 from playground.ui.handlers import Handlers
 from playground.ui.options import all_controls
 

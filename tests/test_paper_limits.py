@@ -10,7 +10,7 @@ import pytest
 
 import playground
 from playground.cli import main
-from playground.presets import Preset
+from playground.models.presets import Preset
 from playground.ui.handlers import Handlers
 from playground.ui.options import all_controls
 

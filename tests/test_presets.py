@@ -6,12 +6,12 @@ from dataclasses import fields
 import pytest
 
 from playground.config import RunConfig
-from playground.default_family import DEFAULT_FAMILY
-from playground.divergence import SCALES
-from playground.embedded import EMBEDDED_MODELS
+from playground.decoding.divergence import SCALES
 from playground.errors import PlaygroundError
 from playground.methods import METHODS
-from playground.presets import DEFAULT_PRESET, FITS, load_presets
+from playground.models.default_family import DEFAULT_FAMILY
+from playground.models.embedded import EMBEDDED_MODELS
+from playground.models.presets import DEFAULT_PRESET, FITS, load_presets
 
 PRESETS = load_presets()
 GATED_ORGS = ("meta-llama/", "google/")

@@ -10,9 +10,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from playground.correction_memory import CorrectionMemory
 from playground.methods import METHODS
-from playground.presets import Preset
+from playground.methods.correction_memory import CorrectionMemory
+from playground.models.presets import Preset
 from playground.ui.compare import variants
 from playground.ui.handlers import Handlers
 from playground.ui.options import MAX_SWEEP_VALUES, all_controls

@@ -7,13 +7,15 @@ import torch
 
 import playground
 from playground.config import RunConfig
-from playground.divergence import divergence
-from playground.drafter import draft_setup
-from playground.engine import _decoding, format_prompt, make_config
+from playground.decoding.cost_model import predicted_throughput
+from playground.decoding.divergence import divergence
+from playground.decoding.sampling import Sampler
+from playground.deploy.prompt_guard import format_prompt
+from playground.engine import _decoding, make_config
 from playground.methods import METHODS, Decoding
-from playground.methods.pyramid import ASSISTED_RULES, predicted_throughput, pyramid_summary
+from playground.methods.drafter import draft_setup
+from playground.methods.pyramid import ASSISTED_RULES, pyramid_summary
 from playground.methods.walk import check_candidate
-from playground.sampling import Sampler
 
 PROMPT = "hello there"
 

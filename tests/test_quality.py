@@ -2,7 +2,7 @@
 
 import torch
 
-from playground.quality import mean_log_likelihood
+from playground.measure.quality import mean_log_likelihood
 
 
 def test_mean_log_likelihood_is_the_mean_log_probability_of_the_generated_tokens_only(family):

@@ -8,7 +8,7 @@ import pytest
 
 from playground.engine import stream
 from playground.errors import PlaygroundError
-from playground.ui.family import Preset
+from playground.ui.family_panel import Preset
 from playground.ui.handlers import Handlers
 from playground.ui.options import all_controls
 from playground.ui.race import Race

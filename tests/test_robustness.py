@@ -12,12 +12,12 @@ import pytest
 import torch
 
 import playground
-from playground.calibrate import check_writable
 from playground.cli import main
-from playground.correction_memory import CorrectionMemory, load_memory
 from playground.errors import PlaygroundError
-from playground.models import load_model
-from playground.tiny import tiny_llama
+from playground.measure.calibrate import check_writable
+from playground.methods.correction_memory import CorrectionMemory, load_memory
+from playground.models.loading import load_model
+from playground.models.tiny import tiny_llama
 
 
 @pytest.fixture(scope="module")
@@ -124,7 +124,7 @@ def test_a_memory_path_that_is_a_directory_says_so(tmp_path):
 
 
 def test_calibrate_refuses_a_bad_out_before_loading_anything(tmp_path, capfd, monkeypatch):
-    monkeypatch.setattr("playground.models.load_model", lambda *a, **k: pytest.fail("loaded a model"))
+    monkeypatch.setattr("playground.models.loading.load_model", lambda *a, **k: pytest.fail("loaded a model"))
     for out in (tmp_path, "/proc/no-such-dir/memory.json"):
         assert main(["calibrate", "--out", str(out), "--limit", "1"]) == 2
         err = capfd.readouterr().err.strip().splitlines()
@@ -148,7 +148,7 @@ def test_an_interrupted_save_leaves_no_temporary_file_and_a_save_keeps_the_mode(
     def interrupted(*args, **kwargs):
         raise KeyboardInterrupt
 
-    monkeypatch.setattr("playground.correction_memory.json.dump", interrupted)
+    monkeypatch.setattr("playground.methods.correction_memory.json.dump", interrupted)
     with pytest.raises(KeyboardInterrupt):
         memory.save(tmp_path / "interrupted.json")
     assert sorted(p.name for p in tmp_path.iterdir()) == ["kept.json", "new.json"]

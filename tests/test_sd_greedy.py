@@ -5,7 +5,7 @@ import pytest
 import torch
 
 import playground
-from playground.tiny import loaded
+from playground.models.tiny import loaded
 
 
 def run(family, method, prompt="hello there", **options):

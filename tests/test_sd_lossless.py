@@ -8,13 +8,13 @@ import pytest
 import torch
 
 import playground
-from playground.cache import KVRunner
-from playground.draft_vocab import pruned_head
-from playground.drafter import draft_runner, draft_setup
+from playground.decoding.cache import KVRunner
+from playground.decoding.draft_vocab import pruned_head
+from playground.decoding.ngram import PromptLookup
+from playground.decoding.sampling import Sampler
 from playground.methods import METHODS, Decoding, drafting, walk
-from playground.ngram import PromptLookup
-from playground.sampling import Sampler
-from playground.tiny import char_tokenizer, loaded, tiny_llama
+from playground.methods.drafter import draft_runner, draft_setup
+from playground.models.tiny import char_tokenizer, loaded, tiny_llama
 
 pytestmark = pytest.mark.slow  # thousands of sampled runs per test
 

@@ -3,13 +3,13 @@
 import pytest
 import torch
 
-from playground.cache import KVRunner
 from playground.config import RunConfig
+from playground.decoding.cache import KVRunner
+from playground.decoding.sampling import Sampler, residual
 from playground.methods import Decoding
 from playground.methods.rules import ResidualRatio
 from playground.methods.walk import check_candidate
-from playground.sampling import Sampler, residual
-from playground.tiny import tiny_llama
+from playground.models.tiny import tiny_llama
 
 P = torch.tensor([0.6, 0.3, 0.1])  # target over {A, B, C}
 Q = torch.tensor([0.4, 0.4, 0.2])  # draft

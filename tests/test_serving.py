@@ -5,10 +5,10 @@ import shlex
 
 import pytest
 
-from playground import embedded
 from playground.cli import main
 from playground.errors import PlaygroundError
 from playground.methods import METHODS
+from playground.models import embedded
 from playground.serving import SERVABLE, serving_commands
 
 

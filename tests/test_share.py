@@ -8,7 +8,7 @@ import gradio as gr
 import pytest
 
 from playground.errors import PlaygroundError
-from playground.ui.family import Preset
+from playground.ui.family_panel import Preset
 from playground.ui.handlers import Handlers
 from playground.ui.options import all_controls
 from playground.ui.share import MAX_LINK_CHARS, Sharing, link_query, parse_query

@@ -11,8 +11,8 @@ from concurrent.futures import CancelledError
 
 import pytest
 
-from playground.tiny import launch_tiny_app
 from playground.ui.options import all_controls
+from playground.ui.tiny_app import launch_tiny_app
 
 pytestmark = pytest.mark.slow
 

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from playground import embedded
+from playground.models import embedded
 from tests.test_server_address import listening_addresses
 from tests.test_ui_e2e import control_values
 

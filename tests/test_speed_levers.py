@@ -9,16 +9,16 @@ import torch
 import torch.nn.functional as F
 
 import playground
-from playground import forward_costs
-from playground.draft_vocab import pruned_head
-from playground.engine import format_prompt
+from playground.decoding import forward_costs
+from playground.decoding.draft_vocab import pruned_head
+from playground.decoding.int8_draft import Int8Linear, dense_weight, int8_twin
+from playground.decoding.ngram import proposal
+from playground.decoding.prepacked import PrepackedLinear, prepack_linears
+from playground.decoding.stats import Stats
+from playground.decoding.step import Step, TokenRecord
+from playground.deploy.prompt_guard import format_prompt
 from playground.errors import PlaygroundError
-from playground.int8_draft import Int8Linear, dense_weight, int8_twin
-from playground.ngram import proposal
-from playground.prepacked import PrepackedLinear, prepack_linears
-from playground.stats import Stats
-from playground.step import Step, TokenRecord
-from playground.tiny import loaded, tiny_llama
+from playground.models.tiny import loaded, tiny_llama
 
 
 def test_prepacked_linear_matches_torch_and_each_row_is_independent_of_the_row_count():

@@ -11,18 +11,18 @@ import pytest
 import torch
 
 import playground
-from playground import forward_costs, int8_draft
 from playground.config import RunConfig
-from playground.engine import format_prompt
+from playground.decoding import forward_costs, int8_draft
+from playground.decoding.sampling import Sampler
+from playground.decoding.step import Evidence
+from playground.deploy.prompt_guard import format_prompt
 from playground.methods import METHODS, Decoding
 from playground.methods.acceptance import Threshold
 from playground.methods.drafting import Drafted
 from playground.methods.rules import ResidualRatio
 from playground.methods.walk import decide
-from playground.presets import Preset
-from playground.sampling import Sampler
-from playground.step import Evidence
-from playground.tiny import char_tokenizer, loaded, tiny_llama
+from playground.models.presets import Preset
+from playground.models.tiny import char_tokenizer, loaded, tiny_llama
 from playground.ui import render
 from playground.ui.handlers import Handlers
 from playground.ui.options import all_controls

@@ -3,8 +3,8 @@
 import pytest
 from transformers import AutoTokenizer
 
-from playground import embedded
-from playground.text import Detokenizer
+from playground.decoding.text import Detokenizer
+from playground.models import embedded
 
 TEXT = "Hello, wörld! 你好 🙂 naïve café — “quotes”\n    return s[::-1]  # 🙃"
 

@@ -10,10 +10,10 @@ import pytest
 import torch
 
 import playground
-from playground.cache import KVRunner
 from playground.cli import main
-from playground.ngram import proposal
-from playground.token_tree import TokenTree
+from playground.decoding.cache import KVRunner
+from playground.decoding.ngram import proposal
+from playground.decoding.token_tree import TokenTree
 from playground.ui.render import explanation_html, tokens_html
 from playground.ui.stepper import explain_step
 from playground.ui.tree_view import checked_nodes
@@ -201,9 +201,9 @@ def test_a_siblings_raw_distribution_is_the_one_it_was_drawn_from(family):
     """What threshold rules compare (docs/rules.md, "Fuzzy SD"): the chain's token meets the
     draft's raw q, each sibling q without the tokens drawn before it, renormalized."""
     from playground.config import RunConfig
+    from playground.decoding.sampling import Sampler
     from playground.methods import Decoding
     from playground.methods.drafting import draft_tree
-    from playground.sampling import Sampler
 
     prompt = family["target"].tokenizer("hello there").input_ids
     ctx = Decoding(RunConfig(temperature=1.0, tree_width=3, draft_confidence=0.0), Sampler(temperature=1.0, seed=4),

@@ -13,10 +13,10 @@ from urllib.request import urlopen
 import pytest
 
 from playground.methods import METHODS
-from playground.tiny import launch_tiny_app
 from playground.ui.charts import CHARTS
 from playground.ui.options import all_controls, default_sweep, method_choices, suggested_sweep
-from playground.ui.serving import PROGRESS_POLL_SECONDS, QUEUE_POLL_SECONDS
+from playground.ui.server_settings import PROGRESS_POLL_SECONDS, QUEUE_POLL_SECONDS
+from playground.ui.tiny_app import launch_tiny_app
 
 pytestmark = pytest.mark.slow
 

@@ -13,14 +13,14 @@ import plotly.graph_objects as go
 import pytest
 
 import playground
+from playground.decoding.cost_model import expected_tokens_per_step
+from playground.decoding.step import TokenRecord
 from playground.errors import PlaygroundError
 from playground.methods import METHODS
-from playground.presets import DEFAULT_PRESET, Preset
-from playground.stats import expected_tokens_per_step
-from playground.step import TokenRecord
-from playground.tiny import char_tokenizer, loaded, tiny_llama
+from playground.models.presets import DEFAULT_PRESET, Preset
+from playground.models.tiny import char_tokenizer, loaded, tiny_llama
 from playground.ui import charts, pacing, render, sparklines
-from playground.ui.family import project_presets
+from playground.ui.family_panel import project_presets
 from playground.ui.generate import SETTLE
 from playground.ui.handlers import Handlers
 from playground.ui.options import (

@@ -6,10 +6,10 @@ import pytest
 import torch
 
 import playground
-from playground.cache import KVRunner
-from playground.divergence import SCALES, divergence
-from playground.sampling import Sampler, raw_probs, residual
-from playground.tiny import loaded, tiny_llama
+from playground.decoding.cache import KVRunner
+from playground.decoding.divergence import SCALES, divergence
+from playground.decoding.sampling import Sampler, raw_probs, residual
+from playground.models.tiny import loaded, tiny_llama
 
 PROMPT = "hello there"
 TARGET_PADDING, DRAFT_PADDING = 13, 5

@@ -2,8 +2,8 @@
 
 import time
 
-from ..sampling import raw_probs
-from ..step import Step, TokenRecord
+from ..decoding.sampling import raw_probs
+from ..decoding.step import Step, TokenRecord
 from .base import Decoding, Method
 
 

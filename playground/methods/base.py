@@ -3,10 +3,10 @@
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
-from ..cache import KVRunner
 from ..config import RunConfig
-from ..sampling import Sampler
-from ..step import Step
+from ..decoding.cache import KVRunner
+from ..decoding.sampling import Sampler
+from ..decoding.step import Step
 
 # The drafting levers (see drafter.py): they belong to the draft, so every method that drafts
 # with a model offers them, and a run records which of them ran.

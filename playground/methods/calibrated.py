@@ -11,9 +11,9 @@ Until a rescue happens, csd draws random numbers exactly as sd does, so lambda =
 
 import math
 
-from ..correction_memory import CorrectionMemory, load_memory
 from .acceptance import Rescue
 from .base import Decoding, Method
+from .correction_memory import CorrectionMemory, load_memory
 from .rules import ResidualRatio
 from .walk import rounds
 

@@ -17,9 +17,9 @@ from dataclasses import dataclass, field
 
 import torch
 
-from ..ngram import proposal
-from ..sampling import one_hot_argmax, raw_probs
-from ..token_tree import TokenTree
+from ..decoding.ngram import proposal
+from ..decoding.sampling import one_hot_argmax, raw_probs
+from ..decoding.token_tree import TokenTree
 from .base import Decoding
 
 

@@ -10,7 +10,7 @@ from dataclasses import dataclass, replace
 
 import torch
 
-from ..step import Evidence
+from ..decoding.step import Evidence
 
 TOP_K = 8  # tokens kept per distribution
 

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field, replace
 
 import torch
 
-from ..stats import expected_tokens_per_step
+from ..decoding.cost_model import predicted_throughput
 from .base import Decoding, Method
 from .drafting import Drafted, chain, draft_tree
 from .evidence import Pending
@@ -131,21 +131,6 @@ ASSISTED_RULES = {"sample-qualifier": OwnDrawMatch, "residual": ResidualRatio}
 
 def pyramid_assisted(ctx: Decoding):
     yield from pyramid_steps(ctx, ASSISTED_RULES[ctx.config.assisted_rule]())
-
-
-def predicted_throughput(beta: float, length: int, v_proposer: float, v_verifier: float,
-                         expectation: str = "paper") -> float:
-    """Section 3.3 (after Leviathan et al.): V = beta * (l + 1) / (l / V_proposer + 1 / V_verifier).
-    V_SD is (beta_TD, l_D, V_D, V_T); V_FSD_QD is (beta_QD, l_D, V_D, V_Q); V_PSD is
-    (beta_TQ, l_Q, V_FSD_QD, V_T). Speeds in tokens/s, beta an acceptance rate in [0, 1].
-    `expectation="leviathan"` replaces the paper's beta * (l + 1) tokens per verification by
-    Leviathan's (1 - beta^(l+1)) / (1 - beta), which counts the verifier's own token (the paper's
-    numerator predicts 0 tokens at beta = 0, where every step still yields one). A zero speed
-    (V_FSD_QD = 0) predicts 0."""
-    if v_proposer <= 0 or v_verifier <= 0:
-        return 0.0
-    tokens = beta * (length + 1) if expectation == "paper" else expected_tokens_per_step(beta, length)
-    return tokens / (length / v_proposer + 1 / v_verifier)
 
 
 def model_speeds(steps) -> dict[str, float | None]:

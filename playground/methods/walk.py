@@ -20,9 +20,9 @@ from dataclasses import dataclass, field
 
 import torch
 
-from ..divergence import divergence
-from ..sampling import raw_probs, residual
-from ..step import Step, TokenRecord
+from ..decoding.divergence import divergence
+from ..decoding.sampling import raw_probs, residual
+from ..decoding.step import Step, TokenRecord
 from .base import Decoding
 from .drafting import Drafted, chain, draft_tree, lookup_chain
 from .evidence import LazyEvidence, Pending

@@ -8,9 +8,9 @@ from dataclasses import dataclass, field
 
 import plotly.graph_objects as go
 
-from ..stats import expected_tokens_per_step
-from ..step import ORIGINS
-from ..token_tree import branches
+from ..decoding.cost_model import expected_tokens_per_step
+from ..decoding.step import ORIGINS
+from ..decoding.token_tree import branches
 from .stepper import TOY_P, TOY_Q, TOY_TOKENS
 
 COLORS = {"draft": "#4c9f70", "qualifier": "#d9a441", "target": "#5b7fc7", "rescued": "#c75b9b",

@@ -4,11 +4,11 @@ side by side), each column scored against a target-only reference run."""
 from functools import partial
 from html import escape
 
+from ..deploy.limits import current_limits
 from ..errors import PlaygroundError
-from ..limits import current_limits
 from . import render
 from .boundary import check_method, error_status
-from .family import decoder
+from .family_panel import decoder
 from .options import (
     MAX_SWEEP_VALUES,
     all_controls,
@@ -17,7 +17,7 @@ from .options import (
     sweep_values,
     visible_options,
 )
-from .quality import AGREEMENT, diff_html, repetition, target_ids, target_log_likelihood, token_agreement
+from .quality_panel import AGREEMENT, diff_html, repetition, target_ids, target_log_likelihood, token_agreement
 from .repeats import REPEATS, Timed, busy_note, repeated
 from .runs import Runs
 

@@ -5,7 +5,7 @@ import gradio as gr
 
 from ..config import RunConfig
 from ..methods import METHODS
-from .family import FamilyPanel
+from .family_panel import FamilyPanel
 from .options import THRESHOLDS, all_controls, threshold_scale, visible_options
 from .share import linked_values
 

@@ -15,8 +15,8 @@ from starlette.datastructures import URL, Headers
 from starlette.middleware import Middleware
 from starlette.responses import PlainTextResponse
 
-from ..limits import current_limits
-from ..policy import public_mode
+from ..deploy.limits import current_limits
+from ..models.policy import public_mode
 
 MAX_URL_CHARS = 65_536  # httpx's limit, which Gradio's parse of the address runs into
 BODY_ROOM = 2**20  # past the largest upload: a form's framing, or one event's JSON (its prompt included)

@@ -5,13 +5,13 @@ import time
 
 import gradio as gr
 
-from .. import embedded
 from ..errors import PlaygroundError
 from ..methods import METHODS
+from ..models import embedded
 from ..space import on_space
 from . import charts, model_thread, render, sparklines
 from .boundary import error_status
-from .family import decoder
+from .family_panel import decoder
 from .pacing import STATS_INTERVAL, TEXT_INTERVAL, Pacer
 from .runs import Runs
 from .stale_runs import STOP_PRESSED

@@ -15,11 +15,11 @@ message (and a toast), never a broken app. Each concern lives in its own module:
   memory.py     csd's correction memory: its owner and lifetime, view, download and upload
 """
 
-from ..models import load_model
+from ..models.loading import load_model
 from .compare import Comparison
 from .controls import Controls
 from .export import Exports
-from .family import FamilyPanel, project_presets
+from .family_panel import FamilyPanel, project_presets
 from .generate import Generation
 from .memory import CorrectionMemories
 from .run_charts import RunCharts

@@ -12,9 +12,9 @@ from pathlib import Path
 import gradio as gr
 import tomllib
 
-from ..limits import current_limits
+from ..deploy.limits import current_limits
 from ..methods import METHODS
-from ..policy import public_mode
+from ..models.policy import public_mode
 from . import race, render, share
 from .appending_view import appending_html
 from .boundary import toast_text

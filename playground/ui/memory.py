@@ -13,13 +13,13 @@ import threading
 
 import gradio as gr
 
-from ..correction_memory import CorrectionMemory, load_memory
+from ..deploy.limits import current_limits
 from ..errors import PlaygroundError
-from ..limits import current_limits
-from ..policy import public_mode
+from ..methods.correction_memory import CorrectionMemory, load_memory
+from ..models.policy import public_mode
 from . import render
 from .boundary import error_status
-from .family import FamilyPanel, spec_of
+from .family_panel import FamilyPanel, spec_of
 
 SHOWN_PAIRS = 20
 

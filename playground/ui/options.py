@@ -10,7 +10,7 @@ import re
 from dataclasses import MISSING, dataclass, fields
 
 from ..config import THRESHOLDS, RunConfig, check_option, option_range
-from ..divergence import SCALES
+from ..decoding.divergence import SCALES
 from ..errors import PlaygroundError
 from ..methods import METHODS
 

@@ -13,7 +13,7 @@ cancelled or its client goes away.
 
 import asyncio
 
-from ..limits import current_limits
+from ..deploy.limits import current_limits
 from .visitors import visitor_address
 
 # Gradio answers "error" with 400 and the message, which the page shows as the event's error;

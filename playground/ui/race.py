@@ -12,12 +12,12 @@ from pathlib import Path
 
 import gradio as gr
 
+from ..deploy.limits import current_limits
 from ..errors import PlaygroundError
-from ..limits import current_limits
 from ..methods import METHODS
 from . import render
 from .boundary import error_status
-from .family import decoder
+from .family_panel import decoder
 from .options import method_choices
 from .repeats import REPEATS, Timed, busy_note, repeated
 from .replay import MAX_LANES, race_html

@@ -8,9 +8,9 @@ through, in place, just before the token that replaced it.
 from collections.abc import Callable
 from html import escape
 
+from ..decoding.step import ORIGINS, TokenRecord
 from ..methods.acceptance import number
 from ..serving import describe
-from ..step import ORIGINS, TokenRecord
 from .stepper import STAGES, symbols
 from .tree_view import tree_html
 

@@ -1,11 +1,11 @@
 """Starts a session's runs from the controls: their options, the session's family, and for csd
 the correction memory the app keeps for that family."""
 
+from ..deploy.limits import current_limits
 from ..engine import generate, stream
-from ..limits import current_limits
 from ..methods import METHODS
 from . import model_thread
-from .family import FamilyPanel
+from .family_panel import FamilyPanel
 from .memory import CorrectionMemories
 from .options import options_from_values
 

@@ -18,8 +18,8 @@ import weakref
 from collections import deque
 from dataclasses import dataclass, field
 
-from ..limits import current_limits
-from ..presets import Preset
+from ..deploy.limits import current_limits
+from ..models.presets import Preset
 from .charts import Timeline
 from .downloads import Downloads
 from .replay import History

@@ -13,10 +13,10 @@ from urllib.parse import urlencode
 
 import gradio as gr
 
+from ..deploy.limits import current_limits
 from ..errors import PlaygroundError
-from ..limits import current_limits
 from ..methods import METHODS
-from ..models import available_offline
+from ..models.loading import available_offline
 from . import render
 from .boundary import shortened
 from .options import DEFAULT_DIVERGENCE, all_controls, coerce, options_from_values

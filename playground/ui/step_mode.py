@@ -7,7 +7,7 @@ import gradio as gr
 from ..methods import METHODS
 from . import charts, render
 from .boundary import error_status
-from .family import decoder
+from .family_panel import decoder
 from .options import finite_number
 from .runs import Runs
 from .session import Stepping

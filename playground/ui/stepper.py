@@ -1,7 +1,7 @@
 """Step mode: one verification round at a time, explained from the step's own evidence.
 
 Every number shown is one the run used: each step carries, per verified position, the top tokens
-of the distributions its rule looked at and the rule's own figures (`playground.step.Evidence`);
+of the distributions its rule looked at and the rule's own figures (`playground.decoding.step.Evidence`);
 nothing is recomputed here. Raw (temperature-1) distributions, which divergences and the CSD gate
 compare, are labelled apart from the processed ones the SD ratio and the draws use.
 `Toy` is the seed-001 worked example (p = [0.6, 0.3, 0.1], q = [0.4, 0.4, 0.2] over A, B, C).
@@ -12,10 +12,10 @@ from dataclasses import dataclass
 
 import torch
 
-from ..drafter import describe
-from ..sampling import residual
-from ..step import Evidence
-from ..token_tree import branches
+from ..decoding.sampling import residual
+from ..decoding.step import Evidence
+from ..decoding.token_tree import branches
+from ..methods.drafter import describe
 
 ROLES = {"p": "target", "q": "draft", "r": "qualifier"}
 VERIFIER_SYMBOL = {"target": "p", "qualifier": "r"}

@@ -5,8 +5,8 @@ import torch.nn.functional as F
 from tqdm import tqdm
 from transformers import LlamaConfig, LlamaForCausalLM, get_cosine_schedule_with_warmup, set_seed
 
-from playground import embedded
-from playground.agreement import retokenized
+from playground.measure.agreement import retokenized
+from playground.models import embedded
 
 from .batches import answer_positions, hidden_at_answers, length_batches, padded
 from .settings import BYTE_DRAFT, PROMPTS, SEED, WARMUP_STEPS

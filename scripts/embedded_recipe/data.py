@@ -8,7 +8,7 @@ from distill_prompts import extra_prompts, self_prompts, training_prompts
 from tqdm import tqdm
 from transformers import set_seed
 
-from playground.agreement import generate_answers
+from playground.measure.agreement import generate_answers
 
 from .batches import answer_positions, length_batches, padded
 from .settings import DATA_DIR, EXTRA_PROMPTS, MAX_ANSWER_TOKENS, PROMPTS, SEED, SELF_PROMPTS, TOP_K

@@ -7,8 +7,8 @@ import torch
 from distill_prompts import HELD_OUT
 from transformers import AutoModelForCausalLM, AutoTokenizer, DynamicCache
 
-from playground import embedded
-from playground.agreement import generate_answers, greedy_agreement, retokenized
+from playground.measure.agreement import generate_answers, greedy_agreement, retokenized
+from playground.models import embedded
 
 from .settings import EVAL_MAX_NEW_TOKENS, QUICK_CHECK, STUDENTS
 

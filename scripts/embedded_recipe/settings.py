@@ -1,6 +1,6 @@
 """The recipe's settings: data sizes, the students' shapes and training, what is measured."""
 
-from playground import embedded
+from playground.models import embedded
 
 SEED = 20261122
 # The target's prompts and answers, committed: generating them takes over an hour on a 2-core CPU.

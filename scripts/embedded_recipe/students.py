@@ -4,8 +4,8 @@ import torch
 from tqdm import tqdm
 from transformers import get_cosine_schedule_with_warmup
 
-from playground import embedded
-from playground.distill import extract_deltas, save_deltas, top_forward, trainable_student
+from playground.models import embedded
+from playground.models.distill import extract_deltas, save_deltas, top_forward, trainable_student
 
 from .batches import answer_positions, length_batches
 from .data import cached, teacher_pass

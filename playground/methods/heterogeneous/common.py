@@ -2,9 +2,9 @@
 
 import torch
 
-from ...models import vocabulary_relation
-from ...sampling import one_hot_argmax
-from ...step import PairFigures
+from ...decoding.sampling import one_hot_argmax
+from ...decoding.step import PairFigures
+from ...models.loading import vocabulary_relation
 from ..base import Decoding
 
 

@@ -1,6 +1,6 @@
 """The drafter's own token sequence for the target's text (seed 004, Algorithm 2, line 4)."""
 
-from ...text import Detokenizer
+from ...decoding.text import Detokenizer
 
 PRIMING_TOKENS = 4  # context tokens decoded before drafted ones, for correct spacing
 

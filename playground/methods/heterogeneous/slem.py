@@ -11,7 +11,7 @@ DRAFT_TOKENS_PER_CANDIDATE * K tokens.
 import time
 from dataclasses import dataclass
 
-from ...vocabulary import Continuation, tokenize_continuation
+from ...decoding.vocabulary import Continuation, tokenize_continuation
 from ..base import Decoding, Method
 from ..drafting import chain, one_hots
 from ..rules import OwnDrawMatch

@@ -31,10 +31,10 @@ from dataclasses import dataclass, field
 
 import torch
 
+from ...decoding.sampling import raw_probs, residual
+from ...decoding.step import Evidence, Step, TokenRecord
+from ...decoding.vocabulary import max_token_chars, token_strings
 from ...errors import PlaygroundError
-from ...sampling import raw_probs, residual
-from ...step import Evidence, Step, TokenRecord
-from ...vocabulary import max_token_chars, token_strings
 from ..acceptance import StringRatio
 from ..base import Decoding, Method
 from ..evidence import evidence

@@ -5,8 +5,8 @@ and it accepts at least as often as drafting over the union (Algorithm 1; Theore
 
 import torch
 
+from ...decoding.vocabulary import Intersection, intersection, token_strings
 from ...errors import PlaygroundError
-from ...vocabulary import Intersection, intersection, token_strings
 from ..base import Decoding, Method
 from ..drafting import Drafted, draft_tree
 from ..rules import ResidualRatio

@@ -1,0 +1,180 @@
+"""Model families for the UI: the presets, loading through an injectable loader, the session's
+family for the other handlers, and a description of what was loaded (device, dtype, memory,
+shared vocabulary, which methods are usable).
+
+The loader is `playground.models.loading.load_model` unless the app is built with another one (tests
+inject tiny in-code models). `load_model` caches process-wide, so loading twice costs nothing.
+"""
+
+from collections.abc import Callable
+
+import gradio as gr
+
+from .. import caches
+from ..decoding.ngram import NGRAM
+from ..errors import PlaygroundError
+from ..methods import METHODS
+from ..models.loading import LoadedModel, vocabulary_relation
+from ..models.policy import public_mode
+from ..models.presets import DEFAULT_PRESET, Preset, load_presets
+from . import model_thread, render
+from .boundary import check_method, error_status
+from .options import method_choices
+from .session import Sessions
+
+Loader = Callable[[str], LoadedModel]
+
+
+def project_presets() -> list[Preset]:
+    """The project's presets, the default one first."""
+    return sorted(load_presets().values(), key=lambda p: p.name != DEFAULT_PRESET)
+
+
+class FamilyPanel:
+    """The family panel's handlers (preset, load, unload), and each session's family for the rest:
+    the first preset's until the session loads one."""
+
+    def __init__(self, loader: Loader, presets: list[Preset], sessions: Sessions):
+        self.presets, self.sessions = presets, sessions
+        self.loader = lambda spec: model_thread.call(loader, spec)
+
+    def preset(self, name: str) -> tuple:
+        """The preset's target, draft and qualifier specs and its description (the page loads the
+        family next, and the load picks the method among those the family can run)."""
+        preset = next((p for p in self.presets if p.name == name), self.presets[0])
+        return *preset.specs().values(), preset.description
+
+    def edited(self, key: str) -> str:
+        """The model boxes changed: until Load, runs are refused rather than run on other models."""
+        self.sessions.get(key).specs_edited = True
+        return render.status_html("model boxes changed: press Load to run with these models")
+
+    def load(self, key: str, target: str, draft: str, qualifier: str, method: str = "", progress=None):
+        """Load a family; returns (status, family description, method dropdown). The dropdown
+        offers the methods the family can run and selects the preset's, else keeps `method`."""
+        session = self.sessions.get(key)
+        specs = {"target": target, "draft": draft, "qualifier": qualifier}
+        try:
+            if not isinstance(target, str) or not target.strip():
+                raise PlaygroundError("no target model: name one (or pick a preset) before loading")
+            for role, spec in specs.items():
+                if spec is not None and not isinstance(spec, str):
+                    raise PlaygroundError(f"the {role} model must be a name or empty, got {spec!r}")
+            models = load_family(specs, self.loader, progress)
+        except Exception as error:  # noqa: BLE001  (the UI boundary: show it, stay usable)
+            return error_status(error), gr.skip(), gr.skip()
+        session.specs, session.specs_edited = {role: spec_of(m) for role, m in models.items()}, False
+        session.preset = next((p for p in self.presets if p.specs() == {r: s or "" for r, s in specs.items()}), None)
+        choices = runnable_methods(models)
+        usable = [name for _, name in choices]
+        preferred = [session.preset.default_method if session.preset else "", method, *usable[:1]]
+        chosen = next((name for name in preferred if name in usable), None)
+        return (render.status_html(f"loaded {', '.join(spec_of(m) for m in models.values())}"),
+                describe_family(models), gr.Dropdown(choices=choices, value=chosen))
+
+    def usable_methods(self, key: str) -> list[tuple[str, str]]:
+        """(label, name) of the methods the session's family can run; every method before one is loaded."""
+        specs = self.sessions.get(key).specs
+        if not specs:
+            return method_choices()
+        return runnable_methods({role: self._model(spec) for role, spec in specs.items()})
+
+    def method_lists(self, key: str, *chosen_lists):
+        """Compare's and Race's method pickers after a load: the family's methods, each picker
+        keeping those of its choices the family can still run."""
+        usable = [name for _, name in self.usable_methods(key)]
+        return tuple(gr.update(choices=usable, value=[m for m in chosen or [] if m in usable])
+                     for chosen in chosen_lists)
+
+    def unload(self, key: str):
+        session = self.sessions.get(key)
+        session.specs, session.run, session.stepping = {}, None, None
+        if public_mode():  # the model cache is shared by every visitor: one may not empty it for all
+            return render.status_html("models stay loaded on this public deployment (shared by all visitors)"), ""
+        caches.clear()
+        return render.status_html("models unloaded: memory freed (they load again on the next run)"), ""
+
+    def preset_in_use(self, key: str) -> Preset | None:
+        """The preset the session's family came from: the first one until a family is loaded,
+        none for a loaded family that no preset names."""
+        session = self.sessions.get(key)
+        return session.preset or (None if session.specs else self.presets[0])
+
+    def models_for(self, key: str, method: str) -> dict:
+        """The session's family, for the method's roles."""
+        check_method(method)
+        session = self.sessions.get(key)
+        if session.specs_edited:
+            raise PlaygroundError("the model boxes changed since the last Load: press Load to run with those models")
+        specs = session.specs or {r: s for r, s in self.presets[0].specs().items() if s}
+        needed = METHODS[method].roles
+        missing = [role for role in needed if role not in specs]
+        if missing:
+            raise PlaygroundError(f"{method} needs a {' and a '.join(missing)} model: load a family with one")
+        return {role: self._model(specs[role]) for role in needed}
+
+    def _model(self, spec: str):
+        """The loaded model of `spec`; a prompt-lookup draft stays its spec (it has no model)."""
+        return spec if spec == NGRAM else self.loader(spec)
+
+
+def decoder(model: LoadedModel):
+    """Token id -> text under the model's tokenizer."""
+    return lambda token_id: model.tokenizer.decode([token_id])
+
+
+def load_family(specs: dict[str, str], loader: Loader, progress=None) -> dict:
+    """Load every non-empty role; `progress(fraction, desc=...)` is told before each model. A
+    draft of `ngram` (prompt lookup) has no model: it stays its spec."""
+    wanted = {role: spec.strip() for role, spec in specs.items() if spec and spec.strip()}
+    models = {}
+    for i, (role, spec) in enumerate(wanted.items()):
+        if progress:
+            progress(i / len(wanted), desc=f"loading {role}: {spec}")
+        models[role] = spec if role == "draft" and spec == NGRAM else loader(spec)
+    return models
+
+
+def spec_of(model) -> str:
+    return model if isinstance(model, str) else model.spec
+
+
+def runnable_methods(models: dict) -> list[tuple[str, str]]:
+    """(label, name) of the methods these models can run: every role present, a shared vocabulary
+    unless the method accepts any; with a prompt-lookup draft, the methods that take one."""
+    return method_choices(relation(models), set(models), lookup=models.get("draft") == NGRAM)
+
+
+def relation(models: dict[str, LoadedModel]) -> str | None:
+    """'same' if every loaded helper shares the target's vocabulary, 'different' if one does not."""
+    if "target" not in models:
+        return None
+    helpers = [m for role, m in models.items() if role != "target" and m != NGRAM]
+    same = all(vocabulary_relation(models["target"].tokenizer, m.tokenizer) == "same" for m in helpers)
+    return "same" if same else "different"
+
+
+def describe_family(models: dict[str, LoadedModel]) -> str:
+    """Markdown: each model's device, dtype and weights, the total, and the vocabulary verdict."""
+    lines = [f"- **{role}** `{NGRAM}`: prompt lookup, no model (it proposes what followed the context's last "
+             "tokens where they occurred before)" if m == NGRAM else
+             f"- **{role}** `{m.spec}`: {m.device}, {m.dtype}, {m.memory_bytes / 2**20:,.0f} MiB"
+             for role, m in models.items()]
+    total = sum(m.memory_bytes for m in {id(m): m for m in models.values() if m != NGRAM}.values())
+    return "\n".join([*lines, "", f"{total / 2**20:,.0f} MiB of weights in all; {_availability(models)}."])
+
+
+def _availability(models: dict[str, LoadedModel]) -> str:
+    """Which methods the family can run, in words."""
+    vocabularies = relation(models)
+    if vocabularies == "different":
+        return "the vocabularies differ: only methods for heterogeneous vocabularies are available"
+    if vocabularies is None:
+        return ""
+    runnable = {name for _, name in runnable_methods(models)}
+    missing = [name for name in METHODS if name not in runnable]
+    if not missing:
+        return "the models share one vocabulary: every method is available"
+    needed = sorted({role for name in missing for role in METHODS[name].roles if role not in models})
+    return (f"the models share one vocabulary; {', '.join(missing)} need a {' and a '.join(needed)} model, "
+            "so every other method is available")
