@@ -5,7 +5,13 @@ throughput prediction (methods/pyramid.py) and the UI's predictions all read it.
 Costs are in units of T(1): a draft forward costs c (Leviathan's cost ratio), a verification
 pass over a block or tree costs `verify_cost` (1 in the paper; on a CPU a pass over a few tokens
 costs more than one, see docs/rules.md), and a round with no draft costs one step.
+
+A what-if replays a run's rounds (how many draft forwards, how large a pass, how many tokens
+each) on another machine's or pair's costs (`CostProfile`): a projection from the run's own
+acceptance, not a measurement.
 """
+
+from dataclasses import dataclass
 
 
 def expected_tokens_per_step(alpha: float, k: int) -> float:
@@ -33,3 +39,57 @@ def predicted_throughput(beta: float, length: int, v_proposer: float, v_verifier
         return 0.0
     tokens = beta * (length + 1) if expectation == "paper" else expected_tokens_per_step(beta, length)
     return tokens / (length / v_proposer + 1 / v_verifier)
+
+
+@dataclass(frozen=True)
+class Round:
+    """What a replay needs of one verification round."""
+
+    draft_forwards: int
+    pass_tokens: int  # new tokens the target's pass took: the drafted nodes and its own position
+    tokens: int  # tokens the round emitted
+
+
+@dataclass(frozen=True)
+class CostProfile:
+    """The costs of a machine and model pair, in T(1): a draft forward (c), a target pass over n new
+    tokens (T(n)/T(1), piecewise linear between the measured points, on along the last segment's
+    slope past them), and the host's time per round. `source` says where the numbers come from."""
+
+    name: str
+    source: str
+    cost_ratio: float
+    verify_curve: tuple[tuple[int, float], ...] = ((1, 1.0),)
+    host_per_round: float = 0.0
+
+    def pass_cost(self, tokens: int) -> float:
+        points = sorted(self.verify_curve)
+        if len(points) == 1 or tokens <= points[0][0]:
+            return points[0][1]
+        for (n0, t0), (n1, t1) in zip(points, points[1:]):
+            if tokens <= n1:
+                return t0 + (t1 - t0) * (tokens - n0) / (n1 - n0)
+        (n0, t0), (n1, t1) = points[-2:]
+        return t1 + (t1 - t0) * (tokens - n1) / (n1 - n0)
+
+
+def replay(rounds: list[Round], profile: CostProfile) -> dict[str, float]:
+    """The rounds' cost on `profile`, in T(1), by part. `ar` takes one step per token."""
+    return {"drafting": sum(r.draft_forwards for r in rounds) * profile.cost_ratio,
+            "target passes": sum(profile.pass_cost(r.pass_tokens) for r in rounds),
+            "host": len(rounds) * profile.host_per_round}
+
+
+def projected_speedup(rounds: list[Round], profile: CostProfile) -> float | None:
+    """These rounds' tokens per T(1) on `profile`, over `ar`'s one token per T(1)."""
+    cost = sum(replay(rounds, profile).values())
+    return sum(r.tokens for r in rounds) / cost if rounds and cost > 0 else None
+
+
+def break_even_cost_ratio(rounds: list[Round], profile: CostProfile) -> float | None:
+    """The draft cost c at which these rounds, on `profile`'s other costs, run as fast as `ar`
+    (None when they draft nothing, or lose to `ar` even with a free draft)."""
+    forwards = sum(r.draft_forwards for r in rounds)
+    rest = sum(replay(rounds, profile).values()) - forwards * profile.cost_ratio
+    spare = sum(r.tokens for r in rounds) - rest
+    return spare / forwards if forwards and spare > 0 else None

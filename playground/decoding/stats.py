@@ -115,7 +115,7 @@ class Stats:
         costs = self.step_costs[role]
         return statistics.median(costs) if costs else None
 
-    def _target_step(self) -> float | None:
+    def target_step(self) -> float | None:
         """T(1), at most a typical verification pass (a pass over more tokens never costs less:
         a T(1) above it was measured while the machine was busy, and read 0.05x passes and a
         17.6x prediction at 2% acceptance); a verification pass when T(1) is unknown."""
@@ -126,13 +126,13 @@ class Stats:
 
     def cost_ratio(self) -> float | None:
         """Seconds per draft forward over the target's one-token step (Leviathan's c)."""
-        draft, unit = self._seconds_per_forward(self.draft_role), self._target_step()
+        draft, unit = self._seconds_per_forward(self.draft_role), self.target_step()
         return draft / unit if draft and unit else None
 
     def verify_cost(self) -> float | None:
         """Seconds per verification pass over T(1): what Leviathan's formula takes to be 1."""
         verify = self._seconds_per_forward(self.target_role)
-        return verify / self._target_step() if verify and self.single_step_seconds else None
+        return verify / self.target_step() if verify and self.single_step_seconds else None
 
     def predicted_speedup(self) -> float | None:
         """Theorem 3.8 with what this run measured: the tokens its drafted blocks yielded over what
@@ -160,7 +160,7 @@ class Stats:
         measured = {"drafting": self.draft_seconds, "target passes": passes, "checks and walk": self.check_seconds}
         measured["host, between them"] = self.step_clock[-1] - sum(measured.values())
         out = {"this run (measured)": measured}
-        unit, cost, verify_cost = self._target_step(), self.cost_ratio(), self.verify_cost() or 1.0
+        unit, cost, verify_cost = self.target_step(), self.cost_ratio(), self.verify_cost() or 1.0
         if unit:
             undrafted = self.steps - sum(self.block_sizes.values())
             if cost is not None:

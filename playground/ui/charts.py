@@ -32,7 +32,7 @@ class Timeline:
         self.points.append((run.stats.elapsed, run.stats.tokens))
 
 
-def _figure(title: str, traces, x_title: str = "", y_title: str = "", y_range=None, **layout) -> go.Figure:
+def small_figure(title: str, traces, x_title: str = "", y_title: str = "", y_range=None, **layout) -> go.Figure:
     """A small figure in the house style. Built unvalidated: validation (and expanding the
     template into plotly objects) costs far more than the figure; the inputs are ours."""
     base = {**HOUSE, "title": {"text": title, "font": {"size": 14}}, "height": 260,
@@ -64,7 +64,7 @@ def speed(timeline) -> tuple[list[float], list[float | None]]:
 def acceptance_over_steps(run, timeline) -> go.Figure:
     rounds, running = running_acceptance(run)
     per_step = [s.accepted / s.drafted if s.drafted else None for s in run.steps]
-    return _figure("Acceptance rate", [
+    return small_figure("Acceptance rate", [
         go.Scatter(x=rounds, y=per_step, mode="markers", name="this round", marker=dict(size=4, opacity=0.5)),
         go.Scatter(x=rounds, y=running, mode="lines", name="running")],
         "verification round", "accepted / drafted", y_range=[0, 1.05])
@@ -72,20 +72,20 @@ def acceptance_over_steps(run, timeline) -> go.Figure:
 
 def speed_over_time(run, timeline) -> go.Figure:
     seconds, rate = speed(timeline)
-    return _figure("Tokens per second", [go.Scatter(x=seconds, y=rate, mode="lines")], "seconds", "tokens/s")
+    return small_figure("Tokens per second", [go.Scatter(x=seconds, y=rate, mode="lines")], "seconds", "tokens/s")
 
 
 def acceptance_length(run, timeline) -> go.Figure:
     target = run.stats.target_role
     running = _running(run.steps, lambda s: len(s.tokens), lambda s: s.forwards.get(target, 0))
     rounds = list(range(1, len(run.steps) + 1))
-    return _figure("Mean acceptance length", [go.Scatter(x=rounds, y=running, mode="lines")],
+    return small_figure("Mean acceptance length", [go.Scatter(x=rounds, y=running, mode="lines")],
                    "verification round", "tokens per target forward")
 
 
 def per_position(run, timeline) -> go.Figure:
     rates = run.stats.per_position_acceptance_rate
-    return _figure("Acceptance by position in block", [go.Bar(x=list(range(1, len(rates) + 1)), y=rates)],
+    return small_figure("Acceptance by position in block", [go.Bar(x=list(range(1, len(rates) + 1)), y=rates)],
                    "candidate position", "acceptance rate", y_range=[0, 1.05])
 
 
@@ -104,7 +104,8 @@ def divergence_vs_tau(run, timeline) -> go.Figure:
                          marker=dict(color=color, size=5))
               for name, color, points in (("accepted", COLORS["draft"], accepted),
                                           ("rejected", COLORS["rejected"], rejected))]
-    figure = _figure(f"Divergence of each candidate ({run.config.divergence})", traces, "token index", "divergence")
+    figure = small_figure(f"Divergence of each candidate ({run.config.divergence})", traces, "token index",
+                          "divergence")
     tau = _tau(run)
     if tau is not None:
         figure.add_hline(y=tau, line_dash="dash", annotation_text=f"tau = {tau:g}")
@@ -113,7 +114,7 @@ def divergence_vs_tau(run, timeline) -> go.Figure:
 
 def origin_shares(run, timeline) -> go.Figure:
     shares = run.stats.origin_shares
-    return _figure("Where tokens came from", [go.Bar(x=list(ORIGINS), y=[shares[o] for o in ORIGINS],
+    return small_figure("Where tokens came from", [go.Bar(x=list(ORIGINS), y=[shares[o] for o in ORIGINS],
                                                      marker_color=[COLORS[o] for o in ORIGINS])],
                    "", "share of tokens", y_range=[0, 1.05])
 
@@ -136,7 +137,7 @@ def predicted_vs_measured(run, timeline) -> go.Figure:
     if stats.tokens_per_second and single_step:
         measured_speedup = stats.tokens_per_second * single_step
     groups = ["tokens per target forward", "speedup over target alone"]
-    return _figure("Predicted (Leviathan) vs this run", [
+    return small_figure("Predicted (Leviathan) vs this run", [
         go.Bar(x=groups, y=[predicted_tokens_per_round(run), stats.predicted_speedup()], name=PREDICTED_LABEL,
                marker_color=COLORS["predicted"]),
         go.Bar(x=groups, y=[stats.mean_acceptance_length, measured_speedup], name=ESTIMATE_LABEL,
@@ -157,7 +158,7 @@ def time_budget(run, timeline) -> go.Figure:
     rows = list(budget)
     traces = [go.Bar(y=rows, x=[budget[row].get(part) for row in rows], name=part, orientation="h",
                      marker_color=color) for part, color in BUDGET_COLORS.items()]
-    return _figure("Where the seconds went (seconds)", traces, "", "", barmode="stack", height=320,
+    return small_figure("Where the seconds went (seconds)", traces, "", "", barmode="stack", height=320,
                    margin={"l": 190, "r": 15, "t": 40, "b": 110}, legend=LEGEND_BELOW)
 
 
@@ -212,7 +213,7 @@ def bars(title: str, series: dict[str, dict[str, float]]) -> go.Figure:
     traces = [go.Bar(x=list(probs), y=list(probs.values()), name=name) for name, probs in series.items()]
     # The legend goes under the tilted token labels: above the plot, step mode's five long names
     # took three lines and ran over the title.
-    return _figure(title, traces, "", "probability", barmode="group", y_range=[0, 1.05], height=400,
+    return small_figure(title, traces, "", "probability", barmode="group", y_range=[0, 1.05], height=400,
                    margin={"l": 50, "r": 15, "t": 40, "b": 150},
                    legend={"orientation": "h", "x": 0, "xanchor": "left", "y": -0.45, "yanchor": "top"})
 

@@ -9,6 +9,7 @@ message (and a toast), never a broken app. Each concern lives in its own module:
   runs.py       starts a session's run from the controls (with csd's memory from memory.py)
   generate.py   the Generate tab: streaming, pacing (pacing.py), Stop and re-runs (stale_runs.py)
   run_charts.py its plotly charts, on their own event, once the run has ended
+  what_if.py    the last run's rounds replayed on other costs
   compare.py    the Compare tab
   step_mode.py  the Step mode and toy tabs
   export.py     the downloads
@@ -26,6 +27,7 @@ from .run_charts import RunCharts
 from .runs import Runs
 from .session import Sessions
 from .step_mode import StepMode
+from .what_if import WhatIf
 
 
 class Handlers:
@@ -48,6 +50,8 @@ class Handlers:
             generation.waiting
         run_charts = RunCharts(self.sessions)
         self.charts_after_run, self.final_charts = run_charts.after_run, run_charts.final
+        what_if = WhatIf(self.sessions)
+        self.what_if_profile, self.what_if = what_if.profile_chosen, what_if.project
         self.compare = comparison.compare
         self.step, self.step_position, self.step_reset = steps.step, steps.step_position, steps.step_reset
         self.toy_reset, self.toy_step = steps.toy_reset, steps.toy_step

@@ -34,6 +34,7 @@ from .options import (
 from .queue_cap import cap_events_per_visitor
 from .stepper import Toy
 from .visitors import session_key
+from .what_if import profile_names
 
 ASSETS = Path(__file__).resolve().parents[2] / "assets"
 CSS_PATH = ASSETS / "ui.css"
@@ -299,6 +300,7 @@ def _generate_tab(ui: Shared) -> None:
         with gr.Row(elem_id="charts"):
             plots = [gr.Plot(elem_id=elem_id, show_label=False, min_width=340) for elem_id, _ in CHARTS]
         gr.Markdown("Each chart's camera button (top right, on hover) downloads it as a PNG.")
+    what_if = _what_if_panel()
     with gr.Row():
         export_json = gr.Button("Export run (JSON)", elem_id="export-json", size="sm")
         export_charts = gr.Button("Export charts (HTML)", elem_id="export-charts", size="sm")
@@ -322,7 +324,9 @@ def _generate_tab(ui: Shared) -> None:
                           show_progress="hidden")
     # The charts follow on their own event once the run's has ended (run_charts.py); API callers
     # ask for the last run's charts with /charts.
-    run.then(_keyed(ui.handlers.charts_after_run), None, plots, **PRIVATE)
+    run.then(_keyed(ui.handlers.charts_after_run), None, plots, **PRIVATE).then(
+        _keyed(ui.handlers.what_if), what_if.inputs, what_if.outputs, **PRIVATE)
+    _wire_what_if(ui, what_if)
     tick.change(_keyed(ui.handlers.waiting), None, ui.status, concurrency_limit=None, show_progress="hidden",
                 **PRIVATE)
     charts_button = gr.Button(visible=False)
@@ -338,6 +342,45 @@ def _generate_tab(ui: Shared) -> None:
     memory.click(_keyed(_offer(ui.handlers.correction_memory)), None, [download, memory_view],
                  api_name="correction_memory")
     upload.upload(_keyed(ui.handlers.upload_memory), upload, memory_view, api_name="upload_memory")
+
+
+@dataclass
+class WhatIfPanel:
+    profile: gr.Dropdown
+    cost: gr.Slider
+    curve: gr.Textbox
+    words: gr.Markdown
+    plot: gr.Plot
+
+    @property
+    def inputs(self) -> list:
+        return [self.profile, self.cost, self.curve]
+
+    @property
+    def outputs(self) -> list:
+        return [self.words, self.plot]
+
+
+def _what_if_panel() -> WhatIfPanel:
+    """The last run's rounds on other costs (what_if.py); filled in when a run ends."""
+    with gr.Accordion("What if: this run's rounds on another machine's costs (a projection)", open=False,
+                      elem_id="what-if"):
+        with gr.Row():
+            names = profile_names()
+            profile = gr.Dropdown(names, value=names[0], label="costs of", elem_id="what-if-profile", scale=3)
+            cost = gr.Slider(0.0, 1.0, value=0.1, step=0.005, label="c: a draft forward in target steps",
+                             elem_id="what-if-c", scale=2)
+        curve = gr.Textbox("2: 1.09, 4: 1.26, 8: 1.40, 16: 1.84", label="your own T(n)/T(1) (tokens: cost, ...)",
+                           elem_id="what-if-curve")
+        words = gr.Markdown(elem_id="what-if-words")
+        plot = gr.Plot(elem_id="chart-what-if", show_label=False)
+    return WhatIfPanel(profile, cost, curve, words, plot)
+
+
+def _wire_what_if(ui: Shared, panel: WhatIfPanel) -> None:
+    project = {"fn": _keyed(ui.handlers.what_if), "inputs": panel.inputs, "outputs": panel.outputs, **PRIVATE}
+    panel.profile.change(_keyed(ui.handlers.what_if_profile), panel.profile, panel.cost, **PRIVATE).then(**project)
+    gr.on([panel.cost.release, panel.curve.submit], **project)
 
 
 def _compare_tab(ui: Shared) -> gr.CheckboxGroup:

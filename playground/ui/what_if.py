@@ -1,0 +1,106 @@
+"""The Generate tab's what-if: the last run's rounds (draft forwards, pass sizes, tokens) replayed
+on the costs of another machine or pair (decoding/what_if.py), with a slider for the draft's cost
+c and the line where the speedup crosses 1. A projection from the run's own acceptance, labelled
+as one: nothing here is measured on the chosen profile."""
+
+import plotly.graph_objects as go
+
+from ..decoding import what_if
+from ..decoding.cost_model import CostProfile, break_even_cost_ratio, projected_speedup
+from ..errors import PlaygroundError
+from .charts import COLORS, LEGEND_BELOW, small_figure
+from .session import Sessions
+
+OWN_CURVE = "your own: c from the slider, T(n)/T(1) from the box"
+C_STEPS = 101  # points of the speedup-vs-c line over 0..1
+TWO_DRAFTS = ("psd-f", "psd-a")
+
+
+def profile_names() -> list[str]:
+    return [what_if.THIS_RUN, *(p.name for p in what_if.recorded_profiles()), OWN_CURVE]
+
+
+def parse_curve(text: str) -> tuple[tuple[int, float], ...]:
+    """'2: 1.09, 4: 1.26' -> ((1, 1.0), (2, 1.09), (4, 1.26)); T(1)/T(1) is 1 by definition."""
+    points = {1: 1.0}
+    for item in filter(None, (part.strip() for part in (text or "").split(","))):
+        size, _, ratio = item.partition(":")
+        try:
+            n, value = int(size), float(ratio)
+        except ValueError:
+            raise PlaygroundError(f"cannot read {item!r} as 'tokens: cost': write pairs like '2: 1.09, 4: 1.26'") \
+                from None
+        if n < 1 or not 0 < value < 1000:
+            raise PlaygroundError(f"{item!r}: a pass over n >= 1 tokens costs a positive multiple of T(1)")
+        points[n] = value
+    return tuple(sorted(points.items()))
+
+
+class WhatIf:
+    def __init__(self, sessions: Sessions):
+        self.sessions = sessions
+
+    def profile_chosen(self, key: str, name: str):
+        """The slider moves to the chosen profile's own c (the run's, for this run)."""
+        profile = self._profile(key, name, None, "")
+        return profile.cost_ratio if profile else None
+
+    def project(self, key: str, name: str, cost_ratio: float, curve_text: str) -> tuple[str, go.Figure | None]:
+        """(the projection in words, speedup against c on the chosen profile)."""
+        run = self.sessions.get(key).run
+        if run is None:
+            return "Run something first: the what-if replays the last run's rounds.", None
+        if run.method in TWO_DRAFTS:
+            return ("PyramidSD drafts with two models (draft and qualifier): the what-if replays one draft's "
+                    "rounds, so it does not project this run."), None
+        rounds = what_if.rounds_of(run.steps, run.stats.target_role, run.stats.draft_role)
+        if not any(r.draft_forwards for r in rounds):
+            return f"{run.method} drafted nothing in this run: there is no draft cost to vary.", None
+        try:
+            profile = self._profile(key, name, cost_ratio, curve_text)
+        except PlaygroundError as error:
+            return f"**what-if:** {error}", None
+        if profile is None:
+            return "This run has no measured one-token step T(1) to put its costs in.", None
+        return _words(run, rounds, profile), _speedup_by_cost(rounds, profile)
+
+    def _profile(self, key: str, name: str, cost_ratio: float | None, curve_text: str) -> CostProfile | None:
+        run = self.sessions.get(key).run
+        if name == OWN_CURVE:
+            return CostProfile(OWN_CURVE, "entered on this page", cost_ratio or 0.0, parse_curve(curve_text))
+        if name == what_if.THIS_RUN:
+            stats = run.stats if run else None
+            profile = stats and what_if.measured_profile(run.steps, stats.target_step(),
+                                                         stats.step_clock[-1] if stats.step_clock else 0.0,
+                                                         stats.target_role, stats.draft_role)
+        else:
+            profile = next((p for p in what_if.recorded_profiles() if p.name == name), None)
+        if profile and cost_ratio is not None:
+            return CostProfile(profile.name, profile.source, cost_ratio, profile.verify_curve, profile.host_per_round)
+        return profile
+
+
+def _words(run, rounds, profile: CostProfile) -> str:
+    speedup = projected_speedup(rounds, profile)
+    even = break_even_cost_ratio(rounds, profile)
+    sizes = sorted({r.pass_tokens for r in rounds})
+    crossing = (f"it breaks even with `ar` at c = {even:.2f}" if even is not None
+                else "it is slower than `ar` even with a draft that costs nothing")
+    return (f"**Projection, not a measurement:** this run's {len(rounds)} rounds ({sum(r.tokens for r in rounds)} "
+            f"tokens, {sum(r.draft_forwards for r in rounds)} draft forwards, target passes over "
+            f"{sizes[0]}-{sizes[-1]} tokens) on *{profile.name}* ({profile.source}): at c = {profile.cost_ratio:.3f}, "
+            f"**{speedup:.2f}x** `ar`'s one step per token; {crossing}.")
+
+
+def _speedup_by_cost(rounds, profile: CostProfile) -> go.Figure:
+    costs = [i / (C_STEPS - 1) for i in range(C_STEPS)]
+    speedups = [projected_speedup(rounds, CostProfile(profile.name, profile.source, c, profile.verify_curve,
+                                                      profile.host_per_round)) for c in costs]
+    traces = [go.Scatter(x=costs, y=speedups, mode="lines", name="projected speedup", line={"color": COLORS["draft"]}),
+              go.Scatter(x=[0, 1], y=[1, 1], mode="lines", name="as fast as ar",
+                         line={"color": "#888888", "dash": "dash"}),
+              go.Scatter(x=[profile.cost_ratio], y=[projected_speedup(rounds, profile)], mode="markers",
+                         name=f"c = {profile.cost_ratio:.3f}", marker={"color": COLORS["target"], "size": 10})]
+    return small_figure("What if: this run's rounds at another draft cost (projection)", traces,
+                   "c: one draft forward in target steps", "speedup over ar", height=320, legend=LEGEND_BELOW,
+                   margin={"l": 50, "r": 15, "t": 40, "b": 110})

@@ -1,0 +1,104 @@
+"""The what-if: a run's rounds replayed on other costs (decoding/cost_model.py, decoding/what_if.py,
+ui/what_if.py). A projection: on the run's own measured costs it must give the run's own speedup."""
+
+import pytest
+
+import playground
+from playground.decoding import what_if
+from playground.decoding.cost_model import (
+    CostProfile,
+    Round,
+    break_even_cost_ratio,
+    projected_speedup,
+    replay,
+)
+from playground.errors import PlaygroundError
+from playground.models.presets import Preset
+from playground.ui.handlers import Handlers
+from playground.ui.what_if import OWN_CURVE, parse_curve
+
+from .test_ui_handlers import KEY, PROMPT, run_generate
+
+CURVE = ((1, 1.0), (2, 1.2), (4, 1.6))
+
+
+def test_a_pass_cost_follows_the_measured_points_and_their_last_slope():
+    profile = CostProfile("p", "test", 0.1, CURVE)
+    assert [profile.pass_cost(n) for n in (1, 2, 3, 4, 6)] == pytest.approx([1.0, 1.2, 1.4, 1.6, 2.0])
+    assert CostProfile("flat", "test", 0.1).pass_cost(9) == 1.0
+
+
+def test_rounds_replayed_by_hand():
+    # Two rounds: 3 draft forwards, a pass over 4 tokens, 3 tokens; 1 forward, a pass over 2, 1 token.
+    rounds = [Round(3, 4, 3), Round(1, 2, 1)]
+    profile = CostProfile("p", "test", 0.1, CURVE, host_per_round=0.05)
+    assert replay(rounds, profile) == pytest.approx({"drafting": 0.4, "target passes": 2.8, "host": 0.1})
+    assert projected_speedup(rounds, profile) == pytest.approx(4 / 3.3)
+    # Speedup 1 where 4 tokens = 4 forwards x c + 2.8 + 0.1: c = 0.275.
+    assert break_even_cost_ratio(rounds, profile) == pytest.approx(0.275)
+    assert projected_speedup(rounds, CostProfile("p", "test", 0.275, CURVE, 0.05)) == pytest.approx(1.0)
+    # Passes dearer than the tokens they give: no draft cost makes these rounds pay.
+    assert break_even_cost_ratio([Round(1, 4, 1)], profile) is None
+
+
+@pytest.mark.parametrize("method", ["sd", "fsd", "csd"])
+def test_on_its_own_measured_costs_a_run_projects_its_own_speedup(family, method):
+    """Replayed on the profile measured from the run, the rounds take the run's time: the
+    projection equals tokens x T(1) over the run's clock, the estimate the budget shows."""
+    run = playground.generate(PROMPT, method=method, **family, temperature=1.0, max_new_tokens=40, seed=3)
+    stats = run.stats
+    profile = what_if.measured_profile(run.steps, stats.target_step(), stats.step_clock[-1])
+    rounds = what_if.rounds_of(run.steps)
+    assert sum(r.tokens for r in rounds) == stats.tokens
+    assert sum(r.draft_forwards for r in rounds) == stats.forwards["draft"]
+    own = stats.tokens * stats.target_step() / stats.step_clock[-1]
+    assert projected_speedup(rounds, profile) == pytest.approx(own, rel=0.10)
+    budget = stats.budget()
+    assert sum(replay(rounds, profile).values()) * stats.target_step() == pytest.approx(
+        sum(budget["this run (measured)"].values()), rel=0.10)
+
+
+def test_the_recorded_profiles_name_their_sources():
+    profiles = what_if.recorded_profiles()
+    assert len(profiles) >= 3 and all(p.source and 0 < p.cost_ratio < 1 for p in profiles)
+    assert all(dict(p.verify_curve)[1] == 1.0 for p in profiles)
+
+
+def test_a_curve_typed_by_the_user_is_read_or_refused_in_one_line():
+    assert parse_curve("2: 1.1, 8:1.5") == ((1, 1.0), (2, 1.1), (8, 1.5))
+    assert parse_curve("") == ((1, 1.0),)
+    with pytest.raises(PlaygroundError, match="write pairs like"):
+        parse_curve("2 = 1.1")
+    with pytest.raises(PlaygroundError, match="positive multiple"):
+        parse_curve("0: 1.0")
+
+
+@pytest.fixture
+def page(family):
+    by_spec = {m.spec: m for m in family.values()}
+    return Handlers(loader=lambda spec: by_spec[spec],
+                    presets=[Preset("tiny", "tiny-target", "tiny-draft", "tiny-qualifier", "tiny test family")])
+
+
+def test_the_page_projects_the_last_run_and_says_it_is_a_projection(page):
+    words, figure = page.what_if(KEY, what_if.THIS_RUN, None, "")
+    assert figure is None and "Run something first" in words
+    page.load(KEY, "tiny-target", "tiny-draft", "tiny-qualifier")
+    run_generate(page, "sd", temperature=1.0, seed=3)
+    run = page.sessions.get(KEY).run
+    own_c = page.what_if_profile(KEY, what_if.THIS_RUN)
+    words, figure = page.what_if(KEY, what_if.THIS_RUN, own_c, "")
+    assert words.startswith("**Projection, not a measurement:**") and f"{len(run.steps)} rounds" in words
+    assert [trace.name for trace in figure.data][:2] == ["projected speedup", "as fast as ar"]
+    gpu = what_if.recorded_profiles()[1]
+    assert page.what_if_profile(KEY, gpu.name) == gpu.cost_ratio
+    words, _ = page.what_if(KEY, OWN_CURVE, 0.2, "2: x")
+    assert words.startswith("**what-if:** cannot read '2: x'")
+
+
+def test_the_page_says_why_it_cannot_project(page):
+    page.load(KEY, "tiny-target", "tiny-draft", "tiny-qualifier")
+    run_generate(page, "ar")
+    assert "drafted nothing" in page.what_if(KEY, what_if.THIS_RUN, None, "")[0]
+    run_generate(page, "psd-f")
+    assert "two models" in page.what_if(KEY, what_if.THIS_RUN, None, "")[0]
