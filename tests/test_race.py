@@ -11,7 +11,8 @@ from playground.errors import PlaygroundError
 from playground.ui.family_panel import Preset
 from playground.ui.handlers import Handlers
 from playground.ui.options import all_controls
-from playground.ui.race import Race
+from playground.ui.race import Race, ranking, replay_repeat, spread_text
+from playground.ui.repeats import Timed
 from playground.ui.replay import KEPT_RUNS, History, Lane, lane_of, race_html
 
 KEY = "session-1"
@@ -108,11 +109,14 @@ def values(**overrides) -> list:
 def test_run_and_race_warms_up_repeats_alternating_then_replays_each_median_run(race):
     *progress, (view, choices) = list(race.run_methods(KEY, PROMPT, ["ar", "sd", "fsd"], *values()))
     order = ["ar", "sd", "fsd"] * 2 + ["fsd", "sd", "ar"] + ["ar", "sd", "fsd"]  # warm-ups, then 3 alternating repeats
-    whats = ["warm-up"] * 3 + [f"run {r} of 3" for r in (1, 1, 1, 2, 2, 2, 3, 3, 3)]
-    assert [status for status, _ in progress] == [
-        f'<div class="status status-info">{m}: {what} done, alone ({n} of 12 runs)</div>'
+    whats = ["warm-up"] * 3 + [f"repeat {r} of 3" for r in (1, 1, 1, 2, 2, 2, 3, 3, 3)]
+    starting, *progress = [status for status, _ in progress]
+    assert starting.startswith('<div class="status status-info">Starting: 12 runs')  # its expected time, if known
+    assert [re.sub(r", about [\d a-z]+ left", "", status) for status in progress] == [
+        f'<div class="status status-info">run {n} of 12 done ({m}: {what}, alone)</div>'
         for n, (m, what) in enumerate(zip(order, whats, strict=True), start=1)]
-    assert '<p class="race-about">Each lane replays the median run (by tokens/s) of 3 runs' in view
+    assert re.search(r"run 4 of 12 done \(ar: repeat 1 of 3, alone\), about \d+ s left", progress[3])
+    assert re.search(r'<p class="race-about">Each lane replays repeat [123] of 3 \(after a warm-up', view)
     assert 'class="race-note"' not in view, "a fair race has nothing to warn of"
     assert re.search(r"Speeds of the runs: ar [\d.]+ \([\d.]+-[\d.]+, 3 runs\) tokens/s; "
                      r"sd [\d.]+ \([\d.]+-[\d.]+, 3 runs\) tokens/s, [\d.]+x \([\d.]+-[\d.]+\) vs ar; fsd ", view)
@@ -138,3 +142,22 @@ def test_race_errors_are_one_line_and_run_nothing(race):
     assert race.handlers.sessions.get(KEY).race.labels() == []
     with pytest.warns(UserWarning, match="pick 1 to 4 finished runs"):
         assert "pick 1 to 4 finished runs" in race.race_chosen(KEY, [])
+
+
+def test_the_fastest_line_and_the_headline_read_one_figure():
+    """The issue's race: sd's paired speedup over ar was 1.21x (0.24-1.65) while its median speed was
+    below ar's, and the page said both "sd 1.21x vs ar" and "ar was fastest ... sd 0.80x". Now the
+    ranking is the paired medians', the lanes replay a repeat that finished in that order, and a
+    speedup whose repeats fall on both sides of ar is called unsettled."""
+    ar, sd = Timed({0: 10.0, 1: 10.0, 2: 4.0}), Timed({0: 12.1, 1: 2.4, 2: 6.6})
+    ranked = ranking(["ar", "sd"], [ar, sd])
+    assert ranked == [(1, "1.21x ar"), (0, "the reference")]
+    assert replay_repeat([ar, sd], [1, 0]) == (0, True)  # repeat 1 ran sd ahead, closest to the medians
+    assert replay_repeat([ar, sd], [0, 1]) == (1, True)
+    assert "sd 6.6 (2.4-12.1, 3 runs) tokens/s, 1.21x (0.24-1.65) vs ar (not settled" in spread_text(["ar", "sd"],
+                                                                                                     [ar, sd])
+    lanes = [lane("#1 ar", 0.1, 0.2), lane("#2 sd", 0.2, 0.4)]  # replayed: ar's run the faster one
+    html = race_html(lanes, "", [(lanes[side], figure) for side, figure in ranked])
+    assert "Fastest by the medians of the repeats: #2 sd (1.21x ar), then #1 ar (the reference)." in html
+    assert re.findall(r'class="race-finish" data-t="[\d.]+">(\w+):', html) == ["2nd", "1st"]
+    assert "was fastest" not in html

@@ -371,8 +371,10 @@ def test_export_before_any_run_says_so(handlers):
 
 def test_tau_sweep_compares_against_target_only(handlers):
     views = list(handlers.compare(KEY, PROMPT, "fsd", "sweep", "tau", "0, 0.6", [], *values()))
-    # a progress line per run (ar and two columns, each a warm-up and 3 timed runs), then the columns
-    assert len(views) == 3 * 4 + 1 and views[-1].count("compare-column") == 2
+    # the expected duration, a progress line per run (ar and two columns, each a warm-up and 3 timed
+    # runs) with the time left, then the columns: the ar reference the speedups are paired with first
+    assert len(views) == 1 + 3 * 4 + 1 and views[-1].count("compare-column") == 3
+    assert "<h4>ar (reference)</h4>" in views[-1] and "<td>1.00x (the reference)</td>" in views[-1]
     assert "fsd tau=0" in views[-1] and "agreement with target" in views[-1]
     assert "100.0%" in views[-1], "tau = 0 accepts nothing: greedy output equals the target's"
 
@@ -383,7 +385,7 @@ def test_every_methods_default_sweep_runs(handlers, method):
     option = default_sweep(method)
     assert option in visible_options(method)
     views = list(handlers.compare(KEY, PROMPT, method, "sweep", option, suggested_sweep(option), [], *values()))
-    assert "status-error" not in views[-1] and views[-1].count("compare-column") == 3
+    assert "status-error" not in views[-1] and views[-1].count("compare-column") == 4  # ar's beside 3 values
 
 
 def test_sweep_choices_are_the_methods_numeric_options():
@@ -396,9 +398,9 @@ def test_methods_side_by_side(handlers):
     views = list(handlers.compare(KEY, PROMPT, "sd", "methods", "tau", "", ["ar", "sd", "draft-only"], *values()))
     view = views[-1]
     assert view.count("compare-column") == 3 and "target mean log-lik" in view
-    assert "(1 of 12 runs)" in views[0], "the ar column is the reference's runs, not 4 more"
+    assert "run 1 of 12 done" in views[1], "the ar column is the reference's runs, not 4 more"
     ar_column = view[view.index("<h4>ar</h4>"):view.index("<h4>sd</h4>")]
-    assert "<th>speedup vs ar</th><td>1.00x (1.00-1.00)</td>" in ar_column
+    assert "<th>speedup vs ar</th><td>1.00x (the reference)</td>" in ar_column
 
 
 P_USED = "p target, sampling settings: the SD ratio's numerator, the draws"
@@ -550,14 +552,14 @@ def test_a_pyramid_tokens_hover_lists_its_qualifier_check_line_by_line(handlers)
 
 def test_compare_columns_print_their_settings_a_repetition_measure_and_a_diff(handlers):
     views = list(handlers.compare(KEY, PROMPT, "sd", "methods", "tau", "", ["sd", "fsd"], *values()))
-    assert len(views) == 3 * 4 + 1 and "ar: warm-up done (1 of 12 runs)" in views[0]  # a line per run, then the view
+    assert len(views) == 1 + 3 * 4 + 1 and "run 1 of 12 done (ar: warm-up)" in views[1]  # a line per run, the view
     view = views[-1]
-    assert view.count('class="compare-column"') == 2
-    assert view.count("3 runs)") == 2 and view.count("speedup vs ar") == 2  # medians of 3 runs, paired with ar
-    assert view.count('class="settings-line"') == 2 and view.count("draft confidence 0.6") == 2  # as sent
+    assert view.count('class="compare-column"') == 3  # the ar reference's first
+    assert view.count("3 runs)") == 3 and view.count("speedup vs ar") == 3  # medians of 3 runs, paired with ar
+    assert view.count('class="settings-line"') == 3 and view.count("draft confidence 0.6") == 2  # as sent
     assert view.count("tau 0.4") == 1  # fsd's threshold, in fsd's column only
-    assert view.count("repeated word 3-grams") == 2 and view.count('class="diff"') == 2
-    assert view.count("where the seconds went") == 2 and view.count("ar, same tokens: about") == 2  # each run's budget
+    assert view.count("repeated word 3-grams") == 3 and view.count('class="diff"') == 3
+    assert view.count("where the seconds went") == 3 and view.count("ar, same tokens: about") == 3  # each run's budget
     assert view.count("drafting ") == 2 and view.count("checks and walk") == 2
 
 

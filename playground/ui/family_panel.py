@@ -102,6 +102,10 @@ class FamilyPanel:
 
     def models_for(self, key: str, method: str) -> dict:
         """The session's family, for the method's roles."""
+        return {role: self._model(spec) for role, spec in self.specs_for(key, method).items()}
+
+    def specs_for(self, key: str, method: str) -> dict:
+        """The specs of the session's family for the method's roles, without loading them."""
         check_method(method)
         session = self.sessions.get(key)
         if session.specs_edited:
@@ -111,7 +115,7 @@ class FamilyPanel:
         missing = [role for role in needed if role not in specs]
         if missing:
             raise PlaygroundError(f"{method} needs a {' and a '.join(missing)} model: load a family with one")
-        return {role: self._model(specs[role]) for role in needed}
+        return {role: specs[role] for role in needed}
 
     def _model(self, spec: str):
         """The loaded model of `spec`; a prompt-lookup draft stays its spec (it has no model)."""

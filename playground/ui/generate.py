@@ -9,7 +9,7 @@ from ..errors import PlaygroundError
 from ..methods import METHODS
 from ..models import embedded
 from ..space import on_space
-from . import charts, model_thread, render, sparklines
+from . import charts, eta, model_thread, render, sparklines
 from .boundary import error_status
 from .family_panel import decoder
 from .pacing import STATS_INTERVAL, TEXT_INTERVAL, Pacer
@@ -81,6 +81,7 @@ class Generation:
         run = session.run
         if run.finished:
             session.race.add(run, session.decode)
+            eta.record(run)
         ending = f"done: {render.tokens(run.stats.tokens)} ({run.stop_reason})" if run.finished else \
             f"stopped after {render.tokens(run.stats.tokens)}: {session.stale_runs.reason}"
         yield self._view(session, ending, True)

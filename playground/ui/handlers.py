@@ -52,7 +52,7 @@ class Handlers:
         self.charts_after_run, self.final_charts = run_charts.after_run, run_charts.final
         what_if = WhatIf(self.sessions)
         self.what_if_profile, self.what_if = what_if.profile_chosen, what_if.project
-        self.compare = comparison.compare
+        self.compare, self.compare_estimate = comparison.compare, comparison.estimate
         self.step, self.step_position, self.step_reset = steps.step, steps.step_position, steps.step_reset
         self.toy_reset, self.toy_step = steps.toy_reset, steps.toy_step
         self.export_json, self.export_charts = exports.export_json, exports.export_charts

@@ -7,6 +7,8 @@ those clocks (replay.py builds the schedule, assets/race.js plays it), so a room
 truly finishes first.
 """
 
+import math
+import statistics
 from functools import partial
 from pathlib import Path
 
@@ -15,11 +17,11 @@ import gradio as gr
 from ..deploy.limits import current_limits
 from ..errors import PlaygroundError
 from ..methods import METHODS
-from . import render
+from . import eta, render
 from .boundary import error_status
 from .family_panel import decoder
-from .options import method_choices
-from .repeats import REPEATS, Timed, busy_note, repeated
+from .options import method_choices, options_from_values
+from .repeats import REPEATS, WARM_UP_TOKENS, Timed, busy_note, repeated, schedule
 from .replay import MAX_LANES, race_html
 
 REPLAY_JS = (Path(__file__).resolve().parents[2] / "assets" / "race.js").read_text(encoding="utf-8")
@@ -35,7 +37,8 @@ class Race:
 
     def run_methods(self, key: str, prompt: str, methods, *values):
         """Run each method on the prompt with the controls' settings, one after another (never two
-        at once), then race them. Yields (race view, finished-runs choices)."""
+        at once), then race them. Yields (the expected duration, then a progress line with the time
+        left, then the race view; finished-runs choices)."""
         session = self.handlers.sessions.get(key)
         try:
             chosen = list(dict.fromkeys(methods)) if isinstance(methods, list) else []
@@ -45,27 +48,69 @@ class Race:
             repeats = max(1, min(REPEATS, limit // len(chosen))) if limit else REPEATS
             session.admit(len(chosen) * repeats, limit)
             self.handlers.stop(key, STOPPED_BY_A_RACE)  # the session's own Generate run would share the cores
-            finished = {side: [] for side in range(len(chosen))}
+            plan = self.plan(chosen, repeats, values)
+            yield render.status_html(f"Starting: {self._expected(key, plan)[1]}"), gr.skip()
+            finished = {side: {} for side in range(len(chosen))}
             runs = [partial(self.handlers.runs.finished, key, prompt, method, values) for method in chosen]
             for done, (side, repeat, run) in enumerate(repeated(runs, repeats), start=1):
-                what = "warm-up" if repeat < 0 else f"run {repeat + 1} of {repeats}"
-                yield (render.status_html(f"{chosen[side]}: {what} done, alone ({done} of "
-                                          f"{len(chosen) * (repeats + 1)} runs)"), gr.skip())
+                eta.record(run)
+                what = "warm-up" if repeat < 0 else f"repeat {repeat + 1} of {repeats}"
+                left = self._expected(key, plan[done:])[0] if done < len(plan) else 0.0
+                yield (render.status_html(f"run {done} of {len(plan)} done ({chosen[side]}: {what}, alone)"
+                                          + (f", {eta.duration_text(left)} left" if left else "")), gr.skip())
                 if repeat >= 0:
-                    finished[side].append(run)
-            lanes = [self._lane(session, key, method, finished[side]) for side, method in enumerate(chosen)]
+                    finished[side][repeat] = run
+            timed = [Timed() for _ in chosen]
+            for side, by_repeat in finished.items():
+                for repeat, run in by_repeat.items():
+                    timed[side].add(repeat, run)
+            ranked = ranking(chosen, timed)
+            repeat, agrees = replay_repeat(timed, [side for side, _ in ranked])
+            lanes = [self._lane(session, key, method, finished[side][repeat]) for side, method in enumerate(chosen)]
         except Exception as error:  # noqa: BLE001  (the UI boundary: show it, stay usable)
             yield error_status(error), gr.skip()
             return
-        note = (f"Each lane replays the median run (by tokens/s) of {repeats} runs of its method, after a "
-                f"warm-up, run in alternating order. {spread_text(chosen, finished)}")
-        yield race_html(lanes, note), self.choices(key, [lane.label for lane in lanes])
+        order = "whose runs finished in the order of the medians" if agrees else (
+            "the closest to the medians, though no repeat finished in their order (the machine was busy): "
+            "the ranking is the medians'")
+        note = (f"Each lane replays repeat {repeat + 1} of {repeats} (after a warm-up, the methods ran in alternating "
+                f"order), {order}. {spread_text(chosen, timed)}")
+        yield (race_html(lanes, note, [(lanes[side], figure) for side, figure in ranked]),
+               self.choices(key, [lane.label for lane in lanes]))
 
-    def _lane(self, session, key: str, method: str, runs: list):
-        """The lane of a method's median run, by tokens per second."""
-        median = sorted(runs, key=lambda run: run.stats.tokens_per_second or 0.0)[len(runs) // 2]
+    def plan(self, chosen: list[str], repeats: int, values) -> list[tuple[str, int]]:
+        """(method, tokens at most) of every run in the order they run: the warm-ups, then the repeats."""
+        tokens = options_from_values("ar", values)["max_new_tokens"]
+        return [*((method, WARM_UP_TOKENS) for method in chosen),
+                *((chosen[side], tokens) for _, side in schedule(len(chosen), repeats))]
+
+    def _expected(self, key: str, plan: list, loaded: bool = True) -> tuple[float | None, str]:
+        """(seconds, one line) the race's runs should take, from this machine's recent runs (eta.py)."""
+        family = self.handlers.family
+        models_of = family.models_for if loaded else family.specs_for
+        seconds, bases = eta.plan_seconds(plan, lambda method: models_of(key, method))
+        if seconds is None:
+            return None, f"{len(plan)} runs; no run on this machine lately to estimate their time from"
+        return seconds, (f"{len(plan)} runs, {eta.duration_text(seconds)} if each writes its max new tokens "
+                         f"(from {'; '.join(bases)})")
+
+    def estimate(self, key: str, methods, *values) -> str:
+        """The line beside Run and race: how long racing the chosen methods would take."""
+        try:
+            chosen = list(dict.fromkeys(methods)) if isinstance(methods, list) else []
+            if not 1 <= len(chosen) <= MAX_LANES or not set(chosen) <= set(METHODS):
+                raise PlaygroundError(f"pick 1 to {MAX_LANES} methods to race")
+            limit = current_limits().runs_per_minute
+            repeats = max(1, min(REPEATS, limit // len(chosen))) if limit else REPEATS
+            return render.status_html("Expected: " + self._expected(key, self.plan(chosen, repeats, values),
+                                                                    loaded=False)[1])
+        except PlaygroundError as error:
+            return render.status_html(f"Race cannot start as set: {error}", "error")
+
+    def _lane(self, session, key: str, method: str, run):
+        """The lane of a method's run."""
         primary = self.handlers.family.models_for(key, method)[METHODS[method].roles[0]]
-        return session.race.add(median, decoder(primary))
+        return session.race.add(run, decoder(primary))
 
     def race_chosen(self, key: str, labels):
         """Race finished runs of this session, chosen by label."""
@@ -80,16 +125,55 @@ class Race:
         return gr.update(choices=labels, value=chosen if chosen is not None else labels[-2:])
 
 
-def spread_text(methods: list[str], finished: dict) -> str:
+def ranking(methods: list[str], timed: list[Timed]) -> list[tuple[int, str]]:
+    """(side, figure) fastest first, by the one figure the note prints: with ar in the race, each
+    method's median speed over ar's within a repeat (ar itself 1.00x); else its median tokens/s."""
+    if "ar" in methods:
+        reference = timed[methods.index("ar")]
+        scores = [1.0 if method == "ar" else timed[side].speedup(reference).median or 0.0
+                  for side, method in enumerate(methods)]
+        flagged = [method != "ar" and bool(timed[side].speedup(reference).flag) for side, method in enumerate(methods)]
+        figures = ["the reference" if method == "ar" else f"{score:.2f}x ar" + (", impossible: see above" * flag)
+                   for method, score, flag in zip(methods, scores, flagged, strict=True)]
+    else:
+        scores = [statistics.median(t.speeds.values()) if t.speeds else 0.0 for t in timed]
+        figures = [f"median {score:.1f} tokens/s" for score in scores]
+    order = sorted(range(len(methods)), key=lambda side: -scores[side])
+    return [(side, figures[side]) for side in order]
+
+
+def replay_repeat(timed: list[Timed], order: list[int]) -> tuple[int, bool]:
+    """The repeat whose runs the lanes replay: among the repeats whose runs finish in `order` (by
+    tokens/s), the one closest to every side's median; else the closest. Returns (repeat, whether
+    its order is `order`)."""
+    repeats = sorted(set.intersection(*(set(t.speeds) for t in timed)))
+    if not repeats:  # a run that wrote nothing has no speed: replay the first repeat
+        return 0, False
+
+    def distance(repeat: int) -> float:
+        return sum(abs(math.log(t.speeds[repeat] / statistics.median(t.speeds.values()))) for t in timed)
+
+    def in_order(repeat: int) -> bool:
+        return sorted(range(len(timed)), key=lambda side: -timed[side].speeds[repeat]) == order
+
+    agreeing = [repeat for repeat in repeats if in_order(repeat)]
+    best = min(agreeing or repeats, key=distance)
+    return best, bool(agreeing)
+
+
+def spread_text(methods: list[str], timed: list[Timed]) -> str:
     """Every method's tokens/s as a median with its range, its speedup over ar paired within each
-    repeat where ar raced too, and a note when the machine was busy: a replayed lane shows one run."""
-    timed = [Timed(dict(enumerate(run.stats.tokens_per_second for run in finished[side])))
-             for side in range(len(methods))]
+    repeat where ar raced too (flagged where it passes what the method's measured costs allow, and
+    called unsettled where its repeats fell on both sides of ar), and a note when the machine was busy."""
     reference = timed[methods.index("ar")] if "ar" in methods else None
     lines = []
     for method, speeds in zip(methods, timed, strict=True):
-        paired = reference is not None and reference is not speeds
-        vs_ar = f", {speeds.speedup_text(reference)} vs ar" if paired else ""
+        vs_ar = ""
+        if reference is not None and reference is not speeds:
+            ratios = speeds.ratios(reference)
+            unsettled = " (not settled: faster than ar in some repeats, slower in others)" \
+                if ratios and min(ratios) < 1 < max(ratios) else ""
+            vs_ar = f", {speeds.speedup(reference)} vs ar{unsettled}"
         lines.append(f"{method} {speeds.text()} tokens/s{vs_ar}")
     return f"Speeds of the runs: {'; '.join(lines)}. {busy_note(timed)}".strip()
 

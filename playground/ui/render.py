@@ -11,6 +11,7 @@ from html import escape
 from ..decoding.step import ORIGINS, TokenRecord
 from ..methods.acceptance import number
 from ..serving import describe
+from .repeats import Speedup
 from .stepper import STAGES, symbols
 from .tree_view import tree_html
 
@@ -247,6 +248,7 @@ def compare_html(columns: list[dict], note: str = "") -> str:
     under a note on the machine when there is one."""
     def metric(name, value):
         shown = "–" if value is None else escape(value) if isinstance(value, str) else (
+            flagged_html(value) if isinstance(value, Speedup) else
             f"{value:.1%}" if name in SHARES else f"{value:.2f}")
         return f"<tr><th>{escape(name)}</th><td>{shown}</td></tr>"
 
@@ -255,6 +257,15 @@ def compare_html(columns: list[dict], note: str = "") -> str:
                     for c in columns)
     machine = f'<p class="compare-note">{escape(note)}</p>' if note else ""
     return f'{machine}<div class="compare">{cells}</div>'
+
+
+def flagged_html(speedup: Speedup) -> str:
+    """A speedup as shown: plain, or struck through with why it cannot be right where it passes what
+    the measured costs allow (repeats.Speedup)."""
+    if not speedup.flag:
+        return escape(speedup.text)
+    return (f'<span class="flagged"><s>{escape(speedup.text)}</s> impossible: '
+            f"{escape(speedup.flag)}</span>")
 
 
 def memory_html(pairs: list[tuple], total: int, owner: str) -> str:

@@ -7,6 +7,8 @@ import statistics
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
+from ..decoding.speed_bound import SpeedBound, speedup_bound
+
 REPEATS = 3  # timed runs of each side
 WARM_UP_TOKENS = 4  # a warm-up run builds what a side's first run would pay for (int8 twins, pruned heads)
 BUSY_SPREAD = 1.25  # a side whose fastest run is this much faster than its slowest: the machine was busy
@@ -27,11 +29,35 @@ def repeated(runs: list[Callable], repeats: int) -> Iterator[tuple[int, int, obj
         yield side, repeat, runs[side]()
 
 
+@dataclass(frozen=True)
+class Speedup:
+    """A speedup over ar as shown: its text, and `flag`, why it cannot be right where it passes what
+    the side's measured costs allow (speed_bound.py; "" where it does not)."""
+
+    text: str
+    flag: str = ""
+    median: float | None = None
+
+    def __str__(self) -> str:
+        return self.text + (f" [impossible: {self.flag}]" if self.flag else "")
+
+
 @dataclass
 class Timed:
-    """One side's speeds, by repeat."""
+    """One side's speeds, by repeat, and the speedup bound of each of its runs."""
 
     speeds: dict = field(default_factory=dict)  # repeat -> tokens per second
+    bounds: dict = field(default_factory=dict)  # repeat -> SpeedBound (or None)
+
+    def add(self, repeat: int, run) -> None:
+        if run.stats.tokens_per_second:  # a run that wrote nothing has no speed
+            self.speeds[repeat] = run.stats.tokens_per_second
+        self.bounds[repeat] = speedup_bound(run.stats)
+
+    def bound(self) -> SpeedBound | None:
+        """The loosest of its runs' bounds (the run with the cheapest measured costs): a figure
+        above even that one is flagged."""
+        return max((b for b in self.bounds.values() if b is not None), key=lambda b: b.bound, default=None)
 
     def text(self) -> str:
         values = list(self.speeds.values())
@@ -39,11 +65,22 @@ class Timed:
             return "–"
         return f"{statistics.median(values):.1f} ({min(values):.1f}-{max(values):.1f}, {len(values)} runs)"
 
+    def ratios(self, reference: "Timed") -> list[float]:
+        """Its speed over the reference's, within each repeat both ran."""
+        return [speed / reference.speeds[r] for r, speed in self.speeds.items() if speed and reference.speeds.get(r)]
+
     def speedup_text(self, reference: "Timed") -> str:
-        ratios = [speed / reference.speeds[r] for r, speed in self.speeds.items() if reference.speeds.get(r)]
+        return str(self.speedup(reference))
+
+    def speedup(self, reference: "Timed") -> Speedup:
+        """The median of the paired ratios with their range, flagged when the median passes the
+        bound of every run of this side."""
+        ratios = self.ratios(reference)
         if not ratios:
-            return "–"
-        return f"{statistics.median(ratios):.2f}x ({min(ratios):.2f}-{max(ratios):.2f})"
+            return Speedup("–")
+        median, bound = statistics.median(ratios), self.bound()
+        flag = bound.flag(median) if bound is not None and bound.exceeded_by(median) else ""
+        return Speedup(f"{median:.2f}x ({min(ratios):.2f}-{max(ratios):.2f})", flag, median)
 
 
 def busy_note(sides: list[Timed]) -> str:

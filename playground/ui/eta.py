@@ -1,0 +1,117 @@
+"""How long runs take on this machine: ONE estimate of seconds per token, from the finished runs of
+the last KEPT_SECONDS (any session's), for every wait the page announces. Compare's and Race's
+expected duration before they start and their "run 3 of 10, about 40 s left" lines read it; a queue
+that tells a visitor how long the model will stay busy (issue 45) should read it too
+(`seconds_per_token`, `run_seconds`, `remaining_seconds`) rather than keep a second one.
+
+A run is known by its method and its models (the family's specs): sd on the embedded family has
+its own figure, apart from sd on a byte draft. A method with no recent run on the family is taken
+at ar's figure there (speculative methods on a CPU run near ar's speed, some slower), and with no
+run of the family at all, at the target's measured one-token step T(1) (forward_costs) if a run
+measured it lately. Estimates are labelled with what they came from.
+"""
+
+import statistics
+import threading
+import time
+from collections import deque
+from dataclasses import dataclass
+
+from ..decoding import forward_costs
+from ..models.loading import LoadedModel
+
+KEPT_SECONDS = 1800.0  # a run older than this says little about the machine now
+KEPT_RUNS = 16  # per (method, family)
+MIN_TOKENS = 8  # a shorter run (a warm-up) is mostly its prompt's prefill: its pace is not a run's
+
+_lock = threading.Lock()
+_recent: dict[tuple, deque] = {}  # (method, family) -> (monotonic time, seconds per token)
+
+
+def family_of(models: dict) -> tuple:
+    """The family a run ran on, as its role -> spec pairs (a LoadedModel or a spec string each)."""
+    return tuple(sorted((role, getattr(model, "spec", model)) for role, model in models.items()))
+
+
+def record(run) -> None:
+    """Count a finished run's seconds per token (its whole time, prefill included, over its tokens)."""
+    if run.stats.tokens < MIN_TOKENS or not run.stats.elapsed:
+        return
+    with _lock:
+        _recent.setdefault((run.method, family_of(run.models)), deque(maxlen=KEPT_RUNS)).append(
+            (time.monotonic(), run.stats.elapsed / run.stats.tokens))
+
+
+def clear() -> None:
+    with _lock:
+        _recent.clear()
+
+
+def _median(method: str, family: tuple) -> float | None:
+    since = time.monotonic() - KEPT_SECONDS
+    with _lock:
+        recent = [seconds for at, seconds in _recent.get((method, family), ()) if at >= since]
+    return statistics.median(recent) if recent else None
+
+
+@dataclass(frozen=True)
+class Rate:
+    """Seconds per token, and where the figure came from (shown beside every estimate)."""
+
+    seconds: float
+    basis: str
+
+
+def seconds_per_token(method: str, models: dict) -> Rate | None:
+    """This machine's seconds per token for `method` on `models` (role -> LoadedModel or spec):
+    its recent runs' median; else ar's on the same target; else the target's measured T(1); else
+    None (nothing ran here lately)."""
+    family = family_of(models)
+    own = _median(method, family)
+    if own is not None:
+        return Rate(own, f"{method} {own:.3f} s/token (recent runs)")
+    target = [(role, spec) for role, spec in family if role == "target"]
+    ar = _median("ar", tuple(target))
+    if ar is not None:
+        return Rate(ar, f"{method} taken as ar's {ar:.3f} s/token (no recent {method} run)")
+    model = models.get("target")
+    step = forward_costs.typical(model.model, 1) if isinstance(model, LoadedModel) else None
+    if step is not None:
+        return Rate(step, f"{method} taken as one target step, {step:.3f} s/token (no recent run)")
+    return None
+
+
+def run_seconds(method: str, models: dict, tokens: int) -> tuple[float, str] | None:
+    """(seconds, basis) a run of `tokens` tokens would take, or None when nothing is known."""
+    rate = seconds_per_token(method, models)
+    return None if rate is None else (rate.seconds * tokens, rate.basis)
+
+
+def remaining_seconds(run) -> float | None:
+    """A run in progress: its own pace so far times the tokens it may still write (an upper
+    estimate: it may stop at an end-of-text token first)."""
+    stats = run.stats
+    if not stats.tokens or not stats.elapsed:
+        return None
+    return max(0, run.config.max_new_tokens - stats.tokens) * stats.elapsed / stats.tokens
+
+
+def plan_seconds(plan: list[tuple[str, int]], models_of) -> tuple[float | None, list[str]]:
+    """(seconds, bases) of runs done one after another: `plan` lists (method, tokens) per run,
+    `models_of(method)` gives each method's models. None when some method has no estimate."""
+    total, bases = 0.0, {}
+    for method, tokens in plan:
+        rate = seconds_per_token(method, models_of(method))
+        if rate is None:
+            return None, []
+        total += rate.seconds * tokens
+        bases.setdefault(method, rate.basis)
+    return total, list(bases.values())
+
+
+def duration_text(seconds: float) -> str:
+    """'about 40 s', 'about 3 min 10 s' (rounded to what a person plans with)."""
+    if seconds < 60:
+        return f"about {max(1, round(seconds))} s"
+    minutes, rest = divmod(round(seconds / 10) * 10, 60)
+    return f"about {minutes} min" + (f" {rest} s" if rest else "")

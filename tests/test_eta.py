@@ -1,0 +1,69 @@
+"""One estimate of seconds per token on this machine (ui/eta.py), read by Compare's and Race's
+expected durations and their progress lines."""
+
+import re
+
+import pytest
+
+from playground.decoding import forward_costs
+from playground.engine import generate
+from playground.ui import eta
+from playground.ui.family_panel import Preset
+from playground.ui.handlers import Handlers
+from playground.ui.options import all_controls
+
+KEY = "session-1"
+PROMPT = "hello there"
+
+
+@pytest.fixture
+def handlers(family):
+    eta.clear()
+    forward_costs.clear()
+    by_spec = {m.spec: m for m in family.values()}
+    return Handlers(loader=lambda spec: by_spec[spec], presets=[Preset("tiny", "tiny-target", "tiny-draft",
+                                                                      "tiny-qualifier", "tiny test family")])
+
+
+def values(**overrides) -> list:
+    chosen = {c.name: c.default for c in all_controls()} | {"max_new_tokens": 24} | overrides
+    return [chosen[c.name] for c in all_controls()]
+
+
+def test_seconds_per_token_come_from_recent_runs_of_the_method_else_ar_else_nothing(family):
+    eta.clear()
+    forward_costs.clear()
+    specs = {"target": "tiny-target", "draft": "tiny-draft"}
+    assert eta.seconds_per_token("sd", specs) is None
+    ar = generate(PROMPT, method="ar", max_new_tokens=24, target=family["target"])
+    eta.record(ar)
+    taken = eta.seconds_per_token("sd", specs)
+    assert taken.seconds == ar.stats.elapsed / 24 and "taken as ar's" in taken.basis
+    eta.record(generate(PROMPT, method="ar", max_new_tokens=4, target=family["target"]))  # a warm-up: not counted
+    assert eta.seconds_per_token("ar", {"target": "tiny-target"}).seconds == ar.stats.elapsed / 24
+    sd = generate(PROMPT, method="sd", max_new_tokens=24, target=family["target"], draft=family["draft"])
+    eta.record(sd)
+    own = eta.seconds_per_token("sd", specs)
+    assert own.seconds == sd.stats.elapsed / sd.stats.tokens and "recent runs" in own.basis
+    assert eta.run_seconds("sd", specs, 100)[0] == 100 * own.seconds
+    assert eta.remaining_seconds(sd) == max(0, 24 - sd.stats.tokens) * sd.stats.elapsed / sd.stats.tokens
+
+
+def test_durations_read_as_a_person_plans():
+    assert eta.duration_text(0.2) == "about 1 s" and eta.duration_text(40.4) == "about 40 s"
+    assert eta.duration_text(190) == "about 3 min 10 s" and eta.duration_text(3601) == "about 60 min"
+
+
+def test_compare_shows_its_expected_duration_before_it_starts_and_the_time_left_while_it_runs(handlers):
+    before = handlers.compare_estimate(KEY, PROMPT, "fsd", "sweep", "tau", "0.1, 0.3", [], *values())
+    assert "Expected: 12 runs; no run on this machine lately" in before  # nothing ran yet: it says so
+    views = list(handlers.compare(KEY, PROMPT, "fsd", "sweep", "tau", "0.1, 0.3", [], *values()))
+    assert views[0].startswith('<div class="status status-info">Starting: 12 runs')
+    lines = [view for view in views[1:-1]]
+    assert all(re.search(rf"run {n} of 12 done", line) for n, line in enumerate(lines, start=1))
+    assert re.search(r"run 4 of 12 done \(ar: repeat 1\), about \d+ s left", lines[3])  # ar's pace is known by then
+    after = handlers.compare_estimate(KEY, PROMPT, "fsd", "sweep", "tau", "0.1, 0.3", [], *values())
+    assert re.search(r"Expected: 12 runs, about \d+ s if each writes its max new tokens \(from ar [\d.]+ s/token "
+                     r"\(recent runs\); fsd [\d.]+ s/token \(recent runs\)\)", after)
+    refused = handlers.compare_estimate(KEY, PROMPT, "fsd", "sweep", "tau", "0.1, 7", [], *values())
+    assert "status-error" in refused and "Compare cannot start as set: tau must be between 0 and 1" in refused
