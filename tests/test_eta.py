@@ -37,16 +37,18 @@ def test_seconds_per_token_come_from_recent_runs_of_the_method_else_ar_else_noth
     assert eta.seconds_per_token("sd", specs) is None
     ar = generate(PROMPT, method="ar", max_new_tokens=24, target=family["target"])
     eta.record(ar)
+    ar_rate = eta.seconds_per_token("ar", {"target": "tiny-target"}).seconds
+    assert 0 < ar_rate <= ar.stats.elapsed / 24  # the run's own time per token (its waits for a page left out)
     taken = eta.seconds_per_token("sd", specs)
-    assert taken.seconds == ar.stats.elapsed / 24 and "taken as ar's" in taken.basis
+    assert taken.seconds == ar_rate and "taken as ar's" in taken.basis
     eta.record(generate(PROMPT, method="ar", max_new_tokens=4, target=family["target"]))  # a warm-up: not counted
-    assert eta.seconds_per_token("ar", {"target": "tiny-target"}).seconds == ar.stats.elapsed / 24
+    assert eta.seconds_per_token("ar", {"target": "tiny-target"}).seconds == ar_rate
     sd = generate(PROMPT, method="sd", max_new_tokens=24, target=family["target"], draft=family["draft"])
     eta.record(sd)
     own = eta.seconds_per_token("sd", specs)
-    assert own.seconds == sd.stats.elapsed / sd.stats.tokens and "recent runs" in own.basis
+    assert 0 < own.seconds <= sd.stats.elapsed / sd.stats.tokens and "recent runs" in own.basis
     assert eta.run_seconds("sd", specs, 100)[0] == 100 * own.seconds
-    assert eta.remaining_seconds(sd) == max(0, 24 - sd.stats.tokens) * sd.stats.elapsed / sd.stats.tokens
+    assert (eta.remaining_seconds(sd) == 0) == (sd.stats.tokens == 24)
 
 
 def test_durations_read_as_a_person_plans():

@@ -643,3 +643,26 @@ def test_browser_step_mode_draws_a_token_tree(page):
     assert page.locator("#step-explanation .tree-node").count() >= 3
     assert page.locator("#step-explanation .tree-rejected, #step-explanation .tree-accepted").count() >= 1
     page.screenshot(path=str(ARTIFACTS / "ui-step-tree.png"), full_page=True)
+
+
+def test_browser_a_bad_sidebar_value_is_answered_within_a_second_with_its_range(page):
+    """The issue: tau typed as 5 ran with tau = 1 and candidates 0 became 1, silently."""
+    choose_method(page, "fsd")
+    tau = page.locator("#opt-tau input[type=number]")
+    started = time.monotonic()
+    tau.fill("5")
+    page.locator("#option-note", has_text="tau must be between 0 and 1 under js, got 5").wait_for(timeout=5_000)
+    assert time.monotonic() - started < 1.0
+    page.locator(".toast-body", has_text="tau must be between 0 and 1").first.wait_for()
+    tau.fill("0.3")
+    page.wait_for_function("() => document.querySelector('#option-note').innerText.trim() === ''")
+    page.locator("#opt-candidates input[type=number]").fill("0")
+    page.locator("#option-note", has_text="candidates must be between 1 and 16, got 0").wait_for(timeout=1_000)
+    page.screenshot(path=str(ARTIFACTS / "sidebar-range-note.png"))
+
+
+def test_browser_compare_says_how_long_it_will_take_before_it_starts(page):
+    page.get_by_role("tab", name="Compare").click()
+    page.locator("#compare-expected", has_text="Expected: 16 runs").wait_for()
+    page.locator("#compare-values textarea").fill("0.1, 5")
+    page.locator("#compare-expected .status-error", has_text="Compare cannot start as set").wait_for()

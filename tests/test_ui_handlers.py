@@ -152,8 +152,10 @@ def test_different_vocabularies_offer_only_heterogeneous_methods(handlers, famil
     models = {**{m.spec: m for m in family.values()}, "other-draft": byte_draft}
     handlers.family.loader = models.__getitem__
     _, described, dropdown = handlers.load(KEY, "tiny-target", "other-draft", "")
-    assert "differ" in described
-    assert all(METHODS[name].vocabulary == "any" for _, name in dropdown.choices)
+    assert "differ" in described and "and ar (the target alone) to compare them with" in described
+    offered = [name for _, name in dropdown.choices]
+    assert "ar" in offered, "the reference a byte draft is compared with"
+    assert all(METHODS[name].vocabulary == "any" for name in offered if name != "ar")
 
 
 def test_generate_streams_colored_tokens_then_its_charts_follow(handlers):

@@ -1,13 +1,22 @@
 """The sidebar's option controls: only the chosen method's show, with the preset's values for it,
 and the threshold sliders follow the chosen divergence's scale."""
 
+from html import escape
+
 import gradio as gr
 
 from ..config import RunConfig
+from ..errors import PlaygroundError
 from ..methods import METHODS
+from .boundary import toast_text
 from .family_panel import FamilyPanel
-from .options import THRESHOLDS, all_controls, threshold_scale, visible_options
+from .options import THRESHOLDS, all_controls, coerce, control, threshold_scale, visible_options
 from .share import linked_values
+
+# What the page does with a value outside a slider's range once its box loses focus (Gradio's
+# slider keeps the typed number in its box until then, and runs with the nearest end after).
+SNAPS = "the slider moves it to the nearest end of its range when you leave the box"
+REFUSED = "Generate, Compare and Race refuse it until it is changed"
 
 
 def _scale_of(name: str, divergence: str | None) -> dict:
@@ -36,6 +45,18 @@ def _set_on_switch(method, defaults: dict) -> str:
         return ""
     whose = f"{method.name}'s own defaults" if method.defaults else "the shared defaults"
     return f"Choosing {method.name} set {', '.join(f'{name} = {value:g}' for name, value in shown.items())} ({whose})."
+
+
+class MethodPicker(gr.CheckboxGroup):
+    """Compare's and Race's method checkboxes: the handlers check the names (a method the loaded
+    family cannot run is refused in one line), so a list sent while a Load changes the choices
+    reaches them, where Gradio would raise its own error toast."""
+
+    def preprocess(self, payload):
+        return list(payload) if isinstance(payload, list) else payload
+
+    def get_block_name(self) -> str:
+        return "checkboxgroup"  # the page draws a component by its class name: Gradio's own
 
 
 class Controls:
@@ -70,3 +91,21 @@ class Controls:
             clamped = {"value": scale["maximum"]} if value is not None and value > scale["maximum"] else {}
             updates.append(gr.update(**scale, **clamped))
         return updates
+
+
+def checked_value(value, divergence, note: str, *, name: str):
+    """A sidebar value checked as it is typed or released: outside its range (or not a number), a
+    one-line note naming the range, with a toast, within the event's round trip; a good value
+    clears a note about the same control and leaves any other one. The note is marked with the
+    control's name (`data-option`)."""
+    chosen = control(name)
+    if value is None and chosen.kind == "number":
+        return gr.skip()  # a box emptied to type another number
+    try:
+        coerce(chosen, value, divergence if isinstance(divergence, str) else RunConfig().divergence)
+    except PlaygroundError as error:
+        fate = SNAPS if chosen.kind == "slider" else REFUSED
+        gr.Warning(toast_text(f"{error}: {fate}"))
+        return (f'<div class="status status-error" data-option="{escape(name)}">{escape(str(error))}: '
+                f"{escape(fate)}.</div>")
+    return "" if f'data-option="{name}"' in (note or "") else gr.skip()

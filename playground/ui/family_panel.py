@@ -23,6 +23,7 @@ from .options import method_choices
 from .session import Sessions
 
 Loader = Callable[[str], LoadedModel]
+MAX_FAILED_LOADS = 1000  # sessions whose last Load failed, remembered to say why their runs wait
 
 
 def project_presets() -> list[Preset]:
@@ -37,6 +38,7 @@ class FamilyPanel:
     def __init__(self, loader: Loader, presets: list[Preset], sessions: Sessions):
         self.presets, self.sessions = presets, sessions
         self.loader = lambda spec: model_thread.call(loader, spec)
+        self._failed_loads: dict[str, str] = {}  # session key -> why its last Load failed (the newest kept)
 
     def preset(self, name: str) -> tuple:
         """The preset's target, draft and qualifier specs and its description (the page loads the
@@ -44,10 +46,19 @@ class FamilyPanel:
         preset = next((p for p in self.presets if p.name == name), self.presets[0])
         return *preset.specs().values(), preset.description
 
-    def edited(self, key: str) -> str:
-        """The model boxes changed: until Load, runs are refused rather than run on other models."""
-        self.sessions.get(key).specs_edited = True
+    def edited(self, key: str, spec=None, role: str = "") -> str:
+        """A model box changed (typed, pasted or filled; `spec` its text, for `role`): unless it names
+        what the session runs for that role, runs are refused until Load rather than run on other
+        models."""
+        session = self.sessions.get(key)
+        if role and isinstance(spec, str) and spec.strip() == self._specs(session).get(role, ""):
+            return gr.skip()
+        session.specs_edited = True
         return render.status_html("model boxes changed: press Load to run with these models")
+
+    def _specs(self, session) -> dict:
+        """role -> spec of what the session runs: its loaded family, else the first preset's."""
+        return session.specs or {r: s for r, s in self.presets[0].specs().items() if s}
 
     def load(self, key: str, target: str, draft: str, qualifier: str, method: str = "", progress=None):
         """Load a family; returns (status, family description, method dropdown). The dropdown
@@ -62,8 +73,16 @@ class FamilyPanel:
                     raise PlaygroundError(f"the {role} model must be a name or empty, got {spec!r}")
             models = load_family(specs, self.loader, progress)
         except Exception as error:  # noqa: BLE001  (the UI boundary: show it, stay usable)
+            # The boxes name a family that did not load: a run would use another one, so it waits
+            # for a Load that works, and says why.
+            session.specs_edited = True
+            self._failed_loads[key] = str(error) if isinstance(error, PlaygroundError) else \
+                f"{type(error).__name__}: {error}"
+            while len(self._failed_loads) > MAX_FAILED_LOADS:
+                self._failed_loads.pop(next(iter(self._failed_loads)))
             return error_status(error), gr.skip(), gr.skip()
         session.specs, session.specs_edited = {role: spec_of(m) for role, m in models.items()}, False
+        self._failed_loads.pop(key, None)
         session.preset = next((p for p in self.presets if p.specs() == {r: s or "" for r, s in specs.items()}), None)
         choices = runnable_methods(models)
         usable = [name for _, name in choices]
@@ -109,8 +128,11 @@ class FamilyPanel:
         check_method(method)
         session = self.sessions.get(key)
         if session.specs_edited:
-            raise PlaygroundError("the model boxes changed since the last Load: press Load to run with those models")
-        specs = session.specs or {r: s for r, s in self.presets[0].specs().items() if s}
+            failed = self._failed_loads.get(key)
+            raise PlaygroundError("the model boxes changed since the last Load: " + (
+                f"the last Load failed ({failed}); fix the name and press Load, or pick a preset" if failed
+                else "press Load to run with those models"))
+        specs = self._specs(session)
         needed = METHODS[method].roles
         missing = [role for role in needed if role not in specs]
         if missing:
@@ -172,7 +194,8 @@ def _availability(models: dict[str, LoadedModel]) -> str:
     """Which methods the family can run, in words."""
     vocabularies = relation(models)
     if vocabularies == "different":
-        return "the vocabularies differ: only methods for heterogeneous vocabularies are available"
+        return ("the vocabularies differ: the methods for heterogeneous vocabularies are available, and ar (the "
+                "target alone) to compare them with")
     if vocabularies is None:
         return ""
     runnable = {name for _, name in runnable_methods(models)}

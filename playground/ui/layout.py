@@ -7,6 +7,7 @@ presets=...)` lets tests run the whole app on tiny models.
 
 import inspect
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 
 import gradio as gr
@@ -19,6 +20,7 @@ from . import race, render, share
 from .appending_view import appending_html
 from .boundary import toast_text
 from .charts import CHARTS
+from .controls import MethodPicker, checked_value
 from .gate import GuardedBlocks
 from .handlers import Handlers
 from .options import (
@@ -85,7 +87,21 @@ class Slider(_NumberInput, gr.Slider):
     pass
 
 
-class ThresholdSlider(Slider):
+class OptionSlider(Slider):
+    """A run option's slider: a value outside its range reaches the handlers, which refuse it in
+    their own words with the range (options.coerce; controls.checked_value as it is typed), where
+    Gradio would raise its own error before them."""
+
+    def preprocess(self, payload):
+        if finite_number(payload) and not self.minimum <= payload <= self.maximum:
+            return payload
+        return super().preprocess(payload)
+
+    def get_block_name(self) -> str:
+        return "slider"  # the page draws a component by its class name: Gradio's own slider
+
+
+class ThresholdSlider(OptionSlider):
     """A divergence threshold: its maximum follows the divergence sent in the same request, so the
     handler checks the range (options.coerce) rather than the maximum this page started with."""
 
@@ -93,9 +109,6 @@ class ThresholdSlider(Slider):
         if finite_number(payload) and payload > self.maximum:
             return float(payload)
         return super().preprocess(payload)
-
-    def get_block_name(self) -> str:
-        return "slider"  # the page draws a component by its class name: Gradio's own slider
 
 
 class Number(_NumberInput, gr.Number):
@@ -166,13 +179,24 @@ class Shared:
         return trigger(_keyed(reading), [self.settings, *others], outputs, api_name=api_name + FROM_PAGE,
                        api_visibility="private", **options)
 
+    def page_only(self, triggers: list, handler, inputs: list, outputs: list, after=None) -> None:
+        """Wire a quick `handler(key, *values of inputs)` for the page alone (an estimate, a check)
+        on `triggers`, a control's change and the end of the event `after`, reading the run's
+        controls as the page's one list; it never waits behind a run."""
+        reading, others = _reading_list(handler, inputs, self.run_inputs)
+        wiring = {"fn": _keyed(reading), "inputs": [self.settings, *others], "outputs": outputs,
+                  "concurrency_limit": None, "show_progress": "hidden", **PRIVATE}
+        gr.on([*triggers, self.settings.change], trigger_mode="always_last", **wiring)
+        if after is not None:
+            after.then(**wiring)
+
 
 def _component(control):
     common = {"label": control.label, "info": control.help, "elem_id": control.elem_id, "value": control.default,
               "visible": control.name in visible_options(DEFAULT_METHOD)}
     if control.kind == "slider":
         low, high, step = control.range
-        return (ThresholdSlider if control.name in THRESHOLDS else Slider)(low, high, step=step, **common)
+        return (ThresholdSlider if control.name in THRESHOLDS else OptionSlider)(low, high, step=step, **common)
     if control.kind == "dropdown":
         return gr.Dropdown(choices=list(control.choices), **common)
     if control.kind == "checkbox":
@@ -197,6 +221,7 @@ def build_demo(loader=None, presets=None) -> gr.Blocks:
                 share_button, share_box = share.panel()
                 method, loads, family = _family_panel(handlers, status)
                 about = gr.Markdown(elem_id="method-about")
+                note = gr.HTML(elem_id="option-note")  # a value outside its range, named with the range
                 widgets = [_component(c) for c in all_controls()]
             with gr.Column(scale=3):
                 shared = Shared(handlers, method, widgets, status)
@@ -204,7 +229,7 @@ def build_demo(loader=None, presets=None) -> gr.Blocks:
                     with gr.Tab("Generate", id="generate-tab") as generate_tab:
                         _generate_tab(shared)
                     with gr.Tab("Compare", id="compare-tab") as compare_tab:
-                        compare_methods = _compare_tab(shared)
+                        compare_methods = _compare_tab(shared, compare_tab)
                     with gr.Tab("Step mode", id="step-tab") as step_tab:
                         _step_tab(shared)
                     with gr.Tab("Race", id="race-tab") as race_tab:
@@ -217,6 +242,7 @@ def build_demo(loader=None, presets=None) -> gr.Blocks:
         on_method = _keyed(handlers.method_changed)
         method.change(on_method, method, [*widgets, about], **PRIVATE)
         _wire_thresholds(handlers, widgets)
+        _wire_checks(widgets, note)
         method_lists = [compare_methods, race_methods]
         for loading in loads:
             loading.then(on_method, method, [*widgets, about], **PRIVATE)  # the new preset's defaults
@@ -253,6 +279,18 @@ def _wire_thresholds(handlers: Handlers, widgets: list) -> None:
                                  **PRIVATE)
 
 
+def _wire_checks(widgets: list, note) -> None:
+    """Every number the sidebar takes is checked as it is typed or dragged (controls.py's
+    checked_value): a value outside its range is named with the range at once, not run silently
+    at the nearest end of the slider."""
+    by_name = {c.name: w for c, w in zip(all_controls(), widgets, strict=True)}
+    for control, widget in zip(all_controls(), widgets, strict=True):
+        if control.kind not in ("slider", "number") and not control.takes_inf:
+            continue
+        widget.input(partial(checked_value, name=control.name), [widget, by_name["divergence"], note], note,
+                     concurrency_limit=None, show_progress="hidden", trigger_mode="always_last", **PRIVATE)
+
+
 def _family_panel(handlers: Handlers, status):
     """The model family controls and the method dropdown; returns (method, the load events: Load
     and choosing a preset, which loads its family, the family's controls: the preset, target,
@@ -275,8 +313,9 @@ def _family_panel(handlers: Handlers, status):
     chosen = preset.input(handlers.preset, preset, [*specs, family], **PRIVATE)
     loads = [load.click(on_load, [*specs, method], [status, family, method], api_name="load"),
              chosen.then(on_load, [*specs, method], [status, family, method], **PRIVATE)]
-    for spec in specs:
-        spec.input(_keyed(handlers.family.edited), None, status, **PRIVATE)
+    for role, spec in zip(("target", "draft", "qualifier"), specs, strict=True):  # typed, or filled by a script
+        gr.on([spec.input, spec.change], _keyed(partial(handlers.family.edited, role=role)), spec, status,
+              trigger_mode="always_last", **PRIVATE)
     unload.click(_keyed(handlers.unload), None, [status, family], api_name="unload")
     return method, loads, [preset, *specs, family]
 
@@ -383,7 +422,7 @@ def _wire_what_if(ui: Shared, panel: WhatIfPanel) -> None:
     gr.on([panel.cost.release, panel.curve.submit], **project)
 
 
-def _compare_tab(ui: Shared) -> gr.CheckboxGroup:
+def _compare_tab(ui: Shared, tab) -> gr.CheckboxGroup:
     """The Compare tab; returns its method picker (which follows the loaded family)."""
     gr.Markdown("Run the Generate tab's prompt with the same seed: sweep one option of the chosen method "
                 "(e.g. tau), or put methods side by side. Every side, a target-only run first, is warmed up "
@@ -399,9 +438,10 @@ def _compare_tab(ui: Shared) -> gr.CheckboxGroup:
                              label="option to sweep", info="the options of the method chosen on the left",
                              allow_custom_value=True, elem_id="compare-option")  # API callers: any method's
         values = gr.Textbox(suggested_sweep(default_sweep(DEFAULT_METHOD)), label="values", elem_id="compare-values")
-        methods = gr.CheckboxGroup([name for _, name in method_choices()], value=["ar", DEFAULT_METHOD],
+        methods = MethodPicker([name for _, name in method_choices()], value=["ar", DEFAULT_METHOD],
                                    label="methods", elem_id="compare-methods", visible=False)
     start = gr.Button("Compare", variant="primary", elem_id="compare")
+    expected = gr.HTML(elem_id="compare-expected")  # how long it will take, before it starts
     view = gr.HTML(elem_id="compare-view")
 
     def sweep_for(method):
@@ -415,8 +455,10 @@ def _compare_tab(ui: Shared) -> gr.CheckboxGroup:
     ui.method.change(sweep_for, ui.method, [option, values], **PRIVATE)
     option.input(suggested_sweep, option, values, **PRIVATE)
     mode.change(show_mode, mode, [option, values, methods], **PRIVATE)
-    ui.page_and_api(start.click, ui.handlers.compare, [ui.prompt, ui.method, mode, option, values, methods,
-                                                       *ui.widgets], [view], "compare")
+    inputs = [ui.prompt, ui.method, mode, option, values, methods, *ui.widgets]
+    run = ui.page_and_api(start.click, ui.handlers.compare, inputs, [view], "compare")
+    ui.page_only([tab.select, mode.change, option.change, values.change, methods.change],
+                 ui.handlers.compare_estimate, inputs, [expected], after=run)
     return methods
 
 

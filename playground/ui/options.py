@@ -100,13 +100,31 @@ def visible_options(method: str) -> set[str]:
 def method_choices(vocabulary_relation: str | None = None, roles: set | None = None,
                    lookup: bool = False) -> list[tuple[str, str]]:
     """(label, name) pairs for the method dropdown; given a loaded family, only the methods it
-    can run (every role present; a shared vocabulary unless the method accepts any; with a
-    prompt-lookup draft, only the methods that take one)."""
+    can run (every role present; a shared vocabulary unless the method accepts any or runs the
+    target alone, as ar does: the reference every family compares with; with a prompt-lookup
+    draft, only the methods that take one)."""
     usable = [m for m in METHODS.values()
-              if (vocabulary_relation in (None, "same") or m.vocabulary == "any")
+              if (vocabulary_relation in (None, "same") or m.vocabulary == "any" or set(m.roles) == {"target"})
               and (roles is None or set(m.roles) <= roles)
               and not (lookup and "draft" in m.roles and not m.drafts_by_lookup)]
-    return [(f"{m.name}: {m.summary}", m.name) for m in usable]
+    return [(method_label(m), m.name) for m in usable]
+
+
+# The method dropdown's labels: short enough for the sidebar's box (a summary was cut there), the
+# whole summary shows under it (the method's description). Another method shows its summary's
+# first words.
+SHORT_LABELS = {"ar": "the target alone", "draft-only": "the draft alone", "sd": "standard SD", "fsd": "fuzzy SD",
+                "psd-a": "PyramidSD assisted", "psd-f": "PyramidSD fuzzy", "csd": "calibrated SD",
+                "csd-memory": "CSD memory only", "csd-gate": "CSD gate only", "slem": "string-level match",
+                "tli": "shared-token SD", "slrs": "string-level sampling"}
+MAX_LABEL_CHARS = 28
+
+
+def method_label(method) -> str:
+    """'fsd: fuzzy SD': the method's name and a few words, at most MAX_LABEL_CHARS characters."""
+    words = SHORT_LABELS.get(method.name) or re.split(r"[:,(]", method.summary)[0].strip()
+    label = f"{method.name}: {words}"
+    return label if len(label) <= MAX_LABEL_CHARS else label[:MAX_LABEL_CHARS - 1].rsplit(" ", 1)[0] + "…"
 
 
 # What a Compare sweep starts from: the first of these the method reads (the knob its rule turns on).

@@ -19,6 +19,7 @@ from ..errors import PlaygroundError
 from ..methods import METHODS
 from . import eta, render
 from .boundary import error_status
+from .controls import MethodPicker
 from .family_panel import decoder
 from .options import method_choices, options_from_values
 from .repeats import REPEATS, WARM_UP_TOKENS, Timed, busy_note, repeated, schedule
@@ -188,16 +189,18 @@ def build_tab(ui, tab, keyed) -> gr.CheckboxGroup:
                 "decoder's own time; the time a page took to show a run while it streamed is left out.")
     names = [name for _, name in method_choices()]
     with gr.Row():
-        methods = gr.CheckboxGroup(names, value=[n for n in ("ar", "sd", "fsd") if n in names], scale=3,
+        methods = MethodPicker(names, value=[n for n in ("ar", "sd", "fsd") if n in names], scale=3,
                                    label="methods to run on the prompt (Generate tab) and the options on the left",
                                    elem_id="race-methods")
         start = gr.Button("Run and race", variant="primary", elem_id="race-run", scale=1)
+    expected = gr.HTML(elem_id="race-expected")  # how long it will take, before it starts
     with gr.Row():
         finished = gr.CheckboxGroup([], label="or race finished runs of this session (Generate or earlier races)",
                                     elem_id="race-runs", scale=3)
         again = gr.Button("Race the chosen runs", elem_id="race-chosen", scale=1)
     view = gr.HTML(elem_id="race-view", js_on_load=REPLAY_JS)
-    ui.page_and_api(start.click, race.run_methods, [ui.prompt, methods, *ui.widgets], [view, finished], "race")
+    run = ui.page_and_api(start.click, race.run_methods, [ui.prompt, methods, *ui.widgets], [view, finished], "race")
+    ui.page_only([tab.select, methods.change], race.estimate, [methods, *ui.widgets], [expected], after=run)
     again.click(keyed(race.race_chosen), finished, view, **PRIVATE)
     tab.select(keyed(race.choices), None, finished, **PRIVATE)
     return methods

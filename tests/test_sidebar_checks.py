@@ -1,0 +1,87 @@
+"""Sidebar values are checked as they are typed: a value outside its range is named with the range
+at once (the issue: tau typed as 5 ran with tau = 1, candidates 0 became 1, silently), and a
+Generate that cannot start says why (a misspelt draft name ran the old family without a word)."""
+
+import pytest
+
+from playground.errors import PlaygroundError
+from playground.ui.controls import checked_value
+from playground.ui.family_panel import Preset
+from playground.ui.handlers import Handlers
+from playground.ui.layout import OptionSlider, ThresholdSlider
+from playground.ui.options import MAX_LABEL_CHARS, all_controls, method_choices
+
+KEY = "session-1"
+
+
+def note_of(name: str, value, divergence="js", note="") -> str:
+    with pytest.warns(UserWarning) as toasts:  # gr.Warning outside a request: the toast's text
+        shown = checked_value(value, divergence, note, name=name)
+    assert len(toasts) == 1
+    return shown
+
+
+def test_a_value_outside_its_range_is_named_with_the_range():
+    tau = note_of("tau", 5.0)
+    assert 'data-option="tau"' in tau and "status-error" in tau
+    assert "tau must be between 0 and 1 under js, got 5.0: the slider moves it to the nearest end" in tau
+    assert "candidates must be between 1 and 16, got 0" in note_of("candidates", 0)
+    assert "seed must be between 0 and 2**64 - 1, got -1: Generate, Compare and Race refuse it" in note_of("seed", -1)
+    assert "lambda must be a number or inf, got &#x27;six&#x27;" in note_of("lambda_", "six")
+    assert "tau must be between 0 and 5 under kl, got 6.0" in note_of("tau", 6.0, "kl")  # the divergence's scale
+
+
+def test_a_good_value_clears_its_own_note_and_leaves_another_controls():
+    tau_note = note_of("tau", 5.0)
+    assert checked_value(0.4, "js", tau_note, name="tau") == ""
+    assert checked_value(4, "js", tau_note, name="candidates") != ""  # gr.skip(): tau's note stays
+    assert checked_value(None, "js", "", name="seed") != ""  # an emptied box is being retyped: no note
+
+
+def test_option_sliders_pass_an_out_of_range_value_to_the_handlers_words():
+    """Gradio's slider would refuse it before the handlers, in its own words ("Value 5 is greater
+    than maximum value 1."); the options' own check says which option and its range."""
+    assert OptionSlider(1, 16, step=1).preprocess(0) == 0
+    assert ThresholdSlider(0, 1, step=0.01).preprocess(5) == 5.0
+    assert OptionSlider(1, 16, step=1).preprocess(4) == 4
+
+
+@pytest.fixture
+def handlers(family):
+    by_spec = {m.spec: m for m in family.values()}
+
+    def loader(spec):
+        if spec not in by_spec:
+            raise PlaygroundError(f"cannot load model {spec!r}: not an embedded name, directory or hub id")
+        return by_spec[spec]
+    return Handlers(loader=loader, presets=[Preset("tiny", "tiny-target", "tiny-draft", "tiny-qualifier", "tiny")])
+
+
+def values() -> list:
+    chosen = {c.name: c.default for c in all_controls()} | {"max_new_tokens": 12}
+    return [chosen[c.name] for c in all_controls()]
+
+
+def test_a_generate_after_a_failed_load_says_why_and_runs_nothing(handlers):
+    handlers.load(KEY, "tiny-target", "tiny-draft", "")
+    with pytest.warns(UserWarning):
+        status, *_ = handlers.load(KEY, "tiny-target", "tiny-draftt", "")
+    assert "cannot load model &#x27;tiny-draftt&#x27;" in status
+    with pytest.warns(UserWarning, match="the last Load failed"):
+        (status, *_), = list(handlers.generate(KEY, "hello", "sd", False, *values()))
+    assert "status-error" in status and "the last Load failed (cannot load model &#x27;tiny-draftt&#x27;" in status
+    assert handlers.sessions.get(KEY).run is None, "nothing ran on the family loaded before"
+    handlers.load(KEY, "tiny-target", "tiny-draft", "")
+    assert "done: 12 tokens" in list(handlers.generate(KEY, "hello", "sd", False, *values()))[-1][0]
+
+
+def test_a_box_filled_with_what_runs_changes_nothing_and_another_name_waits_for_load(handlers):
+    assert handlers.family.edited(KEY, "tiny-draft", role="draft") != ""  # gr.skip(): the preset's own draft
+    assert not handlers.sessions.get(KEY).specs_edited
+    assert "press Load" in handlers.family.edited(KEY, "tiny-draftt", role="draft")
+    assert handlers.sessions.get(KEY).specs_edited
+
+
+def test_the_method_dropdown_labels_fit_the_sidebar():
+    assert all(len(label) <= MAX_LABEL_CHARS for label, _ in method_choices())
+    assert dict((name, label) for label, name in method_choices())["fsd"] == "fsd: fuzzy SD"
