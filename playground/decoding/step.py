@@ -69,6 +69,8 @@ class PairFigures:
     share_of_target: float | None = None  # tli: the intersection's share of each vocabulary
     share_of_draft: float | None = None
     lookahead: int | None = None  # slrs: the most draft tokens one proposal drafts
+    target_vocabulary: int | None = None  # tokens in each vocabulary (a byte draft: 259)
+    draft_vocabulary: int | None = None
 
 
 @dataclass

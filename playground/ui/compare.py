@@ -131,7 +131,8 @@ class Comparison:
         decode = decoder(self.family.loader(run.models[run.stats.target_role]))
         settings = f'<p class="settings-line">{escape(render.settings_text(run))}</p>'
         return {"label": label,
-                "html": settings + render.tokens_html(run.tokens, decode) + diff_html(run.text, reference_text),
+                "html": settings + render.tokens_html(run.tokens, decode) + render.vocabulary_html(run)
+                + diff_html(run.text, reference_text),
                 "metrics": {"tokens/s": timed.text(),
                             "speedup vs ar": Speedup("1.00x (the reference)") if is_reference
                             else timed.speedup(reference),

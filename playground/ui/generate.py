@@ -96,7 +96,7 @@ class Generation:
         if with_stats:
             stats = render.stats_html({**run.stats.to_dict(), "stop_reason": run.stop_reason or "running"})
             stats += sparklines.running_lines_html(run, session.timeline)
-            stats += render.serving_html(run) if run.finished else ""
+            stats += render.serving_html(run) + render.vocabulary_html(run) if run.finished else ""
         return (render.status_html(status) if with_stats else gr.skip()), text, stats
 
     def stop(self, key: str, reason: str = STOP_PRESSED) -> None:

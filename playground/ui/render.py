@@ -66,9 +66,16 @@ def token_span(token: TokenRecord, decode: Callable[[int], str], show_rejected: 
     span = (f'<span class="tok tok-{escape(token.origin)}{branch}" title="{escape(tooltip(token, decode))}">'
             f"{escape(token.text)}</span>")
     if show_rejected:
-        span = "".join(f'<s class="tok tok-rejected" title="rejected draft candidate">{escape(decode(i))}</s>'
+        span = "".join(f'<s class="tok tok-rejected" title="rejected draft candidate">{rejected_text(decode(i))}</s>'
                        for i in token.replaced_candidates) + span
     return span
+
+
+def rejected_text(text: str) -> str:
+    """A rejected candidate as a small mark above the line (assets/ui.css): its newlines and tabs
+    shown as symbols, so it never breaks the text it annotates (a byte draft's run has one before
+    nearly every token)."""
+    return escape(text.replace("\n", "↵").replace("\t", "⇥")) or "∅"
 
 
 def token_spans(tokens: list[TokenRecord], decode: Callable[[int], str], show_rejected: bool = False) -> str:
@@ -144,6 +151,25 @@ def serving_html(run) -> str:
                     run.config.tree_width)
     return (f'<details class="serving"><summary>Serve this setting (vLLM, SGLang)</summary>'
             f"<pre>{escape(text)}</pre></details>")
+
+
+def vocabulary_html(run) -> str:
+    """Why a draft with its own vocabulary is rarely accepted, with this run's numbers (a byte
+    draft failed on screen without a word); "" for any other run."""
+    pair, stats = run.pair, run.stats
+    if pair is None or pair.same_vocabulary or not stats.tokens:
+        return ""
+    sizes = (f"the draft writes from {pair.draft_vocabulary:,} tokens, the target from {pair.target_vocabulary:,}; "
+             if pair.draft_vocabulary and pair.target_vocabulary else "")
+    chars = len(run.text) / stats.tokens
+    passed = (f"Here {stats.accepted} of {stats.drafted} drafted tokens passed ({stats.accepted / stats.drafted:.1%})"
+              if stats.drafted else "Here nothing was drafted")
+    target_wrote = stats.origins.get("target", 0)
+    return (f'<p class="vocabulary-note"><b>Why so few drafts pass:</b> {escape(sizes)}this answer\'s target tokens '
+            f"average {chars:.1f} characters, and a drafted token passes only when the draft's text spells the "
+            f"target's next token exactly ({escape(run.method)} verifies the target's tokens, not the draft's). Pieces "
+            "of another vocabulary rarely line up with the target's tokens (a byte draft needs every byte of a "
+            f"token right). {escape(passed)}; the target wrote {target_wrote} of {stats.tokens} tokens itself.</p>")
 
 
 def budget_text(budget: dict | None) -> str | None:

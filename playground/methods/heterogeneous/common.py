@@ -19,7 +19,10 @@ def pair_figures(ctx: Decoding, **method_figures) -> PairFigures:
     """The run's first step's `pair`: whether the pair could have used plain `sd`, and the
     method's own figures (PairFigures' fields)."""
     same = vocabulary_relation(ctx.target_tokenizer, ctx.draft_tokenizer) == "same"
-    return PairFigures(same_vocabulary=same, **method_figures)
+    sizes = {f"{role}_vocabulary": len(tokenizer) for role, tokenizer in (("target", ctx.target_tokenizer),
+                                                                          ("draft", ctx.draft_tokenizer))
+             if hasattr(tokenizer, "__len__")}
+    return PairFigures(same_vocabulary=same, **sizes, **method_figures)
 
 
 def same_vocabulary_note(run) -> str | None:

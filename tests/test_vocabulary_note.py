@@ -1,0 +1,33 @@
+"""A draft with its own vocabulary: the screen says why its drafts rarely pass, with the run's
+numbers (a byte draft failed on screen without a word), and its rejected candidates stay small
+marks above the text, so the answer reads as text with "show rejected drafts" on."""
+
+import re
+
+from playground.engine import generate
+from playground.models.tiny import foreign_draft
+from playground.ui import render
+
+
+def test_a_foreign_vocabulary_run_says_why_few_drafts_pass_with_its_numbers(family):
+    draft = foreign_draft()
+    run = generate("hello there", method="slem", max_new_tokens=24, target=family["target"], draft=draft,
+                   temperature=1.0, seed=3)
+    target_size, draft_size = len(family["target"].tokenizer), len(draft.tokenizer)
+    assert (run.pair.target_vocabulary, run.pair.draft_vocabulary) == (target_size, draft_size)
+    note = render.vocabulary_html(run)
+    assert f"the draft writes from {draft_size:,} tokens, the target from {target_size:,}" in note
+    assert f"Here {run.stats.accepted} of {run.stats.drafted} drafted tokens passed" in note
+    assert re.search(r"target tokens average [\d.]+ characters", note) and "spells the target's next token" in note
+    same = generate("hello there", method="sd", max_new_tokens=8, target=family["target"], draft=family["draft"])
+    assert render.vocabulary_html(same) == ""
+
+
+def test_rejected_candidates_are_marks_that_never_break_the_line(family):
+    run = generate("hello there", method="slem", max_new_tokens=24, target=family["target"], draft=foreign_draft(),
+                   temperature=1.0, seed=3)
+    decode = lambda token_id: "\n\n" if token_id == run.tokens[0].replaced_candidates[0] else "x"  # noqa: E731
+    spans = render.token_spans(run.tokens, decode, show_rejected=True)
+    assert spans.count('class="tok tok-rejected"') == sum(len(t.replaced_candidates) for t in run.tokens) > 0
+    assert '<s class="tok tok-rejected" title="rejected draft candidate">↵↵</s>' in spans
+    assert render.rejected_text("") == "∅" and render.rejected_text(" Paris") == " Paris"
