@@ -585,7 +585,8 @@ def test_pyramid_stats_name_each_stage(handlers):
     assert cells["tokens the qualifier wrote (for a rejected draft token, or a bonus)"] == str(run.stats.drafted - kept)
     assert cells["of the qualifier's tokens, the target accepted"] == "100.0%"
     assert "acceptance rate" not in cells
-    assert "acceptance rate" in stat_cells(run_generate(handlers, "sd")[-1][2]), "one stage: one rate"
+    assert "acceptance rate (of every drafted candidate)" in stat_cells(run_generate(handlers, "sd")[-1][2]), \
+        "one stage: one rate, saying what it divides by"
 
 
 def test_distribution_bars_keep_their_legend_under_the_plot():

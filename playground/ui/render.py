@@ -99,7 +99,7 @@ def legend_html() -> str:
 
 
 STAT_ROWS = (("tokens", "tokens", "{}"), ("tokens_per_second", "tokens/s", "{:.1f}"),
-             ("acceptance_rate", "acceptance rate", "{:.1%}"),
+             ("acceptance_rate", "acceptance rate (of every drafted candidate)", "{:.1%}"),
              ("mean_acceptance_length", "tokens per target forward", "{:.2f}"),
              ("drafted_per_pass", "candidates verified per target forward", "{:.2f}"),
              ("steps", "verification rounds", "{}"), ("drafted", "drafted", "{}"),
