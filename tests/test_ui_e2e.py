@@ -666,3 +666,12 @@ def test_browser_compare_says_how_long_it_will_take_before_it_starts(page):
     page.locator("#compare-expected", has_text="Expected: 16 runs").wait_for()
     page.locator("#compare-values textarea").fill("0.1, 5")
     page.locator("#compare-expected .status-error", has_text="Compare cannot start as set").wait_for()
+
+
+def test_browser_a_preset_switch_clears_the_previous_familys_answer(page):
+    generate_and_wait(page)
+    assert page.locator("#output span.tok").count() > 0
+    choose_preset(page, "tiny-foreign")
+    page.locator("#status", has_text="loaded tiny-target, tiny-foreign-draft").wait_for()
+    page.wait_for_function("() => document.querySelectorAll('#output span.tok').length === 0")
+    assert page.locator("#stats .stat").count() == 0

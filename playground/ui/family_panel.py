@@ -39,6 +39,7 @@ class FamilyPanel:
         self.presets, self.sessions = presets, sessions
         self.loader = lambda spec: model_thread.call(loader, spec)
         self._failed_loads: dict[str, str] = {}  # session key -> why its last Load failed (the newest kept)
+        self._switched: set[str] = set()  # sessions whose last Load changed the family, until their views clear
 
     def preset(self, name: str) -> tuple:
         """The preset's target, draft and qualifier specs and its description (the page loads the
@@ -81,7 +82,10 @@ class FamilyPanel:
             while len(self._failed_loads) > MAX_FAILED_LOADS:
                 self._failed_loads.pop(next(iter(self._failed_loads)))
             return error_status(error), gr.skip(), gr.skip()
-        session.specs, session.specs_edited = {role: spec_of(m) for role, m in models.items()}, False
+        loaded = {role: spec_of(m) for role, m in models.items()}
+        if loaded != self._specs(session):
+            self._switched.add(key)
+        session.specs, session.specs_edited = loaded, False
         self._failed_loads.pop(key, None)
         session.preset = next((p for p in self.presets if p.specs() == {r: s or "" for r, s in specs.items()}), None)
         choices = runnable_methods(models)
@@ -90,6 +94,15 @@ class FamilyPanel:
         chosen = next((name for name in preferred if name in usable), None)
         return (render.status_html(f"loaded {', '.join(spec_of(m) for m in models.values())}"),
                 describe_family(models), gr.Dropdown(choices=choices, value=chosen))
+
+    def cleared_views(self, key: str, count: int) -> list:
+        """After a Load: `count` views emptied where the Load changed the family (the previous
+        family's answer stayed on screen under the new family's name), else left as they are."""
+        if key not in self._switched:
+            return [gr.skip()] * count
+        self._switched.discard(key)
+        self.sessions.get(key).run = None  # its charts and export were the old family's
+        return [None] * count
 
     def usable_methods(self, key: str) -> list[tuple[str, str]]:
         """(label, name) of the methods the session's family can run; every method before one is loaded."""

@@ -166,6 +166,7 @@ class Shared:
     # their values, which a browser-only event keeps equal to them (see `page_and_api`).
     run_inputs: list = None
     settings: gr.JSON = None
+    family_views: list = None  # what shows a run's answer: emptied when a Load changes the family
 
     def page_and_api(self, trigger, handler, inputs: list, outputs: list, api_name: str, **options):
         """Wire `handler(key, *values of inputs)` for API callers as `api_name` (a hidden button,
@@ -244,8 +245,10 @@ def build_demo(loader=None, presets=None) -> gr.Blocks:
         _wire_thresholds(handlers, widgets)
         _wire_checks(widgets, note)
         method_lists = [compare_methods, race_methods]
+        views = shared.family_views
         for loading in loads:
             loading.then(on_method, method, [*widgets, about], **PRIVATE)  # the new preset's defaults
+            loading.then(_keyed(lambda key: handlers.family.cleared_views(key, len(views))), None, views, **PRIVATE)
             loading.then(_keyed(handlers.family.method_lists), method_lists, method_lists, **PRIVATE)
         share.wire(demo, share_button, share_box, handlers, family, method, shared, about)
         _progress_only_where_users_wait(demo)
@@ -345,6 +348,7 @@ def _generate_tab(ui: Shared) -> None:
         export_charts = gr.Button("Export charts (HTML)", elem_id="export-charts", size="sm")
         memory = gr.Button("CSD correction memory", elem_id="csd-memory", size="sm")
     download = gr.File(label="download", elem_id="download", interactive=False, visible=False)
+    ui.family_views = [output, stats, *plots]
     upload = gr.File(label="CSD correction memory to start from (JSON from `calibrate` or a download)",
                      file_types=[".json"], type="filepath", elem_id="csd-memory-upload", height=90)
     memory_view = gr.HTML(elem_id="csd-memory-view")
@@ -443,6 +447,7 @@ def _compare_tab(ui: Shared, tab) -> gr.CheckboxGroup:
     start = gr.Button("Compare", variant="primary", elem_id="compare")
     expected = gr.HTML(elem_id="compare-expected")  # how long it will take, before it starts
     view = gr.HTML(elem_id="compare-view")
+    ui.family_views.append(view)
 
     def sweep_for(method):
         chosen = default_sweep(method)

@@ -1,0 +1,27 @@
+"""A Load that changes the family empties the views of the old family's answer (it stayed on screen
+under the new family's name); a Load of the same family leaves them."""
+
+import gradio as gr
+
+from playground.models.tiny import foreign_draft
+from playground.ui.family_panel import Preset
+from playground.ui.handlers import Handlers
+from playground.ui.options import all_controls
+
+KEY = "session-1"
+
+
+def test_a_load_of_another_family_clears_the_old_answer(family):
+    by_spec = {m.spec: m for m in [*family.values(), foreign_draft()]}
+    handlers = Handlers(loader=by_spec.__getitem__,
+                        presets=[Preset("tiny", "tiny-target", "tiny-draft", "tiny-qualifier", "tiny")])
+    values = [{"max_new_tokens": 8}.get(c.name, c.default) for c in all_controls()]
+    handlers.load(KEY, "tiny-target", "tiny-draft", "tiny-qualifier")
+    assert handlers.family.cleared_views(KEY, 3) == [gr.skip()] * 3  # the first preset's family: no change
+    list(handlers.generate(KEY, "hello", "sd", False, *values))
+    handlers.load(KEY, "tiny-target", "tiny-draft", "tiny-qualifier")
+    assert handlers.family.cleared_views(KEY, 3) == [gr.skip()] * 3 and handlers.sessions.get(KEY).run is not None
+    handlers.load(KEY, "tiny-target", "tiny-foreign-draft", "")
+    assert handlers.family.cleared_views(KEY, 3) == [None] * 3
+    assert handlers.sessions.get(KEY).run is None, "its charts and export were the old family's"
+    assert handlers.family.cleared_views(KEY, 3) == [gr.skip()] * 3  # once
