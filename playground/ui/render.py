@@ -103,7 +103,8 @@ STAT_ROWS = (("tokens", "tokens", "{}"), ("tokens_per_second", "tokens/s", "{:.1
              ("mean_acceptance_length", "tokens per target forward", "{:.2f}"),
              ("drafted_per_pass", "candidates verified per target forward", "{:.2f}"),
              ("steps", "verification rounds", "{}"), ("drafted", "drafted", "{}"),
-             ("accepted", "accepted", "{}"), ("expected_speedup", "predicted speedup (Leviathan)", "{:.2f}x"),
+             ("accepted", "accepted", "{}"),
+             ("expected_speedup", "predicted speedup, an estimate (Leviathan: c, pass cost below)", "{:.2f}x"),
              ("cost_ratio", "draft step / target step (c)", "{:.3f}"),
              ("verify_cost", "verification pass / target step", "{:.2f}x"), ("seconds", "seconds", "{:.2f}"),
              ("stop_reason", "stopped by", "{}"))
