@@ -61,12 +61,12 @@ def test_sweep_values_are_parsed_to_the_options_type(handlers, option, text, exp
     swept = [extra[option] for _, _, extra in variants(method, "sweep", option, text, [], "js")]
     assert swept == expected and all(type(v) is type(e) for v, e in zip(swept, expected))
     view = last(handlers.compare("k", PROMPT, method, "sweep", option, text, [], *values()))
-    assert view.count("compare-column") == len(expected), view
+    assert view.count("compare-column") == 1 + len(expected), view  # the ar reference's column first
 
 
 def test_a_threshold_sweep_is_bounded_by_the_chosen_divergence(handlers):
     view = last(handlers.compare("k", PROMPT, "fsd", "sweep", "tau", "1, 3", [], *values(divergence="kl")))
-    assert view.count("compare-column") == 2, view
+    assert view.count("compare-column") == 1 + 2, view
     with pytest.warns(UserWarning, match="tau must be between"):  # gr.Warning outside a request
         refused = last(handlers.compare("k", PROMPT, "fsd", "sweep", "tau", "1.5", [], *values(divergence="js")))
     assert "tau must be between 0 and 1 under js" in refused
@@ -74,7 +74,7 @@ def test_a_threshold_sweep_is_bounded_by_the_chosen_divergence(handlers):
 
 def test_psd_draft_length_sweeps_as_whole_numbers(handlers):
     view = last(handlers.compare("k", PROMPT, "psd-f", "sweep", "draft_length", "1, 2", [], *values()))
-    assert view.count("compare-column") == 2
+    assert view.count("compare-column") == 1 + 2
 
 
 @pytest.mark.parametrize("option, text, needle", [
@@ -111,7 +111,9 @@ def test_every_run_endpoint_keeps_the_controls_limits(handlers, endpoint, overri
     assert "status-error" in status and needle in status
 
 
-def test_an_empty_load_is_refused_and_the_session_still_runs(handlers):
+def test_an_empty_load_is_refused_and_the_session_keeps_its_family(handlers):
+    """A refused Load keeps the family; runs wait for a Load that works and say why (they ran the
+    family loaded before without a word), then run again."""
     handlers.load("k", "tiny-target", "tiny-draft", "")
     with pytest.warns(UserWarning):
         status, family, dropdown = handlers.load("k", "", "", "")
@@ -119,6 +121,9 @@ def test_an_empty_load_is_refused_and_the_session_still_runs(handlers):
     with pytest.warns(UserWarning):
         handlers.load("k", "missing-model", "", "")
     assert handlers.sessions.get("k").specs == {"target": "tiny-target", "draft": "tiny-draft"}
+    with pytest.warns(UserWarning, match="the last Load failed"):
+        assert "the last Load failed" in last(handlers.generate("k", PROMPT, "sd", False, *values()))[0]
+    handlers.load("k", "tiny-target", "tiny-draft", "")
     assert "done" in last(handlers.generate("k", PROMPT, "sd", False, *values()))[0]
 
 
@@ -159,7 +164,8 @@ def test_public_mode_reads_no_server_path_and_tells_none_apart(handlers, public,
                 last(handlers.generate("k", PROMPT, "csd", False, *csd))[0],
                 handlers.step("k", PROMPT, "csd", 0, *csd)[0],
                 last(handlers.compare("k", PROMPT, "csd", "methods", "tau", "", ["csd"], *csd)),
-                *(handlers.load("k", *[path if r == role else "" for r in ("target", "draft", "qualifier")])[0]
+                # in a session of its own: after a failed Load, a session's runs wait for one that works
+                *(handlers.load("k-load", *[path if r == role else "" for r in ("target", "draft", "qualifier")])[0]
                   for role in ("target",)),
             ]
         answers[path] = [answer.replace(path, "PATH") for answer in answers[path]]
