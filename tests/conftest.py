@@ -12,6 +12,13 @@ torch.set_num_threads(1)
 # After the environment above: huggingface_hub reads HF_HUB_OFFLINE when it is imported.
 from playground.models.tiny import char_tokenizer, tiny_family  # noqa: E402
 
+from . import space_venv  # noqa: E402
+
+
+def pytest_collection_finish(session):
+    if any(item.nodeid.startswith("tests/test_space.py") for item in session.items):
+        space_venv.start_building()
+
 
 @pytest.fixture(scope="session")
 def tokenizer():
