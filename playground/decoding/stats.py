@@ -107,6 +107,12 @@ class Stats:
         return self.tokens / self.elapsed if self.elapsed else None
 
     @property
+    def decoder_seconds(self) -> float:
+        """The decoder's own clock at its last step: the run's seconds less the time its consumer
+        held it paused (a page being updated, other runs' turns on a shared model)."""
+        return self.step_clock[-1] if self.step_clock else self.elapsed
+
+    @property
     def origin_shares(self) -> dict[str, float]:
         return {origin: self.origins[origin] / self.tokens if self.tokens else 0.0 for origin in ORIGINS}
 

@@ -26,6 +26,17 @@ PUBLIC_SESSION_IDLE_SECONDS = 5 * 60
 # ones included, 10,000 by default (2 GB); a class of 30 opening and closing tabs needs far fewer.
 PUBLIC_STATE_SESSIONS = 500
 GRADIO_STATE_SESSIONS = 10_000
+# Runs taking turns on the model at once (ui/line.py); the rest wait in line. Between two rounds of
+# a stream, each other one runs a round: with 3, a stream pauses for two rounds at most.
+RUNS_SHARING = 3
+# A visitor's model seconds in the last minute, past which their next run waits for the window to
+# clear: the model thread gives 60 a minute, so one visitor takes at most half the machine's time.
+PUBLIC_MODEL_SECONDS_PER_MINUTE = 30
+# How long a finished deterministic run is replayed to identical runs (ui/identical.py).
+PUBLIC_REPLAY_SECONDS = 300
+# The app's files on disk (Gradio's copies of uploads and downloads, the sessions' exports), in MB.
+PUBLIC_DISK_MB = 400
+PUBLIC_EXPORTS_PER_MINUTE = 6  # per visitor: run JSON, charts, correction memory downloads
 
 
 @dataclass(frozen=True)
@@ -42,6 +53,11 @@ class Limits:
     max_memory_pairs: int  # in one session's correction memories; 0: no limit
     session_idle_seconds: int  # a session without a call (or heartbeat) for this long is dropped
     state_sessions: int  # sessions whose component state Gradio keeps, the oldest dropped first
+    runs_sharing: int  # runs taking turns on the model at once; the rest wait in line
+    model_seconds_per_minute: int  # per visitor, counted before a run starts; 0: no limit
+    replay_seconds: int  # a finished run is replayed to identical runs for this long; 0: never
+    disk_mb: int  # the app's files on disk, past which exports and uploads are refused; 0: no limit
+    exports_per_minute: int  # per visitor; 0: no limit
 
 
 def _env_int(name: str, default: int) -> int:
@@ -66,4 +82,10 @@ def current_limits() -> Limits:
                                       PUBLIC_SESSION_IDLE_SECONDS if public else SESSION_IDLE_SECONDS),
         state_sessions=_env_int("PLAYGROUND_STATE_SESSIONS",
                                 PUBLIC_STATE_SESSIONS if public else GRADIO_STATE_SESSIONS),
+        runs_sharing=max(1, _env_int("PLAYGROUND_RUNS_SHARING", RUNS_SHARING)),
+        model_seconds_per_minute=_env_int("PLAYGROUND_MODEL_SECONDS_PER_MINUTE",
+                                          PUBLIC_MODEL_SECONDS_PER_MINUTE if public else 0),
+        replay_seconds=_env_int("PLAYGROUND_REPLAY_SECONDS", PUBLIC_REPLAY_SECONDS if public else 0),
+        disk_mb=_env_int("PLAYGROUND_DISK_MB", PUBLIC_DISK_MB if public else 0),
+        exports_per_minute=_env_int("PLAYGROUND_EXPORTS_PER_MINUTE", PUBLIC_EXPORTS_PER_MINUTE if public else 0),
     )

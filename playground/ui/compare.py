@@ -90,14 +90,19 @@ class Comparison:
                 methods: list, *values):
         """Yield the expected duration, a progress line with the time left as each run ends, then
         the columns: every side (a target-only reference first, shown as a column) warmed up, then
-        run `repeats` times in alternating order (repeats.py)."""
+        run `repeats` times in alternating order (repeats.py). They wait in line as one job, and
+        take the model a round at a time in turn with other visitors' runs (runs.py)."""
+        job = None
         try:
             columns_to_run, sides, repeats = self._sides(method, mode, sweep_option, sweep_text, methods, values)
             self.family.sessions.get(key).admit(len(sides) * repeats, current_limits().runs_per_minute)
             target = self.family.models_for(key, "ar")["target"]
             plan = self._plan(sides, repeats, values)
+            job = self.runs.job(key, plan)
+            for waiting in self.runs.in_line(job):
+                yield render.status_html(waiting)
             yield render.status_html(f"Starting: {self._expected(key, plan)[1]}")
-            runs = [partial(self._run, key, prompt, variant, values, extra) for _, variant, extra in sides]
+            runs = [partial(self._run, key, prompt, variant, values, extra, job) for _, variant, extra in sides]
             timed, first = [Timed() for _ in sides], {}
             for done, (side, repeat, run) in enumerate(repeated(runs, repeats), start=1):
                 eta.record(run)
@@ -117,9 +122,12 @@ class Comparison:
             yield render.compare_html(columns, busy_note(timed))
         except Exception as error:  # noqa: BLE001  (the UI boundary: show it, stay usable)
             yield error_status(error)
+        finally:
+            if job is not None:
+                self.runs.done(job)
 
-    def _run(self, key, prompt, variant, values, extra, **overrides):
-        return self.runs.finished(key, prompt, variant, values, **{**extra, **overrides})
+    def _run(self, key, prompt, variant, values, extra, job, **overrides):
+        return self.runs.finished(key, prompt, variant, values, job=job, **{**extra, **overrides})
 
     def _column(self, label, run, target, reference_ids, prompt, reference_text: str, timed: Timed,
                  reference: Timed, is_reference: bool = False) -> dict:

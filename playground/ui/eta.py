@@ -34,12 +34,14 @@ def family_of(models: dict) -> tuple:
 
 
 def record(run) -> None:
-    """Count a finished run's seconds per token (its whole time, prefill included, over its tokens)."""
-    if run.stats.tokens < MIN_TOKENS or not run.stats.elapsed:
+    """Count a finished run's seconds per token (its decoder's whole time, prefill included, over
+    its tokens; the turns other visitors took between its rounds are not its time)."""
+    if run.stats.tokens < MIN_TOKENS or not run.stats.decoder_seconds:
         return
     with _lock:
         _recent.setdefault((run.method, family_of(run.models)), deque(maxlen=KEPT_RUNS)).append(
-            (time.monotonic(), run.stats.elapsed / run.stats.tokens))
+            (time.monotonic(), run.stats.decoder_seconds / run.stats.tokens,
+             run.stats.tokens / run.config.max_new_tokens))
 
 
 def clear() -> None:
@@ -47,11 +49,19 @@ def clear() -> None:
         _recent.clear()
 
 
-def _median(method: str, family: tuple) -> float | None:
+def _median(method: str, family: tuple, figure: int = 1) -> float | None:
+    """The median of the recent runs' seconds per token (`figure` 2: share of their max new tokens)."""
     since = time.monotonic() - KEPT_SECONDS
     with _lock:
-        recent = [seconds for at, seconds in _recent.get((method, family), ()) if at >= since]
+        recent = [kept[figure] for kept in _recent.get((method, family), ()) if kept[0] >= since]
     return statistics.median(recent) if recent else None
+
+
+def expected_tokens(method: str, models: dict, asked: int) -> int:
+    """The tokens a run asked for `asked` should write: as many, less the share that recent runs
+    of the method on the family left unwritten (they stopped at an end-of-text token first)."""
+    share = _median(method, family_of(models), 2)
+    return asked if share is None else max(1, min(asked, round(asked * share)))
 
 
 @dataclass(frozen=True)
@@ -91,9 +101,9 @@ def remaining_seconds(run) -> float | None:
     """A run in progress: its own pace so far times the tokens it may still write (an upper
     estimate: it may stop at an end-of-text token first)."""
     stats = run.stats
-    if not stats.tokens or not stats.elapsed:
+    if not stats.tokens or not stats.decoder_seconds:
         return None
-    return max(0, run.config.max_new_tokens - stats.tokens) * stats.elapsed / stats.tokens
+    return max(0, run.config.max_new_tokens - stats.tokens) * stats.decoder_seconds / stats.tokens
 
 
 def plan_seconds(plan: list[tuple[str, int]], models_of) -> tuple[float | None, list[str]]:

@@ -8,15 +8,23 @@ the app is public, whatever asked for them open (`queue(api_open=True)` included
 A request longer than the app reads is answered in one line before Gradio sees it: Gradio parsed
 an address over 65,536 characters (a pasted share link) with httpx, which refused it, and answered
 a bare 500; and it reads a JSON body whole, however large.
+
+Gradio's upload route stores every file it is sent, used by an event or not (48 MiB/s from one
+client): past the visitor's uploads per minute, or while the app's files fill their disk (disk.py),
+an upload is answered in one line too.
 """
 
 import gradio as gr
 from starlette.datastructures import URL, Headers
 from starlette.middleware import Middleware
+from starlette.requests import Request
 from starlette.responses import PlainTextResponse
 
 from ..deploy.limits import current_limits
+from ..errors import PlaygroundError
 from ..models.policy import public_mode
+from . import disk
+from .visitors import RateTable, visitor_address
 
 MAX_URL_CHARS = 65_536  # httpx's limit, which Gradio's parse of the address runs into
 BODY_ROOM = 2**20  # past the largest upload: a form's framing, or one event's JSON (its prompt included)
@@ -36,7 +44,8 @@ class GuardedBlocks(gr.Blocks):
 
     def launch(self, *args, app_kwargs: dict | None = None, **kwargs):
         app_kwargs = dict(app_kwargs or {})
-        app_kwargs["middleware"] = [*app_kwargs.get("middleware", ()), Middleware(RequestSizeGuard)]
+        app_kwargs["middleware"] = [*app_kwargs.get("middleware", ()), Middleware(RequestSizeGuard),
+                                    Middleware(UploadGuard)]
         return super().launch(*args, app_kwargs=app_kwargs, **kwargs)
 
 
@@ -92,3 +101,29 @@ async def _large_body(scope, receive):
 
 async def _replay(body: list, receive):
     return body.pop() if body else await receive()
+
+
+UPLOAD_ROUTE = "/gradio_api/upload"
+UPLOADS_PER_VISITOR = "uploads per minute per visitor"
+
+
+class UploadGuard:
+    """ASGI middleware: an upload past the visitor's uploads per minute (429) or while the disk is
+    full (507) is answered with one line of text, and Gradio never stores it."""
+
+    def __init__(self, app):
+        self.app, self.times = app, RateTable()
+
+    async def __call__(self, scope, receive, send):
+        if scope["type"] == "http" and scope.get("method") == "POST" and scope["path"].endswith(UPLOAD_ROUTE):
+            refused = disk.refusal("an upload")
+            status = 507
+            if refused is None:
+                try:
+                    self.times.admit(visitor_address(Request(scope)), 1, current_limits().uploads_per_minute,
+                                     UPLOADS_PER_VISITOR)
+                except PlaygroundError as error:
+                    refused, status = str(error), 429
+            if refused is not None:
+                return await PlainTextResponse(refused, status_code=status)(scope, receive, send)
+        return await self.app(scope, receive, send)

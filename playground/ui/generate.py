@@ -9,7 +9,7 @@ from ..errors import PlaygroundError
 from ..methods import METHODS
 from ..models import embedded
 from ..space import on_space
-from . import charts, eta, model_thread, render, sparklines
+from . import charts, eta, render, sparklines
 from .boundary import error_status
 from .family_panel import decoder
 from .pacing import STATS_INTERVAL, TEXT_INTERVAL, Pacer
@@ -20,7 +20,7 @@ SETTLE = 0.3  # seconds without a further change before a changed control re-run
 PREPARING = ("first run on this Space: preparing the embedded models (the target from the Hub, the draft and "
              "qualifier assembled from it; about a minute, once per container)…")
 VIEW_SIZE = 3  # status, tokens, stats
-WAITING = ("waiting for the model: another run is using it (the output below is the previous run's until this one "
+WAITING = ("waiting for the model: other runs are using it (the output below is the previous run's until this one "
            "starts)")
 
 
@@ -41,22 +41,26 @@ class Generation:
         if session.stale_runs.stale(ticket):
             yield _status_only(render.status_html(f"Generate stopped before it started: {session.stale_runs.reason}"))
             return
-        if model_thread.in_use():
-            yield _status_only(render.status_html(WAITING))
-        with model_thread.streaming():
-            yield from self._stream(session, ticket, key, prompt, method, show_rejected, values)
+        yield from self._stream(session, ticket, key, prompt, method, show_rejected, values)
 
     def _stream(self, session, ticket: int, key: str, prompt: str, method: str, show_rejected, values):
         session.run, session.timeline, session.show_rejected = None, charts.Timeline(), show_rejected is True
         session.final_charts_due = False  # an earlier run's charts are not this one's
-        steps = None
+        steps = started = None
         if on_space() and not embedded.all_available():
             yield _status_only(render.status_html(PREPARING))
         try:
             if not isinstance(show_rejected, bool):
                 raise PlaygroundError(f"show rejected drafts must be true or false, got {show_rejected!r}")
-            models, steps = self.runs.stream(key, prompt, method, values)
+            models, started = self.runs.start(key, prompt, method, values)
             session.decode = decoder(models[METHODS[method].roles[0]])
+            for waiting in started.waits(lambda: session.stale_runs.stale(ticket)):
+                yield _status_only(render.status_html(waiting))
+            if session.stale_runs.stale(ticket):
+                yield _status_only(render.status_html(f"stopped before it started: {session.stale_runs.reason}"))
+                return
+            steps = started.steps()
+            doing = "replaying" if started.replay else "generating"
             text_pace, stats_pace = Pacer(TEXT_INTERVAL), Pacer(STATS_INTERVAL)
             for _, run in steps:
                 session.run = run
@@ -65,9 +69,9 @@ class Generation:
                     break
                 with_stats = stats_pace.due()
                 if with_stats or text_pace.due():
-                    started = time.monotonic()
-                    yield self._view(session, f"generating… {render.tokens(run.stats.tokens)}", with_stats)
-                    cost = time.monotonic() - started
+                    began = time.monotonic()
+                    yield self._view(session, f"{doing}… {render.tokens(run.stats.tokens)}", with_stats)
+                    cost = time.monotonic() - began
                     (stats_pace if with_stats else text_pace).spent(cost)
                     if with_stats:
                         text_pace.spent(0.0)
@@ -77,14 +81,17 @@ class Generation:
         finally:
             if steps is not None:
                 steps.close()
+            if started is not None:
+                started.close(session.run)
             session.final_charts_due = session.run is not None
         run = session.run
         if run.finished:
             session.race.add(run, session.decode)
-            eta.record(run)
+            if not started.replay:
+                eta.record(run)
         ending = f"done: {render.tokens(run.stats.tokens)} ({run.stop_reason})" if run.finished else \
             f"stopped after {render.tokens(run.stats.tokens)}: {session.stale_runs.reason}"
-        yield self._view(session, ending, True)
+        yield self._view(session, ending + (f"; {started.replay}" if started.replay else ""), True)
 
     @staticmethod
     def _view(session, status: str, with_stats: bool) -> tuple:
@@ -104,9 +111,10 @@ class Generation:
         self.sessions.get(key).stale_runs.stop(reason)
 
     def waiting(self, key: str):
-        """A run was queued (the layout's tick changed): while another run holds the model, say so at
-        once, before this run's own first update; a run that has started says the rest itself."""
-        if self.sessions.get(key).stale_runs.queued and model_thread.in_use():
+        """A run was queued (the layout's tick changed): while other runs take every turn on the model,
+        say so at once, before this run's own first update (its place in line); a run that has
+        started says the rest itself."""
+        if self.sessions.get(key).stale_runs.queued and self.runs.line.full():
             return render.status_html(WAITING)
         return gr.skip()
 

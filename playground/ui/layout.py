@@ -16,7 +16,7 @@ import tomllib
 from ..deploy.limits import current_limits
 from ..methods import METHODS
 from ..models.policy import public_mode
-from . import race, render, share
+from . import disk, race, render, share
 from .appending_view import appending_html
 from .boundary import toast_text
 from .charts import CHARTS
@@ -34,6 +34,7 @@ from .options import (
     visible_options,
 )
 from .queue_cap import cap_events_per_visitor
+from .server_settings import queue_settings
 from .stepper import Toy
 from .visitors import session_key
 from .what_if import profile_names
@@ -51,6 +52,7 @@ FROM_PAGE = "_from_page"  # the API name of an API event's twin for the page (Sh
 SHOWS_PROGRESS = {"load", "unload", "compare", "step", "race", "export_json", "export_charts", "correction_memory",
                   "upload_memory"}
 RUNS = ("generate", "compare", "step", "race")  # a visitor may hold fewer of these at once than of other events
+GRADIO_THREADS = 40  # Gradio's (starlette's) default pool for handlers, besides the runs waiting in line
 HEARTBEAT_SECONDS = 60
 
 
@@ -66,11 +68,12 @@ MISSING_STRINGS = {"common.complete": "Complete"}
 def launch_options() -> dict:
     """What Gradio 6 takes at launch() rather than Blocks(): the theme, the stylesheet, the
     largest upload Gradio accepts at all (the handlers check their own limits too), how many
-    sessions' component state it keeps, and the strings its page lacks."""
+    sessions' component state it keeps, the strings its page lacks, and threads for the runs
+    waiting in the app's line (each holds one while it waits: line.py) beside Gradio's own."""
     limits = current_limits()
     return {"css": CSS_PATH.read_text(encoding="utf-8"), "theme": gr.themes.Soft(),
             "max_file_size": limits.max_upload_bytes, "state_session_capacity": limits.state_sessions,
-            "i18n": gr.I18n(en=MISSING_STRINGS)}
+            "i18n": gr.I18n(en=MISSING_STRINGS), "max_threads": GRADIO_THREADS + queue_settings()["max_size"]}
 
 
 class _NumberInput:
@@ -212,8 +215,9 @@ def _component(control):
 def build_demo(loader=None, presets=None) -> gr.Blocks:
     """The whole app. `loader(spec) -> LoadedModel` and `presets` default to the project's."""
     handlers = Handlers(loader, presets)
-    # Gradio's own copies of the files it serves (downloads) are deleted after 15 minutes
-    with GuardedBlocks(title="Speculative decoding playground", delete_cache=(300, 900)) as demo:
+    # Gradio's own copies of the files it serves (downloads) and is sent (uploads) are swept (disk.py)
+    delete_cache = disk.PUBLIC_DELETE_CACHE if public_mode() else disk.DESKTOP_DELETE_CACHE
+    with GuardedBlocks(title="Speculative decoding playground", delete_cache=delete_cache) as demo:
         gr.Markdown("# Speculative decoding playground\nA draft proposes, the target verifies. "
                     "Every token is colored by who wrote it; hover a token to see why.")
         with gr.Row():
@@ -253,8 +257,19 @@ def build_demo(loader=None, presets=None) -> gr.Blocks:
         share.wire(demo, share_button, share_box, handlers, family, method, shared, about)
         _progress_only_where_users_wait(demo)
         _session_lifetime(demo, handlers)
-    cap_events_per_visitor(demo, {name + suffix for name in RUNS for suffix in ("", FROM_PAGE)})
+    run_names = {name + suffix for name in RUNS for suffix in ("", FROM_PAGE)}
+    _runs_wait_in_the_apps_line(demo, run_names)
+    cap_events_per_visitor(demo, run_names)
     return demo
+
+
+def _runs_wait_in_the_apps_line(demo: gr.Blocks, run_names: set[str]) -> None:
+    """Runs start at once in Gradio's queue: they wait in the app's line (line.py), which tells
+    each its place and wait, and take the model in turns (turns.py). In Gradio's queue, one run
+    of each event at a time, a visitor's run waited out of sight behind others' whole runs."""
+    for event in demo.fns.values():
+        if event.api_name in run_names:
+            event.concurrency_limit = None
 
 
 def _session_lifetime(demo: gr.Blocks, handlers: Handlers) -> None:

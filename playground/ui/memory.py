@@ -17,8 +17,9 @@ from ..deploy.limits import current_limits
 from ..errors import PlaygroundError
 from ..methods.correction_memory import CorrectionMemory, load_memory
 from ..models.policy import public_mode
-from . import render
+from . import disk, render
 from .boundary import error_status
+from .export import offered
 from .family_panel import FamilyPanel, spec_of
 
 SHOWN_PAIRS = 20
@@ -57,15 +58,26 @@ class CorrectionMemories:
         if not memory.total:
             return None, render.status_html("no correction memory yet for this pair: generate with a csd method")
         pairs = memory.top_pairs(SHOWN_PAIRS, models["target"].tokenizer)
-        return (self.sessions.get(key).downloads.write(".memory.json", json.dumps(memory.to_dict())),
-                render.memory_html(pairs, memory.total, owner()))
+        try:
+            path = offered(self.sessions.get(key), ".memory.json", json.dumps(memory.to_dict()))
+        except PlaygroundError as error:
+            return None, error_status(error)
+        return path, render.memory_html(pairs, memory.total, owner())
 
     def upload(self, key: str, path: str | None):
         """Start csd from an uploaded memory (from `calibrate` or a download here) for the
         session's pair, in place of the one it had. The file is checked whole, and its view made,
-        before it replaces anything: a refused upload leaves the session's memory as it was."""
+        before it replaces anything: a refused upload leaves the session's memory as it was. Gradio's
+        copy of the file is deleted once read (disk.py)."""
         if not path:
             return gr.skip()
+        try:
+            return self._upload(key, path)
+        finally:
+            if isinstance(path, str):
+                disk.remove_upload(path)
+
+    def _upload(self, key: str, path):
         try:
             self.sessions.get(key).admit_upload(current_limits().uploads_per_minute)
             if not isinstance(path, str):

@@ -5,66 +5,44 @@ more of them exist than CPUs, libgomp throttles their spinning: every region the
 workers through the kernel. Gradio runs handlers on a pool of worker threads, so a run on one of
 them, once another had run one, decoded about 25% slower than the same run through the CLI
 (`bench/results/README.md`). Loading, generating and scoring through this one thread keeps one
-pool. Visitors' streamed runs interleave here step by step; a Compare or Race column holds the
-thread for its whole generation. `in_use()` says whether any run holds or waits for it.
+pool. Every call waits for its visitor's turn (turns.py): visitors' runs interleave here round by
+round, a Compare's or Race's runs too.
 """
 
 import threading
 from concurrent.futures import ThreadPoolExecutor
-from contextlib import contextmanager
+
+from .turns import Turns
 
 _executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="models")
 _on_model_thread = threading.local()
 _DONE = object()
-
-
-class _Users:
-    """How many calls and streamed runs hold or wait for the model thread."""
-
-    def __init__(self):
-        self._lock, self._count = threading.Lock(), 0
-
-    @contextmanager
-    def using(self):
-        with self._lock:
-            self._count += 1
-        try:
-            yield
-        finally:
-            with self._lock:
-                self._count -= 1
-
-    def any(self) -> bool:
-        return self._count > 0
-
-
-_users = _Users()
-# A streamed run counts as a user from its start to its end, not only during each step's call (it
-# leaves the thread between steps while the page shows them); a step-mode run, paused between
-# rounds, counts only while a round runs.
-streaming = _users.using
-
-
-def in_use() -> bool:
-    """A run streams, or a call runs or waits, on the model thread."""
-    return _users.any()
+turns = Turns()  # the app's one model thread is shared in turns
 
 
 def call(function, *args, **kwargs):
-    """`function(*args, **kwargs)`, run on the model thread (directly when already there)."""
+    """`function(*args, **kwargs)`, run on the model thread (directly when already there) in a turn
+    of nobody in particular (a family's load, a score)."""
+    return call_as("", None, function, *args, **kwargs)
+
+
+def call_as(visitor: str, charge, function, *args, **kwargs):
+    """`function(*args, **kwargs)` on the model thread, in a turn of `visitor`'s; `charge(seconds)`
+    (or None) is told the turn's length."""
     if getattr(_on_model_thread, "value", False):
         return function(*args, **kwargs)
-    with _users.using():
+    with turns.turn(visitor, charge):
         return _executor.submit(_marked, function, *args, **kwargs).result()
 
 
-def iterate(generator):
-    """`generator`'s items, each computed on the model thread; closing this closes it there."""
+def iterate(generator, visitor: str = "", charge=None):
+    """`generator`'s items, each computed on the model thread in a turn of `visitor`'s; closing
+    this closes it there."""
     try:
-        while (item := call(next, generator, _DONE)) is not _DONE:
+        while (item := call_as(visitor, charge, next, generator, _DONE)) is not _DONE:
             yield item
     finally:
-        call(generator.close)
+        call_as(visitor, None, generator.close)
 
 
 def _marked(function, *args, **kwargs):

@@ -1,14 +1,15 @@
 """What one visitor may hold in Gradio's queue at once, waiting or running: at most `runs_at_once`
-runs (generate, compare, step, race), and at most `events_at_once` events of every kind that waits
-for a worker (runs, charts, the Toy's rounds, step mode, exports, uploads, loads...); one more is
-refused in one line when it asks to join. Events the layout runs without a concurrency limit (a
-status line, a control's change, the heartbeat) wait for nothing and are not counted.
+runs (generate, compare, step, race), at most `events_at_once` events of every kind that waits
+for a worker or the model (runs, charts, the Toy's rounds, step mode, exports, uploads, loads...),
+and at most QUICK_EVENTS_FACTOR times that of the events the layout runs without a concurrency
+limit (a status line, a control's change, the heartbeat: each holds a server thread while it
+runs). One more is refused in one line when it asks to join.
 
-The queue is shared by everyone (PLAYGROUND_QUEUE_SIZE waiting events): without a cap, a few
-dozen clients of one visitor, each with its own session, filled it with runs, or one address with
-60 chart or Toy events, and every other visitor was told "Queue is full". The visitor's counts are
-read from the queue's own events at each join, so nothing is left to leak when an event ends, is
-cancelled or its client goes away.
+The queue is shared by everyone (PLAYGROUND_QUEUE_SIZE waiting events) and so are the server's
+threads: without a cap, a few dozen clients of one visitor, each with its own session, filled the
+queue with runs, or one address with 60 chart or Toy events, and every other visitor was told
+"Queue is full". The visitor's counts are read from the queue's own events at each join, so
+nothing is left to leak when an event ends, is cancelled or its client goes away.
 """
 
 import asyncio
@@ -19,6 +20,8 @@ from .visitors import visitor_address
 # Gradio answers "error" with 400 and the message, which the page shows as the event's error;
 # its "queue_full" (503) would show its own words ("This application is currently busy").
 REFUSED = "error"
+# A slider dragged with "re-run when a control changes" sends a burst of change events at once
+QUICK_EVENTS_FACTOR = 4
 
 
 def refusal(limit: int, what: str = "runs") -> str:
@@ -48,7 +51,7 @@ def _cap(queue, run_names: set[str]) -> None:
 
     async def push_within_cap(body, request, username):
         fn = queue.blocks.fns.get(body.fn_index) if body.fn_index is not None else None
-        if fn is None or not _counted(queue, fn, run_names):
+        if fn is None:
             return await push(body, request, username)
         async with joining:  # counted and joined as one step: two requests at once cannot both pass
             refused = _over_cap(queue, fn, visitor_address(request), run_names)
@@ -59,20 +62,25 @@ def _cap(queue, run_names: set[str]) -> None:
     queue.push = push_within_cap
 
 
-def _counted(queue, fn, run_names: set[str]) -> bool:
-    """Whether `fn`'s events count against a visitor: a run, or any event that waits for a worker."""
+def _kind(queue, fn, run_names: set[str]) -> str:
+    """"run", "event" (one that waits for a worker) or "quick" (one without a concurrency limit)."""
+    if fn.api_name in run_names:
+        return "run"
     limit = queue.default_concurrency_limit if fn.concurrency_limit == "default" else fn.concurrency_limit
-    return fn.api_name in run_names or limit is not None
+    return "quick" if limit is None else "event"
 
 
 def _over_cap(queue, fn, visitor: str, run_names: set[str]) -> str | None:
     """The refusal of one more event like `fn` from `visitor`, or None while it is within the limits."""
     limits = current_limits()
-    held = [event.fn for event in list(queue.event_ids_to_events.values())
-            if _counted(queue, event.fn, run_names) and visitor_address(event.request) == visitor]
-    runs = sum(1 for held_fn in held if held_fn.api_name in run_names)
-    if limits.runs_at_once and fn.api_name in run_names and runs >= limits.runs_at_once:
+    held = [_kind(queue, event.fn, run_names) for event in list(queue.event_ids_to_events.values())
+            if visitor_address(event.request) == visitor]
+    kind = _kind(queue, fn, run_names)
+    if kind == "quick":
+        quick = limits.events_at_once * QUICK_EVENTS_FACTOR
+        return refusal(quick, "status and control events") if quick and held.count("quick") >= quick else None
+    if limits.runs_at_once and kind == "run" and held.count("run") >= limits.runs_at_once:
         return refusal(limits.runs_at_once)
-    if limits.events_at_once and len(held) >= limits.events_at_once:
+    if limits.events_at_once and len(held) - held.count("quick") >= limits.events_at_once:
         return refusal(limits.events_at_once, "events")
     return None

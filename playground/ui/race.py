@@ -40,7 +40,7 @@ class Race:
         """Run each method on the prompt with the controls' settings, one after another (never two
         at once), then race them. Yields (the expected duration, then a progress line with the time
         left, then the race view; finished-runs choices)."""
-        session = self.handlers.sessions.get(key)
+        session, job = self.handlers.sessions.get(key), None
         try:
             chosen = list(dict.fromkeys(methods)) if isinstance(methods, list) else []
             if not 1 <= len(chosen) <= MAX_LANES or not set(chosen) <= set(METHODS):
@@ -50,9 +50,12 @@ class Race:
             session.admit(len(chosen) * repeats, limit)
             self.handlers.stop(key, STOPPED_BY_A_RACE)  # the session's own Generate run would share the cores
             plan = self.plan(chosen, repeats, values)
+            job = self.handlers.runs.job(key, plan)  # its runs wait in line as one job (runs.py)
+            for waiting in self.handlers.runs.in_line(job):
+                yield render.status_html(waiting), gr.skip()
             yield render.status_html(f"Starting: {self._expected(key, plan)[1]}"), gr.skip()
             finished = {side: {} for side in range(len(chosen))}
-            runs = [partial(self.handlers.runs.finished, key, prompt, method, values) for method in chosen]
+            runs = [partial(self.handlers.runs.finished, key, prompt, method, values, job) for method in chosen]
             for done, (side, repeat, run) in enumerate(repeated(runs, repeats), start=1):
                 eta.record(run)
                 what = "warm-up" if repeat < 0 else f"repeat {repeat + 1} of {repeats}"
@@ -71,6 +74,9 @@ class Race:
         except Exception as error:  # noqa: BLE001  (the UI boundary: show it, stay usable)
             yield error_status(error), gr.skip()
             return
+        finally:
+            if job is not None:
+                self.handlers.runs.done(job)
         order = "whose runs finished in the order of the medians" if agrees else (
             "the closest to the medians, though no repeat finished in their order (the machine was busy): "
             "the ranking is the medians'")

@@ -50,8 +50,10 @@ class Timed:
     bounds: dict = field(default_factory=dict)  # repeat -> SpeedBound (or None)
 
     def add(self, repeat: int, run) -> None:
-        if run.stats.tokens_per_second:  # a run that wrote nothing has no speed
-            self.speeds[repeat] = run.stats.tokens_per_second
+        # On the decoder's own clock: the turns other visitors' runs took between its rounds
+        # (turns.py) are not its time. A run that wrote nothing has no speed.
+        if run.stats.tokens and run.stats.decoder_seconds:
+            self.speeds[repeat] = run.stats.tokens / run.stats.decoder_seconds
         self.bounds[repeat] = speedup_bound(run.stats)
 
     def bound(self) -> SpeedBound | None:

@@ -1,18 +1,29 @@
 """Starts a session's runs from the controls: their options, the session's family, and for csd
-the correction memory the app keeps for that family."""
+the correction memory the app keeps for that family. Every round runs in a turn of the session's
+visitor (turns.py); a Generate run, a Compare's or a Race's runs wait in line first (line.py); a
+Generate run identical to one finished moments ago is replayed instead (identical.py)."""
 
 from ..deploy.limits import current_limits
-from ..engine import generate, stream
+from ..engine import stream
+from ..errors import PlaygroundError
 from ..methods import METHODS
-from . import model_thread
+from . import eta, model_thread
 from .family_panel import FamilyPanel
+from .identical import Claim, Identical, signature
+from .line import POLL_SECONDS, Job, Line, queued
 from .memory import CorrectionMemories
 from .options import options_from_values
+from .replayed import replay_note, replayed
+from .server_settings import queue_settings
+from .visitors import visitor_of
 
 
 class Runs:
     def __init__(self, family: FamilyPanel, memories: CorrectionMemories):
         self.family, self.memories = family, memories
+        limits = current_limits()
+        self.line = Line(limits.runs_sharing, queue_settings()["max_size"])
+        self.identical = Identical(limits.replay_seconds)
 
     def _prepare(self, key: str, method: str, values, override: dict) -> tuple[dict, dict]:
         """(the method's models, every argument of the engine's call but the prompt)."""
@@ -22,12 +33,121 @@ class Runs:
         return models, {"method": method, **models, "correction_memory": memory, **options}
 
     def stream(self, key: str, prompt: str, method: str, values) -> tuple[dict, object]:
-        """(the method's models, the engine's step stream); counts one run against the session's rate."""
+        """(the method's models, the engine's step stream) of a step-mode run, each round in a turn
+        and none waiting in line (a round at a click); counts one run against the session's rate."""
         models, arguments = self._prepare(key, method, values, {})
         self.family.sessions.get(key).admit(1, current_limits().runs_per_minute)
-        return models, model_thread.iterate(stream(prompt, **arguments))
+        return models, model_thread.iterate(stream(prompt, **arguments), visitor_of(key))
 
-    def finished(self, key: str, prompt: str, method: str, values, **override):
-        """The finished Run, `override` taking the place of some of the controls' options (the
-        caller counts it against the session's rate)."""
-        return model_thread.call(generate, prompt, **self._prepare(key, method, values, override)[1])
+    def start(self, key: str, prompt: str, method: str, values) -> tuple[dict, "Started"]:
+        """(the method's models, a Generate run as it starts); counts one run against the session's rate."""
+        models, arguments = self._prepare(key, method, values, {})
+        self.family.sessions.get(key).admit(1, current_limits().runs_per_minute)
+        options = {name: value for name, value in arguments.items() if name not in models and name != "method"}
+        return models, Started(self, key, prompt, models, arguments, signature(prompt, method, models, options))
+
+    def job(self, key: str, plan: list[tuple[str, int]]) -> Job:
+        """A Compare's or Race's runs as one job in line: `plan` is (method, tokens at most) of each."""
+        asked = []
+        for method, tokens in plan:
+            models = self.family.models_for(key, method)
+            asked.append((seconds_per_token(method, models), eta.expected_tokens(method, models, tokens)))
+        return Job(visitor_of(key), asked)
+
+    def in_line(self, job: Job, given_up=lambda: False):
+        """Status lines while `job` waits for the model (refused past the visitor's model time);
+        the caller calls `done(job)` when it ends."""
+        self.check_model_time(job.visitor)
+        yield from queued(self.line, job, given_up)
+
+    def done(self, job: Job) -> None:
+        self.line.leave(job)
+
+    def check_model_time(self, visitor: str) -> None:
+        """Refuse a run to a visitor whose turns took the limits' model seconds in the last minute."""
+        allowed = current_limits().model_seconds_per_minute
+        used = model_thread.turns.used
+        if allowed and used.seconds(visitor) >= allowed:
+            raise PlaygroundError(f"your runs used {used.seconds(visitor):.0f} s of the model in the last minute; "
+                                  f"this deployment shares it at {allowed} s a minute per visitor: try again in "
+                                  f"{max(1, round(used.free_in(visitor, allowed)))} s")
+
+    def finished(self, key: str, prompt: str, method: str, values, job: Job | None = None, **override):
+        """The finished Run, `override` taking the place of some of the controls' options, each round
+        in a turn charged to `job` (the caller counts it against the session's rate)."""
+        arguments = self._prepare(key, method, values, override)[1]
+        run = None
+        for step, run in model_thread.iterate(stream(prompt, **arguments), visitor_of(key),
+                                              job.charge if job else None):
+            if job is not None:
+                job.wrote(len(step.tokens))
+        return run
+
+
+def seconds_per_token(method: str, models: dict) -> float | None:
+    """This machine's seconds per token for `method` on `models` (eta.py), None when unknown."""
+    rate = eta.seconds_per_token(method, models)
+    return rate.seconds if rate else None
+
+
+class Started:
+    """A Generate run from its start to its end: its wait (for an identical run being computed,
+    or in line), its steps (computed round by round, or replayed) and its end."""
+
+    def __init__(self, runs: Runs, key: str, prompt: str, models: dict, arguments: dict, key_of_run: tuple | None):
+        self.runs, self.prompt, self.models, self.arguments = runs, prompt, models, arguments
+        self.signature, self.visitor = key_of_run, visitor_of(key)
+        self.record = self.job = None
+        self.claimed = False
+
+    @property
+    def replay(self) -> str | None:
+        """The replay's label, when this run replays an identical one."""
+        return replay_note(self.record.at) if self.record else None
+
+    def waits(self, given_up=lambda: False):
+        """Status lines while the run waits, until its steps may start (or `given_up()`)."""
+        identical = self.runs.identical
+        while isinstance(found := identical.claim(self.signature), Claim):
+            while not found.done.is_set():
+                if given_up():
+                    return
+                yield self._following(found)
+                found.done.wait(POLL_SECONDS)
+        if found is not None:
+            self.record = found
+            return
+        self.claimed = self.signature is not None
+        method = self.arguments["method"]
+        tokens = eta.expected_tokens(method, self.models, self.arguments["max_new_tokens"])
+        self.job = Job(self.visitor, [(seconds_per_token(method, self.models), tokens)])
+        if (claim := identical.computing(self.signature)) is not None:
+            claim.job = self.job
+        yield from self.runs.in_line(self.job, given_up)
+
+    def _following(self, claim: Claim) -> str:
+        ends = self.runs.line.ends_in(claim.job) if claim.job is not None else None
+        wait = f"about {max(1, round(ends))} s" if ends is not None else "the wait is known once it has been measured"
+        return (f"waiting for the model: the identical run (same prompt, models, settings and seed) is being computed "
+                f"for another visitor and will be replayed here, {wait}")
+
+    def steps(self):
+        """(step, run) as the run goes: replayed on the record's clock, or computed a round a turn."""
+        if self.record is not None:
+            return replayed(self.record.run, self.replay)
+        return self._computed()
+
+    def _computed(self):
+        for step, run in model_thread.iterate(stream(self.prompt, **self.arguments), self.visitor, self.job.charge):
+            self.job.wrote(len(step.tokens))
+            yield step, run
+
+    def close(self, run) -> None:
+        """The run ended (`run`: its last state, or None): leave the line; a computed run that
+        finished is replayed to identical runs from now on, and those waiting for it go on."""
+        if self.job is not None:
+            self.runs.done(self.job)
+        if self.claimed:
+            if run is not None and run.finished and self.record is None:
+                self.runs.identical.publish(self.signature, run)
+            self.runs.identical.release(self.signature)

@@ -29,6 +29,7 @@ from .visitors import RateTable, SessionKey, visitor_of
 
 RUNS_PER_VISITOR = "runs per minute per visitor (a compare counts each column)"
 UPLOADS_PER_VISITOR = "correction memory uploads per minute per visitor"
+EXPORTS_PER_VISITOR = "downloads (run JSON, charts, correction memory) per minute per visitor"
 
 
 @dataclass
@@ -60,6 +61,7 @@ class Session:
     visitor: str = ""  # the address its requests come from (visitors.py)
     run_times: RateTable = field(default_factory=RateTable, repr=False)  # every visitor's, shared by sessions
     upload_times: RateTable = field(default_factory=RateTable, repr=False)
+    export_times: RateTable = field(default_factory=RateTable, repr=False)
     last_seen: float = field(default_factory=time.monotonic)
     generate_shown: bool = True  # the Generate tab is the one showing
     final_charts_due: bool = False  # a run has ended and the page has not had its complete charts
@@ -70,6 +72,9 @@ class Session:
 
     def admit_upload(self, per_minute: int) -> None:
         self.upload_times.admit(self.visitor, 1, per_minute, UPLOADS_PER_VISITOR)
+
+    def admit_export(self, per_minute: int) -> None:
+        self.export_times.admit(self.visitor, 1, per_minute, EXPORTS_PER_VISITOR)
 
     @property
     def started(self) -> deque:
@@ -95,7 +100,7 @@ class Sessions:
         self._sessions: dict[str, Session] = {}
         self._lock = threading.Lock()
         self._idle_seconds = idle_seconds  # None: the limits' (read at each call)
-        self.run_times, self.upload_times = RateTable(), RateTable()
+        self.run_times, self.upload_times, self.export_times = RateTable(), RateTable(), RateTable()
         self._sweeper = None  # the timer of the next sweep, while any session is open
 
     @property
@@ -108,7 +113,7 @@ class Sessions:
             session = self._sessions.get(key)
             if session is None:
                 session = self._sessions[key] = Session(visitor=visitor_of(key), run_times=self.run_times,
-                                                        upload_times=self.upload_times)
+                                                        upload_times=self.upload_times, export_times=self.export_times)
             if isinstance(key, SessionKey) and key.visitor:  # a request's own address wins over an earlier one
                 session.visitor = key.visitor
             session.last_seen = time.monotonic()

@@ -1,0 +1,170 @@
+"""The line of runs waiting for the model: each one's place in it, and an honest wait.
+
+At most `sharing` jobs (a Generate run, a Compare, a Race) take turns on the model at once
+(turns.py): few enough that a stream's pauses stay short (between two of its rounds, one round of
+each other job), while a Compare's long work goes on beside them. The rest wait here in the order
+they came, each told its place and how long until it starts ("waiting: 3rd in line, about 8 s"),
+computed from what the jobs ahead still need: the tokens each asks times this machine's measured
+seconds per token (eta.py), or, once a job has written some, its own pace. Gradio's queue guessed
+from past events' durations (169 s told for a 109 s wait, 56 s for 471 s).
+
+The forecast shares the model equally between the jobs taking turns, as the ring does, and starts
+the next in line whenever one ends.
+"""
+
+import threading
+import time
+from dataclasses import dataclass, field
+
+from ..errors import PlaygroundError
+
+PACE_AFTER_TOKENS = 8  # before this many tokens a job's pace is mostly its prompt's prefill
+
+
+@dataclass(eq=False)
+class Job:
+    """A run, or a Compare's or Race's runs, as the line sees it."""
+
+    visitor: str
+    asked: list  # (seconds per token or None when unknown, tokens at most) of each of its runs
+    used: float = 0.0  # model seconds its turns took so far
+    tokens: int = 0  # tokens its runs wrote so far
+    joined: float = field(default_factory=time.monotonic)
+
+    def charge(self, seconds: float) -> None:
+        self.used += seconds
+
+    def wrote(self, tokens: int) -> None:
+        self.tokens += tokens
+
+    def estimate(self) -> float | None:
+        """Model seconds the whole job should take, from the measured rates (None: one unknown)."""
+        if any(rate is None for rate, _ in self.asked):
+            return None
+        return sum(rate * tokens for rate, tokens in self.asked)
+
+    def remaining(self) -> float | None:
+        """Model seconds it still needs: its tokens left at its own pace once it has written a few,
+        else its estimate less what it used (None: nothing to tell it from)."""
+        left = max(0, sum(tokens for _, tokens in self.asked) - self.tokens)
+        estimate = self.estimate()
+        if self.tokens >= PACE_AFTER_TOKENS and (len(self.asked) == 1 or estimate is None or self.used > estimate):
+            return left * self.used / self.tokens
+        return None if estimate is None else max(0.0, estimate - self.used)
+
+
+@dataclass(frozen=True)
+class Place:
+    """Where a waiting job stands: its place (1: next) and the seconds until it starts (None: unknown)."""
+
+    position: int
+    seconds: float | None
+
+
+class Line:
+    def __init__(self, sharing: int, size: int):
+        self.sharing, self.size = max(1, sharing), size
+        self._changed = threading.Condition()
+        self._active: list[Job] = []
+        self._waiting: list[Job] = []
+
+    def join(self, job: Job) -> None:
+        """Queue `job` (it starts at once if fewer than `sharing` jobs take turns); refuses it in
+        one line when `size` jobs already wait."""
+        with self._changed:
+            if self.size and len(self._waiting) >= self.size:
+                raise PlaygroundError(f"{len(self._waiting)} runs are waiting for the model, as many as this "
+                                      "deployment queues: try again in a minute")
+            self._waiting.append(job)
+            self._admit()
+
+    def wait(self, job: Job, timeout: float) -> bool:
+        """Wait up to `timeout` seconds for `job`'s start; whether it has started."""
+        with self._changed:
+            self._changed.wait_for(lambda: job in self._active, timeout)
+            return job in self._active
+
+    def leave(self, job: Job) -> None:
+        """`job` ended (or gave up waiting): the next in line starts."""
+        with self._changed:
+            for jobs in (self._active, self._waiting):
+                if job in jobs:
+                    jobs.remove(job)
+            self._admit()
+
+    def place(self, job: Job) -> Place | None:
+        """Where `job` waits, or None once it has started (or left)."""
+        with self._changed:
+            if job not in self._waiting:
+                return None
+            starts, _ = self._forecast()
+            return Place(self._waiting.index(job) + 1, starts.get(job))
+
+    def ends_in(self, job: Job) -> float | None:
+        """Seconds until `job` should end, waiting or running (None: unknown, or not in line)."""
+        with self._changed:
+            return self._forecast()[1].get(job)
+
+    def full(self) -> bool:
+        """Every place taking turns is taken: a new job waits."""
+        with self._changed:
+            return len(self._active) >= self.sharing
+
+    def __len__(self) -> int:
+        with self._changed:
+            return len(self._active) + len(self._waiting)
+
+    def _admit(self) -> None:
+        while self._waiting and len(self._active) < self.sharing:
+            self._active.append(self._waiting.pop(0))
+        self._changed.notify_all()
+
+    def _forecast(self) -> tuple[dict, dict]:
+        """({job: seconds until it starts}, {job: seconds until it ends}), as far as the jobs'
+        remaining work is known: the model shared equally between the running jobs, the next in
+        line starting as one ends."""
+        running = {job: job.remaining() for job in self._active}
+        starts, ends, now = dict.fromkeys(self._active, 0.0), {}, 0.0
+        waiting = list(self._waiting)
+        while running or waiting:
+            while waiting and len(running) < self.sharing:
+                job = waiting.pop(0)
+                starts[job], running[job] = now, job.remaining()
+            if not running or any(left is None for left in running.values()):
+                break  # past an unknown job, nothing later is known
+            shortest = min(running.values())
+            now += shortest * len(running)
+            for job, left in list(running.items()):
+                running[job] = left - shortest
+                if running[job] <= 1e-9:
+                    ends[job] = now
+                    del running[job]
+        return starts, ends
+
+
+def ordinal(place: int) -> str:
+    suffix = "th" if 10 <= place % 100 <= 20 else {1: "st", 2: "nd", 3: "rd"}.get(place % 10, "th")
+    return f"{place}{suffix}"
+
+
+def place_text(place: Place) -> str:
+    """'waiting for the model: 3rd in line, about 8 s'."""
+    wait = (f"about {max(1, round(place.seconds))} s" if place.seconds is not None else
+            "the wait is known once a run has been measured here")
+    return f"waiting for the model: {ordinal(place.position)} in line, {wait}"
+
+
+POLL_SECONDS = 1.0  # how often a waiting job's place and wait are told again
+
+
+def queued(line: Line, job: Job, given_up=lambda: False):
+    """Join `line` and yield a status line (place_text) at once and about every POLL_SECONDS while
+    `job` waits; returns when it starts, or, leaving the line, once `given_up()` (a Stop). The
+    caller leaves the line when the job ends (or this generator is closed)."""
+    line.join(job)
+    while (place := line.place(job)) is not None:
+        if given_up():
+            line.leave(job)
+            return
+        yield place_text(place)
+        line.wait(job, POLL_SECONDS)

@@ -1,0 +1,104 @@
+"""Whose turn it is on the model: visitors take it in turn, one call on the model thread (one
+verification round of a run) at a time.
+
+A Compare or Race is dozens of runs of dozens of rounds each. Given the model in arrival order, a
+Compare held it for a whole run at a time, and another visitor's stream advanced one step per run
+(gaps of 32-62 s). Here every call waits for its visitor's turn: the visitors with a call waiting
+are served in a ring, one call each, so between two rounds of one visitor each other visitor runs
+at most one. A visitor's own calls (two runs at once) go in the order they came. Each turn's
+seconds are counted to its visitor (`used`: model seconds in the last minute) and to the caller's
+`charge`, if it has one (the job in line.py).
+"""
+
+import threading
+import time
+from collections import deque
+from contextlib import contextmanager
+
+WINDOW_SECONDS = 60
+
+
+class Usage:
+    """Model seconds each visitor's turns took within the last WINDOW_SECONDS."""
+
+    def __init__(self):
+        self._turns: dict[str, deque] = {}  # visitor -> (end time, seconds), oldest first
+        self._lock = threading.Lock()
+
+    def add(self, visitor: str, seconds: float) -> None:
+        with self._lock:
+            self._turns.setdefault(visitor, deque()).append((time.monotonic(), seconds))
+
+    def seconds(self, visitor: str) -> float:
+        with self._lock:
+            return sum(seconds for _, seconds in self._recent(visitor))
+
+    def free_in(self, visitor: str, allowed: float) -> float:
+        """Seconds until the visitor's model seconds in the window fall under `allowed` (0: now)."""
+        with self._lock:
+            turns, now = list(self._recent(visitor)), time.monotonic()
+        total = sum(seconds for _, seconds in turns)
+        for ended, seconds in turns:  # each turn leaves the window WINDOW_SECONDS after it ended
+            if total < allowed:
+                break
+            total -= seconds
+            if total < allowed:
+                return max(0.0, ended + WINDOW_SECONDS - now)
+        return 0.0
+
+    def _recent(self, visitor: str) -> deque:
+        cutoff = time.monotonic() - WINDOW_SECONDS
+        for name in list(self._turns):
+            turns = self._turns[name]
+            while turns and turns[0][0] < cutoff:
+                turns.popleft()
+            if not turns:
+                del self._turns[name]
+        return self._turns.get(visitor, deque())
+
+
+class Turns:
+    """The ring of visitors waiting for the model, and who holds it."""
+
+    def __init__(self):
+        self._changed = threading.Condition()
+        self._ring: deque[str] = deque()  # visitors with a call waiting, the next one first
+        self._calls: dict[str, deque] = {}  # visitor -> its waiting calls, oldest first
+        self._busy = False
+        self.used = Usage()
+
+    @contextmanager
+    def turn(self, visitor: str, charge=None):
+        """Hold the model for one call of `visitor`'s, once its turn comes; `charge(seconds)` is
+        told how long the turn took."""
+        call = object()
+        with self._changed:
+            calls = self._calls.setdefault(visitor, deque())
+            if not calls:
+                self._ring.append(visitor)
+            calls.append(call)
+            while self._busy or self._ring[0] != visitor or calls[0] is not call:
+                self._changed.wait()
+            calls.popleft()
+            self._ring.popleft()
+            if calls:  # its next call waits behind every other visitor's
+                self._ring.append(visitor)
+            else:
+                del self._calls[visitor]
+            self._busy = True
+        started = time.perf_counter()
+        try:
+            yield
+        finally:
+            seconds = time.perf_counter() - started
+            with self._changed:
+                self._busy = False
+                self._changed.notify_all()
+            self.used.add(visitor, seconds)
+            if charge is not None:
+                charge(seconds)
+
+    def waiting(self) -> int:
+        """Calls waiting for a turn."""
+        with self._changed:
+            return sum(len(calls) for calls in self._calls.values())

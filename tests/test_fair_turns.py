@@ -1,0 +1,214 @@
+"""The model's time shared between visitors a verification round at a time (turns.py), the line of
+runs waiting for it with each one's place and wait (line.py), and a visitor's model seconds per
+minute. The slow tests drive the app's handlers on the tiny models, each visitor its own address."""
+
+import threading
+import time
+
+import pytest
+
+from playground.errors import PlaygroundError
+from playground.models.presets import Preset
+from playground.ui import eta
+from playground.ui.handlers import Handlers
+from playground.ui.line import Job, Line, Place, place_text
+from playground.ui.turns import Turns, Usage
+from playground.ui.visitors import SessionKey
+
+from .test_ui_handlers import PROMPT, values
+
+
+def _queued(turns: Turns, visitor: str, order: list) -> threading.Thread:
+    def call():
+        with turns.turn(visitor):
+            order.append(visitor)
+    waiting = turns.waiting()
+    thread = threading.Thread(target=call)
+    thread.start()
+    deadline = time.monotonic() + 10
+    while turns.waiting() < waiting + 1:  # queued before the next one asks
+        assert time.monotonic() < deadline
+        time.sleep(0.001)
+    return thread
+
+
+def test_visitors_with_calls_waiting_take_the_model_in_turn():
+    """A visitor who queued four calls first and one who queued two after: served A B A B A A,
+    not A A A A B B; each visitor's own calls keep their order."""
+    turns, order = Turns(), []
+    with turns.turn("X"):  # the model is busy while everyone queues
+        threads = [_queued(turns, "A", order) for _ in range(4)] + [_queued(turns, "B", order) for _ in range(2)]
+    for thread in threads:
+        thread.join(10)
+    assert order == ["A", "B", "A", "B", "A", "A"]
+
+
+def test_each_turn_is_charged_to_its_visitor_and_its_job():
+    turns, job = Turns(), Job("A", [(0.01, 10)])
+    with turns.turn("A", job.charge):
+        time.sleep(0.02)
+    assert turns.used.seconds("A") == pytest.approx(job.used) and job.used >= 0.02
+    assert turns.used.seconds("B") == 0
+
+
+def test_model_seconds_leave_the_window_a_minute_after_they_were_used(monkeypatch):
+    now = [1000.0]
+    monkeypatch.setattr("playground.ui.turns.time.monotonic", lambda: now[0])
+    usage = Usage()
+    usage.add("A", 20.0)
+    now[0] += 30
+    usage.add("A", 15.0)
+    assert usage.seconds("A") == 35.0
+    assert usage.free_in("A", 30) == pytest.approx(30.0), "the first turn leaves the window in 30 s"
+    assert usage.free_in("A", 40) == 0.0
+    now[0] += 31
+    assert usage.seconds("A") == 15.0
+
+
+def test_the_forecast_shares_the_model_between_running_jobs_and_starts_the_next_as_one_ends():
+    one_at_a_time = Line(sharing=1, size=10)
+    running, second, third = Job("A", [(0.01, 100)]), Job("B", [(0.01, 50)]), Job("C", [(0.02, 10)])
+    for job in (running, second, third):
+        one_at_a_time.join(job)
+    assert one_at_a_time.place(running) is None, "it runs"
+    assert one_at_a_time.place(second) == Place(1, pytest.approx(1.0))
+    assert one_at_a_time.place(third) == Place(2, pytest.approx(1.5))
+    assert one_at_a_time.ends_in(third) == pytest.approx(1.7)
+
+    two_at_once = Line(sharing=2, size=10)
+    long, short, waiting = Job("A", [(0.01, 100)]), Job("B", [(0.01, 50)]), Job("C", [(0.01, 10)])
+    for job in (long, short, waiting):
+        two_at_once.join(job)
+    # The two share the model: the short one's 0.5 s of work ends after 1.0 s, and C starts then
+    assert two_at_once.place(waiting) == Place(1, pytest.approx(1.0))
+    two_at_once.leave(short)
+    assert two_at_once.place(waiting) is None, "a place freed: it starts"
+
+
+def test_a_running_job_is_forecast_at_its_own_pace_once_it_has_written_some():
+    line, running, waiting = Line(sharing=1, size=10), Job("A", [(None, 100)]), Job("B", [(None, 10)])
+    line.join(running)
+    line.join(waiting)
+    assert line.place(waiting) == Place(1, None), "nothing measured yet"
+    assert "2nd" not in place_text(line.place(waiting)) and "known once a run has been measured" in \
+        place_text(line.place(waiting))
+    running.charge(2.0)
+    running.wrote(40)  # 0.05 s a token, 60 tokens left
+    assert line.place(waiting).seconds == pytest.approx(3.0)
+    assert place_text(Place(3, 8.2)) == "waiting for the model: 3rd in line, about 8 s"
+
+
+def test_a_full_line_refuses_in_one_line():
+    line = Line(sharing=1, size=1)
+    line.join(Job("A", [(0.1, 1)]))
+    line.join(Job("B", [(0.1, 1)]))
+    with pytest.raises(PlaygroundError, match="runs are waiting for the model, as many as this deployment queues"):
+        line.join(Job("C", [(0.1, 1)]))
+
+
+@pytest.fixture
+def handlers(family, monkeypatch):
+    monkeypatch.setenv("PLAYGROUND_PUBLIC", "1")
+    for name in ("RUNS_PER_MINUTE", "REPLAY_SECONDS", "MODEL_SECONDS_PER_MINUTE"):
+        monkeypatch.setenv(f"PLAYGROUND_{name}", "0")
+    by_spec = {m.spec: m for m in family.values()}
+    return Handlers(loader=by_spec.__getitem__, presets=[Preset("tiny", "tiny-target", "tiny-draft", "tiny-qualifier",
+                                                                "tiny test family")])
+
+
+def test_a_visitor_past_their_model_seconds_waits_for_the_window(handlers, monkeypatch):
+    from playground.ui import model_thread  # noqa: PLC0415
+
+    monkeypatch.setenv("PLAYGROUND_MODEL_SECONDS_PER_MINUTE", "30")
+    monkeypatch.setattr(model_thread, "turns", Turns())
+    model_thread.turns.used.add("198.51.100.7", 31.0)
+    with pytest.warns(UserWarning):
+        status = list(handlers.generate(SessionKey("s1", "198.51.100.7"), PROMPT, "ar", False, *values()))[-1][0]
+    assert "used 31 s of the model in the last minute" in status and "30 s a minute per visitor" in status
+    assert "done" in list(handlers.generate(SessionKey("s2", "203.0.113.5"), PROMPT, "ar", False,
+                                            *values()))[-1][0], "another visitor runs"
+
+
+def _step_times(handlers, key, method: str, tokens: int) -> list[float]:
+    """The times at which a Generate run's steps arrived, through the app's own start and steps."""
+    _, started = handlers.runs.start(key, PROMPT, method, values(max_new_tokens=tokens))
+    times = []
+    try:
+        list(started.waits())
+        for _ in started.steps():
+            times.append(time.perf_counter())
+    finally:
+        started.close(None)
+    return times
+
+
+@pytest.mark.slow
+def test_a_stream_pauses_for_a_round_not_for_another_visitors_compare(handlers):
+    """While one visitor's Compare runs (ar and sd, each run a few hundred rounds), another
+    visitor's stream advances between its rounds: its longest pause is a small part of one of
+    the Compare's runs (each of which held the model whole before)."""
+    compare_runs, comparing = [], threading.Event()
+    finished = handlers.runs.finished
+
+    def timed_run(*args, **kwargs):
+        started = time.perf_counter()
+        comparing.set()
+        run = finished(*args, **kwargs)
+        compare_runs.append((started, time.perf_counter()))
+        return run
+
+    handlers.runs.finished = timed_run
+    compare = threading.Thread(target=lambda: list(handlers.compare(
+        SessionKey("c", "198.51.100.7"), PROMPT, "sd", "methods", "tau", "", ["ar", "sd"],
+        *values(max_new_tokens=300, draft_confidence=0.0))))
+    compare.start()
+    assert comparing.wait(30)
+    steps = _step_times(handlers, SessionKey("g", "203.0.113.5"), "ar", 300)
+    compare.join(300)
+    longest_run = max(end - start for start, end in compare_runs)
+    pauses = [later - earlier for earlier, later in zip(steps, steps[1:])]
+    overlapping = [pause for pause, at in zip(pauses, steps[1:]) if any(s < at < e for s, e in compare_runs)]
+    assert len(overlapping) > 50, "the stream ran while the Compare did"
+    assert max(pauses) < longest_run / 4, (max(pauses), longest_run)
+
+
+@pytest.mark.slow
+def test_the_wait_a_page_is_told_is_within_30_percent_of_the_wait_it_had(family, monkeypatch):
+    """One run at a time: a long run holds the model, two more wait. Each waiting page's first
+    estimate ("about N s", from the recent runs' pace) is within 30% of the time until its first
+    tokens (and the half second it is rounded to). Each pass of the target takes 15 ms more than
+    the tiny model's own (a sleep), so that the waits are seconds long whatever else the machine
+    runs."""
+    for name, value in {"PUBLIC": "1", "RUNS_PER_MINUTE": "0", "REPLAY_SECONDS": "0", "MODEL_SECONDS_PER_MINUTE": "0",
+                        "RUNS_SHARING": "1"}.items():
+        monkeypatch.setenv(f"PLAYGROUND_{name}", value)
+    target = family["target"].model
+    forward = target.forward
+    monkeypatch.setattr(target, "forward", lambda *a, **k: time.sleep(0.015) or forward(*a, **k))
+    by_spec = {m.spec: m for m in family.values()}
+    handlers = Handlers(loader=by_spec.__getitem__, presets=[Preset("tiny", "tiny-target", "tiny-draft", "")])
+    tokens = 300
+    eta.clear()
+    # This machine's pace, as any page's earlier run would have measured it
+    list(handlers.generate(SessionKey("w", "192.0.2.1"), PROMPT, "ar", False, *values(max_new_tokens=tokens)))
+    told, first_tokens = {}, {}
+
+    def visit(name: str, seed: int):
+        for status, *_ in handlers.generate(SessionKey(name, f"203.0.113.{seed}"), PROMPT, "ar", False,
+                                            *values(max_new_tokens=tokens, seed=seed)):
+            now = time.perf_counter()
+            if isinstance(status, str) and "in line, about" in status and name not in told:
+                told[name] = (now, float(status.split("about ")[1].split(" s")[0]))
+            if isinstance(status, str) and "generating" in status and name not in first_tokens:
+                first_tokens[name] = now
+
+    visits = [threading.Thread(target=visit, args=(name, seed)) for seed, name in enumerate("ABC", start=1)]
+    for thread in visits:
+        thread.start()
+        time.sleep(0.3)
+    for thread in visits:
+        thread.join(120)
+    assert set(told) == {"B", "C"}, "the two that waited were told their wait"
+    for name, (at, estimate) in told.items():
+        waited = first_tokens[name] - at
+        assert abs(estimate - waited) <= 0.3 * waited + 0.5, (name, estimate, waited)
