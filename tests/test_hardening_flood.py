@@ -235,3 +235,36 @@ def _wait_until(condition, seconds: float = 30) -> None:
     while not condition():
         assert time.monotonic() < deadline, "timed out"
         time.sleep(0.05)
+
+
+@pytest.mark.slow
+def test_one_address_cannot_hold_the_servers_threads_with_events_that_have_no_limit(family, monkeypatch):
+    """Events the layout runs without a concurrency limit (here the page's heartbeat, held in its
+    handler) hold a server thread each: past QUICK_EVENTS_FACTOR times the events cap, one more
+    from the same address is refused in one line when it asks to join; another address joins."""
+    from playground.ui.queue_cap import QUICK_EVENTS_FACTOR, refusal  # noqa: PLC0415
+    from playground.ui.session import Sessions  # noqa: PLC0415
+
+    for name, value in {"PLAYGROUND_PUBLIC": "1", "PLAYGROUND_EVENTS_AT_ONCE": "2",
+                        "PLAYGROUND_TRUSTED_PROXIES": "1"}.items():
+        monkeypatch.setenv(name, value)
+    gate, touch = threading.Event(), Sessions.touch
+    monkeypatch.setattr(Sessions, "touch", lambda self, key: (gate.wait(60), touch(self, key))[1])
+    demo, url = launch_tiny_app(family, max_size=32)
+    heartbeat = next(index for index, fn in demo.fns.items() if any(event == "tick" for _, event in fn.targets))
+    quick = 2 * QUICK_EVENTS_FACTOR
+
+    def join(address: str) -> httpx.Response:
+        body = {"data": [], "fn_index": heartbeat, "session_hash": uuid.uuid4().hex, "event_data": None,
+                "trigger_id": None}
+        return httpx.post(url + "gradio_api/queue/join", json=body, headers={"x-forwarded-for": address}, timeout=30)
+
+    try:
+        assert all(join(VISITOR).status_code == 200 for _ in range(quick))
+        _wait_until(lambda: len(demo._queue.event_ids_to_events) == quick)
+        refused = join(VISITOR)
+        assert refused.status_code == 400 and refused.json()["detail"] == refusal(quick, "status and control events")
+        assert join(OTHER).status_code == 200, "another address is served"
+    finally:
+        gate.set()
+        demo.close()
