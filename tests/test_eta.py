@@ -69,3 +69,14 @@ def test_compare_shows_its_expected_duration_before_it_starts_and_the_time_left_
                      r"\(recent runs\); fsd [\d.]+ s/token \(recent runs\)\)", after)
     refused = handlers.compare_estimate(KEY, PROMPT, "fsd", "sweep", "tau", "0.1, 7", [], *values())
     assert "status-error" in refused and "Compare cannot start as set: tau must be between 0 and 1" in refused
+
+
+def test_a_method_with_no_run_yet_is_taken_at_the_others_pace(family):
+    eta.clear()
+    forward_costs.clear()
+    sd = generate(PROMPT, method="sd", max_new_tokens=24, target=family["target"], draft=family["draft"])
+    eta.record(sd)
+    specs = {"ar": {"target": "tiny-target"}, "sd": {"target": "tiny-target", "draft": "tiny-draft"}}
+    seconds, bases = eta.plan_seconds([("ar", 10), ("sd", 10)], specs.__getitem__)
+    pace = eta.seconds_per_token("sd", specs["sd"]).seconds
+    assert seconds == 20 * pace and "ar taken as the others'" in bases[0] and "recent runs" in bases[1]

@@ -108,15 +108,17 @@ def remaining_seconds(run) -> float | None:
 
 def plan_seconds(plan: list[tuple[str, int]], models_of) -> tuple[float | None, list[str]]:
     """(seconds, bases) of runs done one after another: `plan` lists (method, tokens) per run,
-    `models_of(method)` gives each method's models. None when some method has no estimate."""
-    total, bases = 0.0, {}
-    for method, tokens in plan:
-        rate = seconds_per_token(method, models_of(method))
+    `models_of(method)` gives each method's models. A method with no estimate is taken at the
+    others' pace; None when none has one."""
+    rates = {method: seconds_per_token(method, models_of(method)) for method in dict.fromkeys(m for m, _ in plan)}
+    known = [rate.seconds for rate in rates.values() if rate is not None]
+    if not known:
+        return None, []
+    for method, rate in rates.items():  # a method with no estimate yet: the others' pace (sd and ar are near)
         if rate is None:
-            return None, []
-        total += rate.seconds * tokens
-        bases.setdefault(method, rate.basis)
-    return total, list(bases.values())
+            pace = statistics.median(known)
+            rates[method] = Rate(pace, f"{method} taken as the others' {pace:.3f} s/token (no recent {method} run)")
+    return sum(rates[method].seconds * tokens for method, tokens in plan), [rate.basis for rate in rates.values()]
 
 
 def duration_text(seconds: float) -> str:
