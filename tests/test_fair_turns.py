@@ -98,6 +98,31 @@ def test_a_running_job_is_forecast_at_its_own_pace_once_it_has_written_some():
     assert place_text(Place(3, 8.2)) == "waiting for the model: 3rd in line, about 8 s"
 
 
+def test_a_machine_slower_than_when_the_rates_were_measured_scales_the_waits_ahead():
+    line, running, waiting, last = Line(sharing=1, size=10), Job("A", [(0.01, 100)]), Job("B", [(0.01, 100)]), \
+        Job("C", [(0.01, 10)])
+    for job in (running, waiting, last):
+        line.join(job)
+    assert line.place(last).seconds == pytest.approx(2.0)
+    running.charge(0.4)
+    running.wrote(20)  # 0.02 s a token, twice the estimate: the machine is busier now
+    assert line.place(waiting).seconds == pytest.approx(80 * 0.02)
+    assert line.place(last).seconds == pytest.approx(80 * 0.02 + 2 * 1.0)
+
+
+def test_a_run_is_expected_to_write_what_the_same_run_wrote_lately(family):
+    from playground import generate  # noqa: PLC0415
+
+    eta.clear()
+    models = {"target": family["target"]}
+    assert eta.expected_tokens("ar", models, PROMPT, 30) == 30, "nothing known: all it asks"
+    run = generate(PROMPT, method="ar", target=family["target"], max_new_tokens=30)
+    run.stats.tokens = 12  # as if it had stopped at an end-of-text token
+    eta.record(run)
+    assert eta.expected_tokens("ar", models, PROMPT, 30) == 12
+    assert eta.expected_tokens("ar", models, "another prompt", 30) == 30
+
+
 def test_a_full_line_refuses_in_one_line():
     line = Line(sharing=1, size=1)
     line.join(Job("A", [(0.1, 1)]))

@@ -26,6 +26,8 @@ MIN_TOKENS = 8  # a shorter run (a warm-up) is mostly its prompt's prefill: its 
 
 _lock = threading.Lock()
 _recent: dict[tuple, deque] = {}  # (method, family) -> (monotonic time, seconds per token)
+KEPT_WRITTEN = 256
+_written: dict[tuple, tuple] = {}  # (method, family, prompt, max new tokens) -> (monotonic time, tokens written)
 
 
 def family_of(models: dict) -> tuple:
@@ -36,32 +38,35 @@ def family_of(models: dict) -> tuple:
 def record(run) -> None:
     """Count a finished run's seconds per token (its decoder's whole time, prefill included, over
     its tokens; the turns other visitors took between its rounds are not its time)."""
-    if run.stats.tokens < MIN_TOKENS or not run.stats.decoder_seconds:
-        return
     with _lock:
-        _recent.setdefault((run.method, family_of(run.models)), deque(maxlen=KEPT_RUNS)).append(
-            (time.monotonic(), run.stats.decoder_seconds / run.stats.tokens,
-             run.stats.tokens / run.config.max_new_tokens))
+        _written[(run.method, family_of(run.models), run.prompt, run.config.max_new_tokens)] = (time.monotonic(),
+                                                                                              run.stats.tokens)
+        while len(_written) > KEPT_WRITTEN:
+            del _written[next(iter(_written))]
+        if run.stats.tokens >= MIN_TOKENS and run.stats.decoder_seconds:
+            _recent.setdefault((run.method, family_of(run.models)), deque(maxlen=KEPT_RUNS)).append(
+                (time.monotonic(), run.stats.decoder_seconds / run.stats.tokens))
 
 
 def clear() -> None:
     with _lock:
         _recent.clear()
+        _written.clear()
 
 
-def _median(method: str, family: tuple, figure: int = 1) -> float | None:
-    """The median of the recent runs' seconds per token (`figure` 2: share of their max new tokens)."""
+def _median(method: str, family: tuple) -> float | None:
     since = time.monotonic() - KEPT_SECONDS
     with _lock:
-        recent = [kept[figure] for kept in _recent.get((method, family), ()) if kept[0] >= since]
+        recent = [seconds for at, seconds in _recent.get((method, family), ()) if at >= since]
     return statistics.median(recent) if recent else None
 
 
-def expected_tokens(method: str, models: dict, asked: int) -> int:
-    """The tokens a run asked for `asked` should write: as many, less the share that recent runs
-    of the method on the family left unwritten (they stopped at an end-of-text token first)."""
-    share = _median(method, family_of(models), 2)
-    return asked if share is None else max(1, min(asked, round(asked * share)))
+def expected_tokens(method: str, models: dict, prompt: str, asked: int) -> int:
+    """The tokens a run should write: as many as the same run wrote lately (same method, family,
+    prompt and max new tokens: it stopped at an end-of-text token where it did), else all it asks."""
+    with _lock:
+        kept = _written.get((method, family_of(models), prompt, asked))
+    return kept[1] if kept and kept[0] >= time.monotonic() - KEPT_SECONDS and kept[1] else asked
 
 
 @dataclass(frozen=True)

@@ -4,9 +4,11 @@ At most `sharing` jobs (a Generate run, a Compare, a Race) take turns on the mod
 (turns.py): few enough that a stream's pauses stay short (between two of its rounds, one round of
 each other job), while a Compare's long work goes on beside them. The rest wait here in the order
 they came, each told its place and how long until it starts ("waiting: 3rd in line, about 8 s"),
-computed from what the jobs ahead still need: the tokens each asks times this machine's measured
-seconds per token (eta.py), or, once a job has written some, its own pace. Gradio's queue guessed
-from past events' durations (169 s told for a 109 s wait, 56 s for 471 s).
+computed from what the jobs ahead still need: the tokens each should write times this machine's
+measured seconds per token (eta.py), or, once a job has written some, its own pace; the running
+jobs' pace against their estimates scales the others' (a machine busier now than when the rates
+were measured). Gradio's queue guessed from past events' durations (169 s told for a 109 s wait,
+56 s for 471 s).
 
 The forecast shares the model equally between the jobs taking turns, as the ring does, and starts
 the next in line whenever one ends.
@@ -19,6 +21,7 @@ from dataclasses import dataclass, field
 from ..errors import PlaygroundError
 
 PACE_AFTER_TOKENS = 8  # before this many tokens a job's pace is mostly its prompt's prefill
+MAX_PACE = 4.0  # the running jobs' pace scales the estimates of the rest by at most this (or its inverse)
 
 
 @dataclass(eq=False)
@@ -43,14 +46,23 @@ class Job:
             return None
         return sum(rate * tokens for rate, tokens in self.asked)
 
-    def remaining(self) -> float | None:
+    def remaining(self, pace: float = 1.0) -> float | None:
         """Model seconds it still needs: its tokens left at its own pace once it has written a few,
-        else its estimate less what it used (None: nothing to tell it from)."""
+        else its estimate (times `pace`, the machine's pace now over the estimates') less what it
+        used (None: nothing to tell it from)."""
         left = max(0, sum(tokens for _, tokens in self.asked) - self.tokens)
         estimate = self.estimate()
         if self.tokens >= PACE_AFTER_TOKENS and (len(self.asked) == 1 or estimate is None or self.used > estimate):
             return left * self.used / self.tokens
-        return None if estimate is None else max(0.0, estimate - self.used)
+        return None if estimate is None else max(0.0, estimate * pace - self.used)
+
+    def pace(self) -> float | None:
+        """Its own pace over the one it was estimated at, once it has written a few tokens: how much
+        slower (or faster) the machine runs now than when the rates were measured."""
+        estimate, asked = self.estimate(), sum(tokens for _, tokens in self.asked)
+        if not estimate or self.tokens < PACE_AFTER_TOKENS:
+            return None
+        return (self.used / self.tokens) / (estimate / asked)
 
 
 @dataclass(frozen=True)
@@ -123,13 +135,15 @@ class Line:
         """({job: seconds until it starts}, {job: seconds until it ends}), as far as the jobs'
         remaining work is known: the model shared equally between the running jobs, the next in
         line starting as one ends."""
-        running = {job: job.remaining() for job in self._active}
+        paces = sorted(pace for job in self._active if (pace := job.pace()) is not None)
+        pace = min(MAX_PACE, max(1 / MAX_PACE, paces[len(paces) // 2])) if paces else 1.0
+        running = {job: job.remaining(pace) for job in self._active}
         starts, ends, now = dict.fromkeys(self._active, 0.0), {}, 0.0
         waiting = list(self._waiting)
         while running or waiting:
             while waiting and len(running) < self.sharing:
                 job = waiting.pop(0)
-                starts[job], running[job] = now, job.remaining()
+                starts[job], running[job] = now, job.remaining(pace)
             if not running or any(left is None for left in running.values()):
                 break  # past an unknown job, nothing later is known
             shortest = min(running.values())

@@ -46,12 +46,12 @@ class Runs:
         options = {name: value for name, value in arguments.items() if name not in models and name != "method"}
         return models, Started(self, key, prompt, models, arguments, signature(prompt, method, models, options))
 
-    def job(self, key: str, plan: list[tuple[str, int]]) -> Job:
+    def job(self, key: str, prompt: str, plan: list[tuple[str, int]]) -> Job:
         """A Compare's or Race's runs as one job in line: `plan` is (method, tokens at most) of each."""
         asked = []
         for method, tokens in plan:
             models = self.family.models_for(key, method)
-            asked.append((seconds_per_token(method, models), eta.expected_tokens(method, models, tokens)))
+            asked.append((seconds_per_token(method, models), eta.expected_tokens(method, models, prompt, tokens)))
         return Job(visitor_of(key), asked)
 
     def in_line(self, job: Job, given_up=lambda: False):
@@ -119,7 +119,7 @@ class Started:
             return
         self.claimed = self.signature is not None
         method = self.arguments["method"]
-        tokens = eta.expected_tokens(method, self.models, self.arguments["max_new_tokens"])
+        tokens = eta.expected_tokens(method, self.models, self.prompt, self.arguments["max_new_tokens"])
         self.job = Job(self.visitor, [(seconds_per_token(method, self.models), tokens)])
         if (claim := identical.computing(self.signature)) is not None:
             claim.job = self.job
