@@ -9,7 +9,7 @@ message (and a toast), never a broken app. Each concern lives in its own module:
   runs.py       starts a session's run from the controls (with csd's memory from memory.py)
   generate.py   the Generate tab: streaming, pacing (pacing.py), Stop and re-runs (stale_runs.py)
   run_charts.py its plotly charts, on their own event, once the run has ended
-  what_if.py    the last run's rounds replayed on other costs
+  what_if_panel.py the last run's rounds replayed on other costs
   compare.py    the Compare tab
   step_mode.py  the Step mode and toy tabs
   export.py     the downloads
@@ -27,7 +27,7 @@ from .run_charts import RunCharts
 from .runs import Runs
 from .session import Sessions
 from .step_mode import StepMode
-from .what_if import WhatIf
+from .what_if_panel import WhatIf
 
 
 class Handlers:

@@ -37,7 +37,7 @@ from .queue_cap import cap_events_per_visitor
 from .server_settings import queue_settings
 from .stepper import Toy
 from .visitors import session_key
-from .what_if import profile_names
+from .what_if_panel import profile_names
 
 ASSETS = Path(__file__).resolve().parents[2] / "assets"
 CSS_PATH = ASSETS / "ui.css"
