@@ -79,4 +79,15 @@ def test_a_method_with_no_run_yet_is_taken_at_the_others_pace(family):
     specs = {"ar": {"target": "tiny-target"}, "sd": {"target": "tiny-target", "draft": "tiny-draft"}}
     seconds, bases = eta.plan_seconds([("ar", 10), ("sd", 10)], specs.__getitem__)
     pace = eta.seconds_per_token("sd", specs["sd"]).seconds
-    assert seconds == 20 * pace and "ar taken as the others'" in bases[0] and "recent runs" in bases[1]
+    assert seconds == 20 * pace and bases[0].startswith("ar taken as") and "recent runs" in bases[1]
+
+
+def test_a_target_with_only_other_methods_runs_is_taken_at_their_pace(family):
+    eta.clear()
+    forward_costs.clear()
+    sd = generate(PROMPT, method="sd", max_new_tokens=24, target=family["target"], draft=family["draft"])
+    eta.record(sd)
+    rate = eta.seconds_per_token("fsd", {"target": "tiny-target", "draft": "tiny-draft"})
+    assert rate.seconds == eta.seconds_per_token("sd", {"target": "tiny-target", "draft": "tiny-draft"}).seconds
+    assert "other methods'" in rate.basis
+    assert eta.seconds_per_token("fsd", {"target": "other-target", "draft": "tiny-draft"}) is None

@@ -61,6 +61,15 @@ def _median(method: str, family: tuple) -> float | None:
     return statistics.median(recent) if recent else None
 
 
+def _on_target(target: list) -> float | None:
+    """The median of every method's recent runs on this target (any draft)."""
+    since = time.monotonic() - KEPT_SECONDS
+    with _lock:
+        recent = [seconds for (_, family), kept in _recent.items() if set(target) <= set(family)
+                  for at, seconds in kept if at >= since]
+    return statistics.median(recent) if recent else None
+
+
 def expected_tokens(method: str, models: dict, prompt: str, asked: int) -> int:
     """The tokens a run should write: as many as the same run wrote lately (same method, family,
     prompt and max new tokens: it stopped at an end-of-text token where it did), else all it asks."""
@@ -79,8 +88,8 @@ class Rate:
 
 def seconds_per_token(method: str, models: dict) -> Rate | None:
     """This machine's seconds per token for `method` on `models` (role -> LoadedModel or spec):
-    its recent runs' median; else ar's on the same target; else the target's measured T(1); else
-    None (nothing ran here lately)."""
+    its recent runs' median; else ar's on the same target; else any method's on that target; else
+    the target's measured T(1); else None (nothing ran here lately)."""
     family = family_of(models)
     own = _median(method, family)
     if own is not None:
@@ -89,6 +98,10 @@ def seconds_per_token(method: str, models: dict) -> Rate | None:
     ar = _median("ar", tuple(target))
     if ar is not None:
         return Rate(ar, f"{method} taken as ar's {ar:.3f} s/token (no recent {method} run)")
+    other = _on_target(target)
+    if other is not None:
+        return Rate(other, f"{method} taken as other methods' {other:.3f} s/token on this target (no recent "
+                           f"{method} or ar run)")
     model = models.get("target")
     step = forward_costs.typical(model.model, 1) if isinstance(model, LoadedModel) else None
     if step is not None:
