@@ -57,3 +57,15 @@ def test_real_runs_bound_their_own_prediction_and_ar_is_bounded_by_one(family):
     assert speedup_bound(ar.stats).bound == 1.0
     draft_only = generate("hello there", method="draft-only", max_new_tokens=8, draft=family["draft"])
     assert speedup_bound(draft_only.stats) is None  # its speed is its own: no target pass to bound it by
+
+
+def test_a_possible_median_whose_range_passes_the_bound_is_noted():
+    """The walkthrough's fsd tau=0.6 column read 1.56x (0.40-4.93): a plain median, with a range
+    reaching past what its costs allow, in the repeat where the machine slowed its ar run."""
+    bound = speedup_bound(full_rounds(10, k=5, draft_step=0.003, target_step=0.01))  # 2.4x at most
+    shown = Timed({0: 15.6, 1: 4.0, 2: 49.3}, {0: bound, 1: bound, 2: bound}).speedup(Timed({0: 10.0, 1: 10.0,
+                                                                                              2: 10.0}))
+    assert shown.text == "1.56x (0.40-4.93)" and not shown.flag
+    assert "its range passes what the measured costs allow (2.40x at most)" in shown.range_flag
+    html = render.compare_html([{"label": "fsd tau=0.6", "html": "", "metrics": {"speedup vs ar": shown}}])
+    assert '1.56x (0.40-4.93) <span class="flagged">its range passes' in html

@@ -289,6 +289,8 @@ def compare_html(columns: list[dict], note: str = "") -> str:
 def flagged_html(speedup: Speedup) -> str:
     """A speedup as shown: plain, or struck through with why it cannot be right where it passes what
     the measured costs allow (repeats.Speedup)."""
+    if speedup.range_flag:
+        return f'{escape(speedup.text)} <span class="flagged">{escape(speedup.range_flag)}</span>'
     if not speedup.flag:
         return escape(speedup.text)
     return (f'<span class="flagged"><s>{escape(speedup.text)}</s> impossible: '
