@@ -146,7 +146,7 @@ def predicted_vs_measured(run, timeline) -> go.Figure:
     if stats.tokens_per_second and single_step:
         measured_speedup = stats.tokens_per_second * single_step
     groups = ["tokens per target forward", "speedup over target alone"]
-    estimate = ESTIMATE_LABEL + (f", T(1) = {single_step * 1000:.1f} ms" if single_step else "")
+    estimate = ESTIMATE_LABEL + (f"<br>with T(1) = {single_step * 1000:.1f} ms" if single_step else "")  # fits 340 px
     figure = small_figure("Predicted (Leviathan) vs this run", [
         go.Bar(x=groups, y=[predicted_tokens_per_round(run), stats.predicted_speedup()], name=PREDICTED_LABEL,
                marker_color=COLORS["predicted"]),
