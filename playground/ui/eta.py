@@ -100,8 +100,9 @@ def seconds_per_token(method: str, models: dict) -> Rate | None:
         return Rate(ar, f"{method} taken as ar's {ar:.3f} s/token (no recent {method} run)")
     other = _on_target(target)
     if other is not None:
+        unknown = method if method == "ar" else f"{method} or ar"
         return Rate(other, f"{method} taken as other methods' {other:.3f} s/token on this target (no recent "
-                           f"{method} or ar run)")
+                           f"{unknown} run)")
     model = models.get("target")
     step = forward_costs.typical(model.model, 1) if isinstance(model, LoadedModel) else None
     if step is not None:
