@@ -12,6 +12,7 @@ from urllib.request import urlopen
 
 import pytest
 
+from playground.decoding import what_if
 from playground.methods import METHODS
 from playground.ui.charts import CHARTS
 from playground.ui.options import all_controls, default_sweep, method_choices, suggested_sweep
@@ -675,3 +676,18 @@ def test_browser_a_preset_switch_clears_the_previous_familys_answer(page):
     page.locator("#status", has_text="loaded tiny-target, tiny-foreign-draft").wait_for()
     page.wait_for_function("() => document.querySelectorAll('#output span.tok').length === 0")
     assert page.locator("#stats .stat").count() == 0
+
+
+def test_browser_what_if_projects_the_last_run_on_a_chosen_profile(page):
+    """After a run, the what-if names itself a projection, draws speedup against c, and moves the c
+    slider to a recorded profile's own c when that profile is chosen."""
+    generate_and_wait(page)
+    page.locator("#what-if").get_by_text("What if").click()
+    words = page.locator("#what-if-words")
+    words.get_by_text("Projection, not a measurement").wait_for()
+    page.locator("#chart-what-if .js-plotly-plot").wait_for()
+    gpu = what_if.recorded_profiles()[1]
+    page.locator("#what-if-profile input").click()
+    page.get_by_role("option", name=gpu.name).click()
+    words.get_by_text(gpu.name).wait_for()
+    assert page.locator("#what-if-c input[type=number]").input_value() == str(gpu.cost_ratio)
