@@ -92,9 +92,11 @@ def test_a_running_job_is_forecast_at_its_own_pace_once_it_has_written_some():
     assert line.place(waiting) == Place(1, None), "nothing measured yet"
     assert "2nd" not in place_text(line.place(waiting)) and "known once a run has been measured" in \
         place_text(line.place(waiting))
+    running.charge(3.0)
+    running.wrote(1)  # the first step: the prompt's prefill (and a first run's setup), not the pace
     running.charge(2.0)
-    running.wrote(40)  # 0.05 s a token, 60 tokens left
-    assert line.place(waiting).seconds == pytest.approx(3.0)
+    running.wrote(40)  # then 0.05 s a token, 59 tokens left
+    assert line.place(waiting).seconds == pytest.approx(59 * 0.05)
     assert place_text(Place(3, 8.2)) == "waiting for the model: 3rd in line, about 8 s"
 
 
@@ -104,10 +106,12 @@ def test_a_machine_slower_than_when_the_rates_were_measured_scales_the_waits_ahe
     for job in (running, waiting, last):
         line.join(job)
     assert line.place(last).seconds == pytest.approx(2.0)
+    running.charge(0.1)
+    running.wrote(1)
     running.charge(0.4)
-    running.wrote(20)  # 0.02 s a token, twice the estimate: the machine is busier now
-    assert line.place(waiting).seconds == pytest.approx(80 * 0.02)
-    assert line.place(last).seconds == pytest.approx(80 * 0.02 + 2 * 1.0)
+    running.wrote(20)  # 0.02 s a token after its first step, twice the estimate: the machine is busier now
+    assert line.place(waiting).seconds == pytest.approx(79 * 0.02)
+    assert line.place(last).seconds == pytest.approx(79 * 0.02 + 2 * 1.0)
 
 
 def test_a_run_is_expected_to_write_what_the_same_run_wrote_lately(family):
@@ -121,6 +125,9 @@ def test_a_run_is_expected_to_write_what_the_same_run_wrote_lately(family):
     eta.record(run)
     assert eta.expected_tokens("ar", models, PROMPT, 30) == 12
     assert eta.expected_tokens("ar", models, "another prompt", 30) == 30
+    rate = eta.seconds_per_token("ar", models).seconds
+    assert rate == pytest.approx((run.stats.decoder_seconds - run.stats.step_clock[0]) / 11), \
+        "its pace after the first step, which holds the prefill"
 
 
 def test_a_full_line_refuses_in_one_line():

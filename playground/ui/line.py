@@ -33,12 +33,22 @@ class Job:
     used: float = 0.0  # model seconds its turns took so far
     tokens: int = 0  # tokens its runs wrote so far
     joined: float = field(default_factory=time.monotonic)
+    # Its first turn and first step's tokens: the prefill (and a model's one-time setup), not its pace
+    first: tuple | None = None
 
     def charge(self, seconds: float) -> None:
         self.used += seconds
 
     def wrote(self, tokens: int) -> None:
+        if self.first is None:
+            self.first = (self.used, tokens)
         self.tokens += tokens
+
+    def _pace(self) -> float | None:
+        """Model seconds per token after its first step, once it has written PACE_AFTER_TOKENS."""
+        if self.first is None or self.tokens - self.first[1] < PACE_AFTER_TOKENS:
+            return None
+        return (self.used - self.first[0]) / (self.tokens - self.first[1])
 
     def estimate(self) -> float | None:
         """Model seconds the whole job should take, from the measured rates (None: one unknown)."""
@@ -51,18 +61,16 @@ class Job:
         else its estimate (times `pace`, the machine's pace now over the estimates') less what it
         used (None: nothing to tell it from)."""
         left = max(0, sum(tokens for _, tokens in self.asked) - self.tokens)
-        estimate = self.estimate()
-        if self.tokens >= PACE_AFTER_TOKENS and (len(self.asked) == 1 or estimate is None or self.used > estimate):
-            return left * self.used / self.tokens
+        estimate, own = self.estimate(), self._pace()
+        if own is not None and (len(self.asked) == 1 or estimate is None or self.used > estimate):
+            return left * own
         return None if estimate is None else max(0.0, estimate * pace - self.used)
 
     def pace(self) -> float | None:
         """Its own pace over the one it was estimated at, once it has written a few tokens: how much
         slower (or faster) the machine runs now than when the rates were measured."""
-        estimate, asked = self.estimate(), sum(tokens for _, tokens in self.asked)
-        if not estimate or self.tokens < PACE_AFTER_TOKENS:
-            return None
-        return (self.used / self.tokens) / (estimate / asked)
+        estimate, asked, own = self.estimate(), sum(tokens for _, tokens in self.asked), self._pace()
+        return own / (estimate / asked) if estimate and own is not None else None
 
 
 @dataclass(frozen=True)
