@@ -15,12 +15,11 @@ the next in line whenever one ends.
 """
 
 import threading
-import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from ..errors import PlaygroundError
 
-PACE_AFTER_TOKENS = 8  # before this many tokens a job's pace is mostly its prompt's prefill
+PACE_AFTER_TOKENS = 8  # tokens after its first step before a job's own pace is told from them
 MAX_PACE = 4.0  # the running jobs' pace scales the estimates of the rest by at most this (or its inverse)
 
 
@@ -32,7 +31,6 @@ class Job:
     asked: list  # (seconds per token or None when unknown, tokens at most) of each of its runs
     used: float = 0.0  # model seconds its turns took so far
     tokens: int = 0  # tokens its runs wrote so far
-    joined: float = field(default_factory=time.monotonic)
     # Its first turn and first step's tokens: the prefill (and a model's one-time setup), not its pace
     first: tuple | None = None
 
