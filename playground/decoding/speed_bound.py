@@ -31,16 +31,14 @@ class SpeedBound:
     def inputs(self) -> str:
         drafting = f"{self.draft_forwards} draft steps at c = {self.cost_ratio:.3f}" if self.draft_forwards else \
             "no draft steps"
-        return (f"{self.tokens} tokens for {drafting} and {self.target_passes} target passes of at least one "
-                f"target step each")
+        return f"{self.tokens} tokens, {drafting}, {self.target_passes} target passes of ≥ 1 step"
 
     def exceeded_by(self, speedup: float | None) -> bool:
         return speedup is not None and speedup > self.bound * TOLERANCE
 
     def flag(self, speedup: float) -> str:
         """Why `speedup` cannot be right, in one line."""
-        return (f"above what this run's measured costs allow ({self.bound:.2f}x at most: {self.inputs()}); "
-                "the machine was busy while one side ran")
+        return f"{self.bound:.2f}x at most from this run's costs ({self.inputs()}); the machine was busy"
 
 
 def speedup_bound(stats) -> SpeedBound | None:
