@@ -6,12 +6,13 @@ import time
 
 import pytest
 
+from playground.decoding.speed_bound import SpeedBound
 from playground.engine import stream
 from playground.errors import PlaygroundError
 from playground.ui.family_panel import Preset
 from playground.ui.handlers import Handlers
 from playground.ui.options import all_controls
-from playground.ui.race import Race, ranking, replay_repeat, spread_text
+from playground.ui.race import Race, flagged_lines, ranking, replay_repeat, spread_text
 from playground.ui.repeats import Timed
 from playground.ui.replay import KEPT_RUNS, History, Lane, lane_of, race_html
 
@@ -161,3 +162,17 @@ def test_the_fastest_line_and_the_headline_read_one_figure():
     assert "Fastest by the medians of the repeats: #2 sd (1.21x ar), then #1 ar (the reference)." in html
     assert re.findall(r'class="race-finish" data-t="[\d.]+">(\w+):', html) == ["2nd", "1st"]
     assert "was fastest" not in html
+
+
+def test_an_impossible_race_speedup_is_a_warning_line_not_plain_text():
+    """The walkthrough's race: ar at 0.7 tokens/s beside an sd run at 37: sd 3.35x over ar, where
+    its own costs allow 1.87x at most. The note's figure points to a red line that says why."""
+    bound = SpeedBound(1.87, 32, 20, 15, 0.105)
+    ar, sd = Timed({0: 0.6, 1: 0.7, 2: 1.1}), Timed({0: 2.1, 1: 37.0, 2: 1.5}, {0: bound, 1: bound, 2: bound})
+    lines = flagged_lines(["ar", "sd"], [ar, sd])
+    assert lines == [f"sd's {sd.speedup(ar).text} over ar is impossible: 1.87x at most from this run's costs "
+                     "(32 tokens, 20 draft steps at c = 0.105, 15 target passes of ≥ 1 step); the machine was busy."]
+    assert "(impossible: see the line above) vs ar" in spread_text(["ar", "sd"], [ar, sd])
+    lanes = [lane("#1 ar", 0.5, 1.0), lane("#2 sd", 0.2, 0.4)]
+    html = race_html(lanes, "note", [(lanes[1], "3.35x ar, impossible: see above")], lines)
+    assert f'<p class="race-note">sd&#x27;s {sd.speedup(ar).text} over ar is impossible' in html

@@ -82,7 +82,7 @@ class Race:
             "the ranking is the medians'")
         note = (f"Each lane replays repeat {repeat + 1} of {repeats} (after a warm-up, the methods ran in alternating "
                 f"order), {order}. {spread_text(chosen, timed)}")
-        yield (race_html(lanes, note, [(lanes[side], figure) for side, figure in ranked]),
+        yield (race_html(lanes, note, [(lanes[side], figure) for side, figure in ranked], flagged_lines(chosen, timed)),
                self.choices(key, [lane.label for lane in lanes]))
 
     def plan(self, chosen: list[str], repeats: int, values) -> list[tuple[str, int]]:
@@ -168,6 +168,20 @@ def replay_repeat(timed: list[Timed], order: list[int]) -> tuple[int, bool]:
     return best, bool(agreeing)
 
 
+def flagged_lines(methods: list[str], timed: list[Timed]) -> list[str]:
+    """A warning line per speedup over ar that passes what its method's measured costs allow."""
+    if "ar" not in methods:
+        return []
+    reference, lines = timed[methods.index("ar")], []
+    for method, speeds in zip(methods, timed, strict=True):
+        speedup = speeds.speedup(reference) if speeds is not reference else None
+        if speedup is not None and speedup.flag:
+            lines.append(f"{method}'s {speedup.text} over ar is impossible: {speedup.flag}.")
+        elif speedup is not None and speedup.range_flag:
+            lines.append(f"{method}'s {speedup.text} over ar: {speedup.range_flag}.")
+    return lines
+
+
 def spread_text(methods: list[str], timed: list[Timed]) -> str:
     """Every method's tokens/s as a median with its range, its speedup over ar paired within each
     repeat where ar raced too (flagged where it passes what the method's measured costs allow, and
@@ -180,7 +194,10 @@ def spread_text(methods: list[str], timed: list[Timed]) -> str:
             ratios = speeds.ratios(reference)
             unsettled = " (not settled: faster than ar in some repeats, slower in others)" \
                 if ratios and min(ratios) < 1 < max(ratios) else ""
-            vs_ar = f", {speeds.speedup(reference)} vs ar{unsettled}"
+            speedup = speeds.speedup(reference)
+            marked = " (impossible: see the line above)" if speedup.flag else \
+                " (its range passes its costs' bound: see above)" if speedup.range_flag else ""
+            vs_ar = f", {speedup.text}{marked} vs ar{unsettled}"
         lines.append(f"{method} {speeds.text()} tokens/s{vs_ar}")
     return f"Speeds of the runs: {'; '.join(lines)}. {busy_note(timed)}".strip()
 

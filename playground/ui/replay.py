@@ -77,13 +77,15 @@ def _ordinal(place: int) -> str:
     return f"{place}{'st' if place == 1 else 'nd' if place == 2 else 'rd' if place == 3 else 'th'}"
 
 
-def race_html(lanes: list[Lane], note: str = "", ranked: list[tuple[Lane, str]] | None = None) -> str:
+def race_html(lanes: list[Lane], note: str = "", ranked: list[tuple[Lane, str]] | None = None,
+              warnings: list[str] = ()) -> str:
     """The race: a lane per run, every step's tokens wrapped with `data-t` (its recorded second),
     each lane's finish and the final order revealed at theirs. Lanes are ranked by tokens per
     second (runs that stop at different lengths, an answer ended early, still compare), or as
     `ranked` says with each lane's figure: a race of repeated runs ranks by the figure its note
-    prints (their medians), so the headline and the fastest line never disagree. Without the
-    replay script the page shows the finished race."""
+    prints (their medians), so the headline and the fastest line never disagree. `warnings`: lines
+    shown as warnings (an impossible speedup). Without the replay script the page shows the
+    finished race."""
     end = max(lane.seconds for lane in lanes)
     if ranked is None:
         order = sorted(lanes, key=lambda lane: -lane.tokens_per_second)
@@ -99,7 +101,7 @@ def race_html(lanes: list[Lane], note: str = "", ranked: list[tuple[Lane, str]] 
             f"{escape(lane.label)} ({escape(figure)})" for lane, figure in ranked)
     columns = "".join(_lane_html(lane, order.index(lane) + 1) for lane in lanes)
     # The caller's note says how the lanes were run; only what makes the race unfair is a warning
-    warning = "".join(f'<p class="race-note">{escape(line)}</p>' for line in _unfair(lanes))
+    warning = "".join(f'<p class="race-note">{escape(line)}</p>' for line in [*_unfair(lanes), *warnings])
     warning += f'<p class="race-about">{escape(note)}</p>' if note else ""
     return (f'<div class="race" data-end="{end:.4f}"><div class="race-bar">'
             '<button type="button" class="race-again">Replay</button>'
