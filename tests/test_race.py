@@ -174,5 +174,6 @@ def test_an_impossible_race_speedup_is_a_warning_line_not_plain_text():
                      "(32 tokens, 20 draft steps at c = 0.105, 15 target passes of ≥ 1 step); the machine was busy."]
     assert "(impossible: see the line above) vs ar" in spread_text(["ar", "sd"], [ar, sd])
     lanes = [lane("#1 ar", 0.5, 1.0), lane("#2 sd", 0.2, 0.4)]
-    html = race_html(lanes, "note", [(lanes[1], "3.35x ar, impossible: see above")], lines)
+    html = race_html(lanes, "note", [(lanes[1], "3.35x ar, impossible: see above"), (lanes[0], "the reference")],
+                     lines)
     assert f'<p class="race-note">sd&#x27;s {sd.speedup(ar).text} over ar is impossible' in html
