@@ -1,4 +1,4 @@
-"""Rebuild the embedded draft, qualifier and byte drafter from the embedded target (seeded, CPU).
+"""Rebuild the embedded draft, qualifier, byte drafter and BPE drafter from the embedded target (seeded, CPU).
 
     HF_HUB_OFFLINE=1 python scripts/build_embedded.py            # writes assets/embedded/*
 
@@ -8,7 +8,8 @@
 2. Record the target's top-k log-probabilities at every answer position.
 3. Train the draft and the qualifier (some of the target's layers + low-rank deltas, see
    playground/models/distill.py) to minimise KL(target top-k || student) at those positions.
-4. Train the byte drafter (its own byte vocabulary) on the first PROMPTS answers as text.
+4. Train the byte drafter (its own byte vocabulary) on the first PROMPTS answers as text, and the
+   BPE drafter (its own BPE vocabulary, on top of the distilled draft) on the stored answers.
 5. Prepare the students as users get them and measure them on held-out prompts: greedy agreement
    with the target, tokens/s against the target. Results go to assets/embedded/metrics.json.
 The target's answers are stored in assets/embedded/distill-data/ (committed) and the teacher passes
@@ -23,31 +24,38 @@ import time
 
 import torch
 from distill_prompts import HELD_OUT
+from embedded_recipe.bpe_drafter import train_bpe_drafter
 from embedded_recipe.byte_drafter import train_byte_drafter
 from embedded_recipe.data import training_data
-from embedded_recipe.measure import load_prepared, measure
-from embedded_recipe.settings import BYTE_DRAFT, SEED, STUDENTS
+from embedded_recipe.measure import load_prepared, measure, merged
+from embedded_recipe.settings import BPE_DRAFT, BYTE_DRAFT, SEED, STUDENTS
 from embedded_recipe.students import train_students
 from transformers import set_seed
 
 from playground.models import embedded
 
 METRICS = embedded.ASSETS_DIR / "metrics.json"
+MODELS = [*STUDENTS, "byte-draft", "bpe-draft"]
 
 
 def train(target, tokenizer, args) -> dict:
-    """Steps 1-4; returns what metrics.json records about the training data."""
-    prompts, examples = training_data(target, tokenizer)
-    train_students(target, tokenizer, examples, args.only, args.work_dir)
-    if "byte-draft" in args.only:
-        train_byte_drafter(tokenizer, prompts, examples)
-    return {"training_prompts": len(prompts), "training_answer_tokens": sum(len(a) for _, a in examples)}
+    """Steps 1-4 for the models in --only; returns what metrics.json records about their training."""
+    training = recorded_training()
+    if set(args.only) & {*STUDENTS, "byte-draft"}:
+        prompts, examples = training_data(target, tokenizer)
+        train_students(target, tokenizer, examples, args.only, args.work_dir)
+        if "byte-draft" in args.only:
+            train_byte_drafter(tokenizer, prompts, examples)
+        training.update(training_prompts=len(prompts), training_answer_tokens=sum(len(a) for _, a in examples))
+    if "bpe-draft" in args.only:  # after its base, the draft
+        training["bpe_draft_training"] = train_bpe_drafter(target, tokenizer)
+    return training
 
 
 def recorded_training() -> dict:
     """The training figures of the committed weights (a measure-only run does not regenerate data)."""
     recorded = json.loads(METRICS.read_text()) if METRICS.exists() else {}
-    return {key: recorded.get(key) for key in ("training_prompts", "training_answer_tokens")}
+    return {key: recorded.get(key) for key in ("training_prompts", "training_answer_tokens", "bpe_draft_training")}
 
 
 def main() -> None:
@@ -56,11 +64,15 @@ def main() -> None:
                         help="where the teacher passes are cached")
     parser.add_argument("--threads", type=int, default=2,
                         help="torch threads; use 1 on a machine shared with other jobs (2 threads then spin)")
-    parser.add_argument("--only", nargs="+", choices=[*STUDENTS, "byte-draft"], default=[*STUDENTS, "byte-draft"],
-                        help="retrain only these models (the others keep their committed weights)")
+    parser.add_argument("--only", nargs="+", choices=MODELS, default=MODELS,
+                        help="retrain and re-measure only these models (the others keep their committed weights "
+                        "and recorded figures); the BPE drafter is trained on top of the draft, so retraining "
+                        "the draft retrains it too")
     parser.add_argument("--measure-only", action="store_true",
-                        help="skip training: re-measure the committed weights and rewrite metrics.json")
+                        help="skip training: re-measure the committed weights (of --only) and rewrite metrics.json")
     args = parser.parse_args()
+    if BPE_DRAFT["base"] in args.only and "bpe-draft" not in args.only:
+        args.only.append("bpe-draft")
     started = time.perf_counter()
     torch.set_num_threads(args.threads)
     set_seed(SEED)
@@ -70,10 +82,11 @@ def main() -> None:
 
     training = recorded_training() if args.measure_only else train(target, tokenizer, args)
     embedded.prepare()
-    byte_model, byte_tok = load_prepared("byte-draft")
-    metrics = measure(target, tokenizer, byte_model, byte_tok)
-    metrics.update({"seed": SEED, **training, "students": STUDENTS, "byte_draft": BYTE_DRAFT,
-                    "minutes_this_run": round((time.perf_counter() - started) / 60, 1),
+    names = [name for name in MODELS if name in args.only]
+    recorded = json.loads(METRICS.read_text()) if METRICS.exists() else {}
+    metrics = merged(recorded, measure(target, tokenizer, names))
+    metrics.update({"seed": SEED, **training, "students": STUDENTS, "byte_draft": BYTE_DRAFT, "bpe_draft": BPE_DRAFT,
+                    "measured_this_run": names, "minutes_this_run": round((time.perf_counter() - started) / 60, 1),
                     "held_out": HELD_OUT})
     METRICS.write_text(json.dumps(metrics, indent=2) + "\n")
     print(json.dumps({k: metrics[k] for k in ("agreement", "speed_vs_target", "minutes_this_run")}, indent=2))

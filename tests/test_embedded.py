@@ -18,7 +18,7 @@ pytestmark = [pytest.mark.slow,
 
 METRICS = json.loads((embedded.ASSETS_DIR / "metrics.json").read_text())
 TOLERANCE = 0.08  # absolute, on a 0..1 agreement: CPU kernels and thread counts change argmax ties
-STUDENTS = ("smollm2-draft", "smollm2-qualifier", "byte-draft")
+STUDENTS = ("smollm2-draft", "smollm2-qualifier", "byte-draft", "bpe-draft")
 
 
 def load(name):
@@ -142,7 +142,9 @@ def test_presets_carry_the_recorded_figures():
                              "qualifier_agreement": METRICS["agreement"]["smollm2-qualifier"],
                              "draft_speed_vs_target": METRICS["speed_vs_target"]["smollm2-draft"],
                              "qualifier_speed_vs_target": METRICS["speed_vs_target"]["smollm2-qualifier"]},
-                "embedded-byte": {"draft_next_byte_agreement": METRICS["agreement"]["byte-draft"]}}
+                "embedded-byte": {"draft_next_byte_agreement": METRICS["agreement"]["byte-draft"]},
+                "embedded-bpe": {"draft_next_token_agreement": METRICS["agreement"]["bpe-draft"],
+                                 "draft_speed_vs_target": METRICS["speed_vs_target"]["bpe-draft"]}}
     for name, figures in expected.items():
         assert presets[name].measured == figures, f"presets/embedded.toml [{name}.measured] is stale"
 

@@ -10,7 +10,8 @@ training can start from the target's own hidden states after `frozen` layers (`t
 File format (safetensors, metadata `{"format": "lowrank-delta-v1", "layers": "0,1,29"}`):
 `layers.{i}.{module}.lora_a` [rank, in], `layers.{i}.{module}.lora_b` [out, rank],
 `layers.{i}.{norm}.weight`, `norm.weight`; `i` is the student's layer index. Layers without
-entries are the target's unchanged.
+entries are the target's unchanged. A student with a vocabulary of its own (the BPE drafter) also
+stores `embed_tokens.weight` [its vocabulary, hidden]: its embedding, tied to its output head.
 """
 
 import copy
@@ -21,6 +22,7 @@ from safetensors.torch import load_file, save_file
 from torch import nn
 
 FORMAT = "lowrank-delta-v1"
+EMBEDDING = "embed_tokens.weight"  # only in the file of a student with its own vocabulary
 LINEAR_MODULES = ("self_attn.q_proj", "self_attn.k_proj", "self_attn.v_proj", "self_attn.o_proj",
                   "mlp.gate_proj", "mlp.up_proj", "mlp.down_proj")
 NORM_MODULES = ("input_layernorm", "post_attention_layernorm")
@@ -41,6 +43,17 @@ class LowRankDelta(nn.Module):
 
     def forward(self, x):
         return self.base(x) + (x @ self.lora_a.T) @ self.lora_b.T
+
+
+def with_vocabulary(model, embeddings: torch.Tensor, trainable: bool = False):
+    """`model` with `embeddings` [vocabulary, hidden] as its input embedding, tied to its output head:
+    a student with a vocabulary of its own."""
+    weight = embeddings.to(model.model.norm.weight.dtype).clone()
+    model.model.embed_tokens = nn.Embedding.from_pretrained(weight, freeze=not trainable)
+    model.lm_head = nn.Linear(weight.shape[1], weight.shape[0], bias=False)
+    model.lm_head.weight = model.model.embed_tokens.weight
+    model.config.vocab_size = weight.shape[0]
+    return model
 
 
 def _submodule_parent(layer: nn.Module, path: str):
@@ -118,8 +131,11 @@ def load_deltas(path: pathlib.Path) -> tuple[list[int], dict[str, torch.Tensor]]
 
 @torch.no_grad()
 def assemble_student(target, layers: list[int], deltas: dict[str, torch.Tensor]):
-    """A plain LlamaForCausalLM: the target's layers at `layers`, with the deltas merged in."""
+    """A plain LlamaForCausalLM: the target's layers at `layers`, with the deltas merged in (and
+    the stored embedding of a student with its own vocabulary)."""
     student = truncated_copy(target, layers)
+    if EMBEDDING in deltas:
+        with_vocabulary(student, deltas[EMBEDDING])
     student.model.norm.weight.copy_(deltas["norm.weight"])
     for i, layer in enumerate(student.model.layers):
         if f"layers.{i}.{NORM_MODULES[0]}.weight" not in deltas:

@@ -10,6 +10,9 @@
   the target at setup time.
 - `byte-draft`: a tiny byte-level Llama with its own 259-token vocabulary (for the
   heterogeneous-vocabulary methods), trained on the target's answers; committed whole.
+- `bpe-draft`: a heterogeneous draft worth teaching: `smollm2-draft`'s layers under a 4,096-token
+  byte-level BPE vocabulary of its own (new embedding and head, more deltas); the repository
+  stores its tokenizer, embedding and deltas, and `prepare()` assembles it on the draft.
 
 Every name resolves to a directory that `AutoModelForCausalLM.from_pretrained(path)` and
 `AutoTokenizer.from_pretrained(path)` load. Run `python -m playground.models.embedded prepare` once; on a
@@ -69,9 +72,13 @@ EMBEDDED_MODELS = {
         EmbeddedModel("byte-draft", "draft",
                       "tiny byte-level Llama (259-token vocabulary) trained on the target's answers",
                       673_000),
+        EmbeddedModel("bpe-draft", "draft",
+                      "smollm2-draft's 5 layers with a 4,096-token BPE vocabulary of its own, trained on the "
+                      "target's answers", 20_060_000),
     )
 }
-STUDENTS = (DEFAULT_DRAFT, DEFAULT_QUALIFIER)  # re-assembled from the target: prepare it first
+STUDENTS = (DEFAULT_DRAFT, DEFAULT_QUALIFIER, "bpe-draft")  # re-assembled from the target: prepare it first
+STUDENT_BASES = {"bpe-draft": DEFAULT_DRAFT}  # a student trained on top of another: that one's deltas come first
 
 
 def cache_dir() -> pathlib.Path:
@@ -165,8 +172,8 @@ def _source_digest(name: str) -> str:
     if name == DEFAULT_TARGET:
         return f"{target_source()}:v1"
     digest = hashlib.sha256()
-    if name in STUDENTS:  # assembled from the target's weights
-        digest.update(_source_digest(DEFAULT_TARGET).encode())
+    if name in STUDENTS:  # assembled from the target's weights (or from another student's)
+        digest.update(_source_digest(STUDENT_BASES.get(name, DEFAULT_TARGET)).encode())
     for path in sorted(ASSETS_DIR.glob(f"{name}*")):
         for file in sorted([path] if path.is_file() else path.rglob("*")):
             if file.is_file():
@@ -200,16 +207,34 @@ def _from_hub(tokenizer_class, model_class, dtype):
                               "Face cache when offline)") from error
 
 
-def _build_student(name: str, out: pathlib.Path) -> None:
-    from transformers import AutoModelForCausalLM, AutoTokenizer  # noqa: PLC0415
+def _student_files(name: str) -> tuple[pathlib.Path, pathlib.Path | None]:
+    """A student's stored deltas, and the folder of its own tokenizer (None: the target's)."""
+    folder = ASSETS_DIR / name  # a student with a vocabulary of its own: deltas, embedding, tokenizer
+    return (folder / "student.safetensors", folder) if folder.is_dir() else (ASSETS_DIR / f"{name}.safetensors", None)
+
+
+def _assembled(name: str):
+    """Student `name` as a model: its stored deltas merged into its base, the target or (for a
+    student trained on top of another, STUDENT_BASES) that student, assembled first. Merged in
+    float32: a student on top of another is rounded to bfloat16 once, as the others are."""
+    import torch  # noqa: PLC0415
+    from transformers import AutoModelForCausalLM  # noqa: PLC0415
 
     from .distill import assemble_student, load_deltas  # noqa: PLC0415
 
-    target_dir = cache_dir() / DEFAULT_TARGET
-    target = AutoModelForCausalLM.from_pretrained(target_dir)
-    layers, deltas = load_deltas(ASSETS_DIR / f"{name}.safetensors")
-    assemble_student(target, layers, deltas).save_pretrained(out)
-    AutoTokenizer.from_pretrained(target_dir).save_pretrained(out)
+    base = STUDENT_BASES.get(name)
+    model = _assembled(base) if base else AutoModelForCausalLM.from_pretrained(cache_dir() / DEFAULT_TARGET,
+                                                                               dtype=torch.float32)
+    return assemble_student(model, *load_deltas(_student_files(name)[0]))
+
+
+def _build_student(name: str, out: pathlib.Path) -> None:
+    import torch  # noqa: PLC0415
+    from transformers import AutoTokenizer  # noqa: PLC0415
+
+    _assembled(name).to(torch.bfloat16).save_pretrained(out)
+    tokenizer_folder = _student_files(name)[1] or cache_dir() / DEFAULT_TARGET
+    AutoTokenizer.from_pretrained(tokenizer_folder).save_pretrained(out)
 
 
 def _build_byte_draft(out: pathlib.Path) -> None:
@@ -221,6 +246,7 @@ BUILDERS = {
     DEFAULT_DRAFT: lambda out: _build_student(DEFAULT_DRAFT, out),
     DEFAULT_QUALIFIER: lambda out: _build_student(DEFAULT_QUALIFIER, out),
     "byte-draft": _build_byte_draft,
+    "bpe-draft": lambda out: _build_student("bpe-draft", out),
 }
 
 

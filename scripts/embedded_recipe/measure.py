@@ -7,10 +7,11 @@ import torch
 from distill_prompts import HELD_OUT
 from transformers import AutoModelForCausalLM, AutoTokenizer, DynamicCache
 
+from playground.engine import generate
 from playground.measure.agreement import generate_answers, greedy_agreement, retokenized
 from playground.models import embedded
 
-from .settings import EVAL_MAX_NEW_TOKENS, QUICK_CHECK, STUDENTS
+from .settings import EVAL_MAX_NEW_TOKENS, QUICK_CHECK, QUICK_CHECK_SLEM
 
 
 @torch.no_grad()
@@ -47,29 +48,55 @@ def load_prepared(name: str):
     return model.eval(), AutoTokenizer.from_pretrained(path)
 
 
-def measure(target, tokenizer, byte_model, byte_tok) -> dict:
-    """Held-out figures for the students as `prepare()` builds them."""
+def measure(target, tokenizer, names: list[str]) -> dict:
+    """Held-out figures for the models `names` as `prepare()` builds them. A model with another
+    vocabulary is measured on the target's answers retokenized (next-token agreement in its own
+    tokens: next-byte for the byte drafter)."""
     heldout = generate_answers(target, tokenizer, HELD_OUT, EVAL_MAX_NEW_TOKENS)
     quick = generate_answers(target, tokenizer, HELD_OUT[:QUICK_CHECK["prompts"]], QUICK_CHECK["max_new_tokens"])
-    students = {name: load_prepared(name)[0] for name in STUDENTS}
     metrics = {"held_out_prompts": len(HELD_OUT), "held_out_answer_tokens": sum(len(a) for _, a in heldout),
-               "quick_check": QUICK_CHECK, "agreement": {}, "quick_check_agreement": {}}
-    for name, student in students.items():
-        metrics["agreement"][name] = round(greedy_agreement(student, heldout), 4)
-        metrics["quick_check_agreement"][name] = round(greedy_agreement(student, quick), 4)
-    byte_heldout = retokenized(heldout, HELD_OUT, tokenizer, byte_tok)
-    metrics["agreement"]["byte-draft"] = round(greedy_agreement(byte_model, byte_heldout), 4)
-    byte_quick = retokenized(quick, HELD_OUT, tokenizer, byte_tok)
-    metrics["quick_check_agreement"]["byte-draft"] = round(greedy_agreement(byte_model, byte_quick), 4)
-    prompt = heldout[1][0]
-    tokens_per_second, ratios = speeds({embedded.DEFAULT_TARGET: (target, prompt),
-                                        **{name: (student, prompt) for name, student in students.items()},
-                                        "byte-draft": (byte_model, byte_heldout[1][0])},
-                                       reference=embedded.DEFAULT_TARGET)
+               "quick_check": QUICK_CHECK, "agreement": {}, "quick_check_agreement": {},
+               "tokens_per_target_token": {}}
+    timed = {embedded.DEFAULT_TARGET: (target, heldout[1][0])}
+    for name in names:
+        model, own = load_prepared(name)
+        held, fast = heldout, quick
+        if own.get_vocab() != tokenizer.get_vocab():
+            held, fast = (retokenized(answers, HELD_OUT, tokenizer, own) for answers in (heldout, quick))
+            metrics["tokens_per_target_token"][name] = round(
+                sum(len(a) for _, a in held) / metrics["held_out_answer_tokens"], 2)
+        metrics["agreement"][name] = round(greedy_agreement(model, held), 4)
+        metrics["quick_check_agreement"][name] = round(greedy_agreement(model, fast), 4)
+        timed[name] = (model, held[1][0])
+    tokens_per_second, ratios = speeds(timed, reference=embedded.DEFAULT_TARGET)
     metrics["tokens_per_second"] = {name: round(value, 1) for name, value in tokens_per_second.items()}
     metrics["speed_vs_target"] = {name: round(quartiles[1], 2) for name, quartiles in ratios.items()}
     metrics["speed_vs_target_quartiles"] = {name: [round(quartiles[0], 2), round(quartiles[2], 2)]
                                             for name, quartiles in ratios.items()}
-    answer_bytes = sum(len(a) for _, a in byte_heldout)
-    metrics["target_bytes_per_token"] = round(answer_bytes / metrics["held_out_answer_tokens"], 2)
+    if "byte-draft" in names:
+        metrics["target_bytes_per_token"] = metrics["tokens_per_target_token"]["byte-draft"]
+    metrics["quick_check_slem"] = {name: slem_check(name, HELD_OUT[:QUICK_CHECK["prompts"]])
+                                   for name in names if name in QUICK_CHECK_SLEM}
     return metrics
+
+
+def slem_check(name: str, prompts: list[str]) -> dict:
+    """Greedy slem on the embedded target with drafter `name` (QUICK_CHECK_SLEM's options, QUICK_CHECK's
+    length), as the app runs it: its acceptance in target tokens, which tests/test_bpe_draft.py re-measures."""
+    options = QUICK_CHECK_SLEM[name]
+    runs = [generate(prompt, draft=name, method="slem", max_new_tokens=QUICK_CHECK["max_new_tokens"], **options).stats
+            for prompt in prompts]
+    return {**options, "acceptance": round(sum(r.accepted for r in runs) / sum(r.drafted for r in runs), 4)}
+
+
+PER_MODEL = ("agreement", "quick_check_agreement", "tokens_per_target_token", "tokens_per_second",
+             "speed_vs_target", "speed_vs_target_quartiles", "quick_check_slem")
+
+
+def merged(recorded: dict, measured: dict) -> dict:
+    """`measured` over `recorded`, model by model: a model not measured this run keeps its recorded
+    figures (its speed ratio was measured against the target in its own run)."""
+    result = {**recorded, **measured}
+    for key in PER_MODEL:
+        result[key] = {**recorded.get(key, {}), **measured.get(key, {})}
+    return result

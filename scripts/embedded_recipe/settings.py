@@ -21,4 +21,12 @@ STUDENTS = {
 BYTE_DRAFT = {"hidden_size": 128, "intermediate_size": 384, "num_hidden_layers": 3,
               "num_attention_heads": 4, "epochs": 3, "lr": 3e-3, "max_bytes": 768}
 QUICK_CHECK = {"prompts": 6, "max_new_tokens": 48}  # what tests/test_embedded.py re-measures
+QUICK_CHECK_SLEM = {"bpe-draft": {"candidates": 1}}  # slem's acceptance on the quick check (tests/test_bpe_draft.py)
 EVAL_MAX_NEW_TOKENS = 128
+# The BPE drafter: a byte-level BPE vocabulary of its own (trained on the stored prompts and
+# answers), a new tied embedding/head initialised from the target's rows, on top of the distilled
+# draft (`base`: its layers with its deltas merged) with rank deltas of its own; hard-label
+# cross-entropy on the stored answers retokenized: the 640 and 1,920 templated conversations and
+# the 2,560 questions the target wrote (all in distill-data/; generates nothing).
+BPE_DRAFT = {"base": embedded.DEFAULT_DRAFT, "vocab_size": 4096, "rank": 32, "epochs": 1, "lr": 2e-3,
+             "embedding_lr": 1e-3, "self_questions": 2560}
