@@ -119,15 +119,27 @@ def test_a_run_is_expected_to_write_what_the_same_run_wrote_lately(family):
 
     eta.clear()
     models = {"target": family["target"]}
-    assert eta.expected_tokens("ar", models, PROMPT, 30) == 30, "nothing known: all it asks"
+    assert eta.expected_tokens("ar", models, PROMPT, 30, 0.0, 0) == 30, "nothing known: all it asks"
     run = generate(PROMPT, method="ar", target=family["target"], max_new_tokens=30)
     run.stats.tokens = 12  # as if it had stopped at an end-of-text token
     eta.record(run)
-    assert eta.expected_tokens("ar", models, PROMPT, 30) == 12
-    assert eta.expected_tokens("ar", models, "another prompt", 30) == 30
+    assert eta.expected_tokens("ar", models, PROMPT, 30, 0.0, 5) == 12, "greedy: whatever the seed"
+    assert eta.expected_tokens("ar", models, "another prompt", 30, 0.0, 0) == 30
+    assert eta.expected_tokens("ar", models, PROMPT, 30, 0.7, 0) == 30, "sampling: another length"
     rate = eta.seconds_per_token("ar", models).seconds
     assert rate == pytest.approx((run.stats.decoder_seconds - run.stats.step_clock[0]) / 11), \
         "its pace after the first step, which holds the prefill"
+
+
+def test_a_run_writing_more_than_the_same_run_did_is_expected_to_go_on_to_its_most():
+    line, running, waiting = Line(sharing=1, size=10), Job("A", [(0.01, 20)], most=100), Job("B", [(0.01, 10)])
+    line.join(running)
+    line.join(waiting)
+    running.charge(0.1)
+    running.wrote(1)
+    running.charge(0.29)
+    running.wrote(29)  # past the 20 it was expected to write, at 0.01 s a token
+    assert line.place(waiting).seconds == pytest.approx(70 * 0.01)
 
 
 def test_a_full_line_refuses_in_one_line():

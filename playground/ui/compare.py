@@ -98,7 +98,7 @@ class Comparison:
             self.family.sessions.get(key).admit(len(sides) * repeats, current_limits().runs_per_minute)
             target = self.family.models_for(key, "ar")["target"]
             plan = self._plan(sides, repeats, values)
-            job = self.runs.job(key, prompt, plan)
+            job = self.runs.job(key, plan)
             for waiting in self.runs.in_line(job):
                 yield render.status_html(waiting)
             yield render.status_html(f"Starting: {self._expected(key, plan)[1]}")

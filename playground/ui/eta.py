@@ -27,7 +27,7 @@ MIN_TOKENS = 8  # a shorter run (a warm-up) is mostly its prompt's prefill: its 
 _lock = threading.Lock()
 _recent: dict[tuple, deque] = {}  # (method, family) -> (monotonic time, seconds per token)
 KEPT_WRITTEN = 256
-_written: dict[tuple, tuple] = {}  # (method, family, prompt, max new tokens) -> (monotonic time, tokens written)
+_written: dict[tuple, tuple] = {}  # same_run(...) -> (monotonic time, tokens written)
 
 
 def family_of(models: dict) -> tuple:
@@ -41,8 +41,9 @@ def record(run) -> None:
     the first step holds the prompt's prefill and, on a model's first run, its one-time setup: 5 s
     of T(1) passes and int8 twins against 0.05 s a round on the embedded family)."""
     with _lock:
-        _written[(run.method, family_of(run.models), run.prompt, run.config.max_new_tokens)] = (time.monotonic(),
-                                                                                              run.stats.tokens)
+        config = run.config
+        key = same_run(run.method, run.models, run.prompt, config.max_new_tokens, config.temperature, config.seed)
+        _written[key] = (time.monotonic(), run.stats.tokens)
         while len(_written) > KEPT_WRITTEN:
             del _written[next(iter(_written))]
         after_first = run.stats.tokens - (len(run.steps[0].tokens) if run.steps else 0)
@@ -74,11 +75,17 @@ def _on_target(target: list) -> float | None:
     return statistics.median(recent) if recent else None
 
 
-def expected_tokens(method: str, models: dict, prompt: str, asked: int) -> int:
-    """The tokens a run should write: as many as the same run wrote lately (same method, family,
-    prompt and max new tokens: it stopped at an end-of-text token where it did), else all it asks."""
+def same_run(method: str, models: dict, prompt: str, asked: int, temperature: float, seed: int) -> tuple:
+    """What a run's length depends on: its method, family, prompt, max new tokens and, when it
+    samples, its temperature and seed (a greedy run writes the same text whatever its seed)."""
+    return method, family_of(models), prompt, asked, (temperature, seed) if temperature else "greedy"
+
+
+def expected_tokens(method: str, models: dict, prompt: str, asked: int, temperature: float, seed: int) -> int:
+    """The tokens a run should write: as many as the same run wrote lately (it stopped at an
+    end-of-text token where it did), else all it asks."""
     with _lock:
-        kept = _written.get((method, family_of(models), prompt, asked))
+        kept = _written.get(same_run(method, models, prompt, asked, temperature, seed))
     return kept[1] if kept and kept[0] >= time.monotonic() - KEPT_SECONDS and kept[1] else asked
 
 

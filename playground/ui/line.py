@@ -28,7 +28,8 @@ class Job:
     """A run, or a Compare's or Race's runs, as the line sees it."""
 
     visitor: str
-    asked: list  # (seconds per token or None when unknown, tokens at most) of each of its runs
+    asked: list  # (seconds per token or None when unknown, tokens it should write) of each of its runs
+    most: int = 0  # the tokens it may write at most, when more than `asked` says (0: as many)
     used: float = 0.0  # model seconds its turns took so far
     tokens: int = 0  # tokens its runs wrote so far
     # Its first turn and first step's tokens: the prefill (and a model's one-time setup), not its pace
@@ -58,7 +59,9 @@ class Job:
         """Model seconds it still needs: its tokens left at its own pace once it has written a few,
         else its estimate (times `pace`, the machine's pace now over the estimates') less what it
         used (None: nothing to tell it from)."""
-        left = max(0, sum(tokens for _, tokens in self.asked) - self.tokens)
+        left = sum(tokens for _, tokens in self.asked) - self.tokens
+        if left <= 0:  # it wrote more than the same run did lately: it may write up to its most
+            left = max(0, self.most - self.tokens)
         estimate, own = self.estimate(), self._pace()
         if own is not None and (len(self.asked) == 1 or estimate is None or self.used > estimate):
             return left * own

@@ -50,7 +50,7 @@ class Race:
             session.admit(len(chosen) * repeats, limit)
             self.handlers.stop(key, STOPPED_BY_A_RACE)  # the session's own Generate run would share the cores
             plan = self.plan(chosen, repeats, values)
-            job = self.handlers.runs.job(key, prompt, plan)  # its runs wait in line as one job (runs.py)
+            job = self.handlers.runs.job(key, plan)  # its runs wait in line as one job (runs.py)
             for waiting in self.handlers.runs.in_line(job):
                 yield render.status_html(waiting), gr.skip()
             yield render.status_html(f"Starting: {self._expected(key, plan)[1]}"), gr.skip()

@@ -46,13 +46,10 @@ class Runs:
         options = {name: value for name, value in arguments.items() if name not in models and name != "method"}
         return models, Started(self, key, prompt, models, arguments, signature(prompt, method, models, options))
 
-    def job(self, key: str, prompt: str, plan: list[tuple[str, int]]) -> Job:
+    def job(self, key: str, plan: list[tuple[str, int]]) -> Job:
         """A Compare's or Race's runs as one job in line: `plan` is (method, tokens at most) of each."""
-        asked = []
-        for method, tokens in plan:
-            models = self.family.models_for(key, method)
-            asked.append((seconds_per_token(method, models), eta.expected_tokens(method, models, prompt, tokens)))
-        return Job(visitor_of(key), asked)
+        return Job(visitor_of(key), [(seconds_per_token(method, self.family.models_for(key, method)), tokens)
+                                     for method, tokens in plan])
 
     def in_line(self, job: Job, given_up=lambda: False):
         """Status lines while `job` waits for the model (refused past the visitor's model time);
@@ -118,9 +115,10 @@ class Started:
             self.record = found
             return
         self.claimed = self.signature is not None
-        method = self.arguments["method"]
-        tokens = eta.expected_tokens(method, self.models, self.prompt, self.arguments["max_new_tokens"])
-        self.job = Job(self.visitor, [(seconds_per_token(method, self.models), tokens)])
+        method, most = self.arguments["method"], self.arguments["max_new_tokens"]
+        tokens = eta.expected_tokens(method, self.models, self.prompt, most, self.arguments["temperature"],
+                                     self.arguments["seed"])
+        self.job = Job(self.visitor, [(seconds_per_token(method, self.models), tokens)], most=most)
         if (claim := identical.computing(self.signature)) is not None:
             claim.job = self.job
         yield from self.runs.in_line(self.job, given_up)
