@@ -25,3 +25,17 @@ def test_a_load_of_another_family_clears_the_old_answer(family):
     assert handlers.family.cleared_views(KEY, 3) == [None] * 3
     assert handlers.sessions.get(KEY).run is None, "its charts and export were the old family's"
     assert handlers.family.cleared_views(KEY, 3) == [gr.skip()] * 3  # once
+
+
+def test_a_box_the_chosen_preset_filled_is_not_an_edit(family):
+    """Choosing a preset fills the boxes, then loads: its fill does not ask for Load (under load the
+    page showed 'press Load' after 'loaded ...'); the same name typed under another preset does."""
+    by_spec = {m.spec: m for m in [*family.values(), foreign_draft()]}
+    handlers = Handlers(loader=by_spec.__getitem__,
+                        presets=[Preset("tiny", "tiny-target", "tiny-draft", "tiny-qualifier", "tiny"),
+                                 Preset("tiny-foreign", "tiny-target", "tiny-foreign-draft", "", "foreign")])
+    handlers.load(KEY, "tiny-target", "tiny-draft", "tiny-qualifier")
+    assert handlers.family.edited(KEY, "tiny-foreign-draft", "tiny-foreign", role="draft") == gr.skip()
+    assert not handlers.sessions.get(KEY).specs_edited
+    assert "press Load" in handlers.family.edited(KEY, "tiny-foreign-draft", "tiny", role="draft")
+    assert handlers.sessions.get(KEY).specs_edited

@@ -397,7 +397,8 @@ def test_browser_compare_with_the_defaults(compare_page):
     page = compare_page
     option = default_sweep("sd")
     compare_and_wait(page, f"sd {option}={suggested_sweep(option).split(', ')[-1]}")
-    assert page.locator("#compare-view .compare-column").count() == 3
+    assert page.locator("#compare-view .compare-column").count() == 4  # the ar reference, then 3 values
+    assert page.locator("#compare-view h4").first.inner_text() == "ar (reference)"
     page.screenshot(path=str(ARTIFACTS / "ui-compare.png"), full_page=True)
     page.get_by_label("methods side by side").check()
     compare_and_wait(page, "sd")
@@ -673,7 +674,10 @@ def test_browser_a_preset_switch_clears_the_previous_familys_answer(page):
     generate_and_wait(page)
     assert page.locator("#output span.tok").count() > 0
     choose_preset(page, "tiny-foreign")
-    page.locator("#status", has_text="loaded tiny-target, tiny-foreign-draft").wait_for()
+    try:
+        page.locator("#status", has_text="loaded tiny-target, tiny-foreign-draft").wait_for(timeout=20_000)
+    finally:
+        page.screenshot(path=str(ARTIFACTS / "preset-switch-clears.png"))
     page.wait_for_function("() => document.querySelectorAll('#output span.tok').length === 0")
     assert page.locator("#stats .stat").count() == 0
 

@@ -47,12 +47,15 @@ class FamilyPanel:
         preset = next((p for p in self.presets if p.name == name), self.presets[0])
         return *preset.specs().values(), preset.description
 
-    def edited(self, key: str, spec=None, role: str = "") -> str:
+    def edited(self, key: str, spec=None, preset_name=None, role: str = "") -> str:
         """A model box changed (typed, pasted or filled; `spec` its text, for `role`): unless it names
-        what the session runs for that role, runs are refused until Load rather than run on other
-        models."""
+        what the session runs for that role, or what the chosen preset (`preset_name`) filled in
+        (its Load follows, and says what it loaded), runs are refused until Load rather than run on
+        other models."""
         session = self.sessions.get(key)
-        if role and isinstance(spec, str) and spec.strip() == self._specs(session).get(role, ""):
+        chosen = next((p for p in self.presets if p.name == preset_name), None)
+        if role and isinstance(spec, str) and spec.strip() in (self._specs(session).get(role, ""),
+                                                               chosen.specs().get(role) if chosen else None):
             return gr.skip()
         session.specs_edited = True
         return render.status_html("model boxes changed: press Load to run with these models")

@@ -332,7 +332,7 @@ def _family_panel(handlers: Handlers, status):
     loads = [load.click(on_load, [*specs, method], [status, family, method], api_name="load"),
              chosen.then(on_load, [*specs, method], [status, family, method], **PRIVATE)]
     for role, spec in zip(("target", "draft", "qualifier"), specs, strict=True):  # typed, or filled by a script
-        gr.on([spec.input, spec.change], _keyed(partial(handlers.family.edited, role=role)), spec, status,
+        gr.on([spec.input, spec.change], _keyed(partial(handlers.family.edited, role=role)), [spec, preset], status,
               trigger_mode="always_last", **PRIVATE)
     unload.click(_keyed(handlers.unload), None, [status, family], api_name="unload")
     return method, loads, [preset, *specs, family]
