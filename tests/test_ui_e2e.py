@@ -674,10 +674,7 @@ def test_browser_a_preset_switch_clears_the_previous_familys_answer(page):
     generate_and_wait(page)
     assert page.locator("#output span.tok").count() > 0
     choose_preset(page, "tiny-foreign")
-    try:
-        page.locator("#status", has_text="loaded tiny-target, tiny-foreign-draft").wait_for(timeout=20_000)
-    finally:
-        page.screenshot(path=str(ARTIFACTS / "preset-switch-clears.png"))
+    page.locator("#status", has_text="loaded tiny-target, tiny-foreign-draft").wait_for()
     page.wait_for_function("() => document.querySelectorAll('#output span.tok').length === 0")
     assert page.locator("#stats .stat").count() == 0
 
