@@ -425,6 +425,8 @@ def probe_ui(family: dict, files: dict, verbose: bool) -> dict:
 # -- abuse: one visitor against the others ----------------------------------------------------------
 ABUSE_RUNS_PER_MINUTE = 5  # small, so that each case stays short
 ABUSE_RUNS_AT_ONCE = 2
+ABUSE_UPLOADS_PER_MINUTE = 6  # the public defaults
+ABUSE_EXPORTS_PER_MINUTE = 6
 FLOOD_CLIENTS = 8
 
 
@@ -574,11 +576,166 @@ def markup_in_toasts(family: dict, root: Path) -> tuple[str, str]:
     return ("held" if texts and not any("<img" in text for text in texts) else "markup"), _short(texts)
 
 
+@contextlib.contextmanager
+def addresses():
+    """Each client's address is the x-forwarded-for it sends, as behind a Space's proxy; yields
+    client_for(url, address)."""
+    from .client_views import client_for  # noqa: PLC0415
+
+    os.environ["PLAYGROUND_TRUSTED_PROXIES"] = "1"
+    try:
+        yield client_for
+    finally:
+        os.environ.pop("PLAYGROUND_TRUSTED_PROXIES", None)
+
+
+def rest_route(url: str) -> tuple[str, str]:
+    """The side door: Gradio's REST route runs an event past the queue and every cap."""
+    import httpx  # noqa: PLC0415
+
+    answer = httpx.post(url + "gradio_api/run/generate", json={"data": _ui_inputs("generate", {"method": "ar"})},
+                        timeout=30)
+    return ("held" if answer.status_code == 404 else "open"), f"POST /gradio_api/run/generate: {answer.status_code}"
+
+
+def _refused_at_join(error: Exception) -> bool:
+    detail = getattr(getattr(error, "response", None), "text", "") or str(error)
+    return "at once" in detail and "\n" not in detail.strip()
+
+
+def cheap_event_flood(url: str) -> tuple[str, str]:
+    """60 chart events at once from one address, then a Generate from another address."""
+    with addresses() as client:
+        flooder = client(url, "192.0.2.66")
+
+        def one(_):
+            try:
+                flooder.predict(api_name="/charts")
+                return "ran"
+            except Exception as error:  # noqa: BLE001  (the refusal arrives as an HTTP error)
+                return "refused" if _refused_at_join(error) else "error"
+
+        with ThreadPoolExecutor(30) as pool:
+            outcomes = list(pool.map(one, range(60)))
+        other = generate_status(client(url, "192.0.2.77"))
+    counts = {outcome: outcomes.count(outcome) for outcome in set(outcomes)}
+    held = "done" in other and not counts.get("error")
+    return ("held" if held else "flooded"), f"{counts}; another address then: {_short(other)}"
+
+
+def compare_beside_a_stream(url: str) -> tuple[str, str]:
+    """One address's Compare (ar and sd, 200 tokens) while another address's Generate streams:
+    the stream's longest pause between updates."""
+    from .client_views import Visit, follow  # noqa: PLC0415
+
+    with addresses() as client:
+        comparer, streamer = client(url, "192.0.2.10"), client(url, "192.0.2.11")
+        compare = comparer.submit(*_ui_inputs("compare", {"mode": "methods", "methods": ["ar", "sd"],
+                                                          "max_new_tokens": 200}), api_name="/compare")
+        time.sleep(1)
+        visit, started = Visit("stream"), time.monotonic()
+        follow(visit, streamer.submit(*_ui_inputs("generate", {"max_new_tokens": 200, "seed": 3}),
+                                      api_name="/generate"), started)
+        compare.result()
+    pauses = [later - earlier for earlier, later in zip(visit.updates, visit.updates[1:])]
+    longest = max(pauses, default=0.0)
+    return ("held" if visit.outcome == "done" and longest <= 5 else "starved"), \
+        f"stream {visit.outcome}, longest pause {longest:.2f} s over {len(visit.updates)} updates"
+
+
+def identical_runs(url: str) -> tuple[str, str]:
+    """Six addresses press Generate on the same settings at once: computed once, replayed five times."""
+    from .client_views import Visit, follow  # noqa: PLC0415
+
+    with addresses() as client:
+        clients = [client(url, f"192.0.2.{20 + n}") for n in range(6)]
+        visits, started = [Visit(str(n)) for n in range(6)], time.monotonic()
+        jobs = [c.submit(*_ui_inputs("generate", {"max_new_tokens": 40, "seed": 7}), api_name="/generate")
+                for c in clients]
+        with ThreadPoolExecutor(6) as pool:
+            list(pool.map(lambda pair: follow(pair[0], pair[1], started), zip(visits, jobs)))
+    outcomes = [visit.outcome for visit in visits]
+    held = outcomes.count("replayed") == 5 and outcomes.count("done") == 1
+    return ("held" if held else "recomputed"), str({o: outcomes.count(o) for o in set(outcomes)})
+
+
+def upload_flood(url: str) -> tuple[str, str]:
+    """One address posts 20 uploads of 1 MiB to Gradio's upload route (no event uses them)."""
+    import httpx  # noqa: PLC0415
+
+    with addresses():
+        codes = [httpx.post(url + "gradio_api/upload", files={"files": ("m.json", b"x" * 2**20)},
+                            headers={"x-forwarded-for": "192.0.2.30"}, timeout=30) for _ in range(20)]
+    stored = sum(answer.status_code == 200 for answer in codes)
+    refusals = [answer.text for answer in codes if answer.status_code != 200]
+    held = stored <= ABUSE_UPLOADS_PER_MINUTE and refusals and all(
+        "uploads per minute" in text and "\n" not in text.strip() for text in refusals)
+    return ("held" if held else "stored"), f"{stored} of 20 stored; then: {_short(refusals[:1])}"
+
+
+def export_flood(url: str) -> tuple[str, str]:
+    """One address asks for its run's charts 20 times."""
+    with addresses() as client:
+        visitor = client(url, "192.0.2.40")
+        generate_status(visitor)
+        answers = []
+        for _ in range(20):
+            _, status = visitor.predict(api_name="/export_charts")  # a refused download's box is hidden
+            answers.append(status if "status-error" in str(status) else "offered")
+    offered = answers.count("offered")
+    refused = [a for a in answers if a != "offered"]
+    held = offered <= ABUSE_EXPORTS_PER_MINUTE and refused and all("downloads" in a and "per minute" in a
+                                                                    for a in refused)
+    return ("held" if held else "stored"), f"{offered} of 20 offered; then: {_short(refused[:1])}"
+
+
+def full_disk(url: str) -> tuple[str, str]:
+    """The app's files past the disk cap: an upload and a download are refused in one line."""
+    import httpx  # noqa: PLC0415
+
+    from playground.ui import disk  # noqa: PLC0415
+
+    os.environ["PLAYGROUND_DISK_MB"] = "1"
+    filler = Path(disk.folders()[0]) / "probe-filler.bin"
+    filler.parent.mkdir(parents=True, exist_ok=True)
+    filler.write_bytes(b"\0" * 2**21)
+    time.sleep(disk.MEASURED_FOR)
+    try:
+        upload = httpx.post(url + "gradio_api/upload", files={"files": ("m.json", b"{}")}, timeout=30)
+        with addresses() as client:
+            visitor = client(url, "192.0.2.50")
+            generate_status(visitor)
+            _, status = visitor.predict(api_name="/export_json")
+    finally:
+        filler.unlink()
+        os.environ.pop("PLAYGROUND_DISK_MB", None)
+    held = upload.status_code == 507 and "status-error" in status and "is full" in status
+    return ("held" if held else "stored"), (f"upload {upload.status_code}: {_short(upload.text)}; "
+                                            f"download: {_short(status)}")
+
+
+def long_link(url: str) -> tuple[str, str]:
+    import http.client  # noqa: PLC0415
+    from urllib.parse import urlsplit  # noqa: PLC0415
+
+    server = urlsplit(url)
+    connection = http.client.HTTPConnection(server.hostname, server.port, timeout=30)
+    connection.request("GET", "/?prompt=" + "a" * 70_000)
+    answer = connection.getresponse()
+    line = answer.read().decode()
+    held = answer.status == 414 and "\n" not in line.strip()
+    return ("held" if held else "bare"), f"{answer.status}: {_short(line)}"
+
+
 def probe_abuse(family: dict, files: dict, verbose: bool) -> dict:
     tally = {}
     cases = {"fresh hash per request": fresh_hash_per_request, "forged forwarded address": forged_forwarded_address,
              "unload resets the count": unload_resets_the_count,
-             "queue flood": queue_flood, "token-heavy prompt": token_heavy_prompt, "seed=1e30 link": seed_link}
+             "queue flood": queue_flood, "token-heavy prompt": token_heavy_prompt, "seed=1e30 link": seed_link,
+             "REST route past the queue": rest_route, "cheap-event flood": cheap_event_flood,
+             "a Compare beside a stream": compare_beside_a_stream, "identical runs": identical_runs,
+             "upload flood": upload_flood, "export flood": export_flood, "full disk": full_disk,
+             "long link": long_link}
     for name, case in cases.items():
         with public_app(family) as url:
             verdict, detail = case(url)
