@@ -43,6 +43,22 @@ def test_visitors_with_calls_waiting_take_the_model_in_turn():
     assert order == ["A", "B", "A", "B", "A", "A"]
 
 
+def test_a_call_interrupted_while_it_waits_leaves_no_one_waiting_for_it():
+    turns = Turns()
+
+    def interrupted(timeout=None):
+        raise KeyboardInterrupt
+
+    with turns.turn("X"):
+        waiting, turns._changed.wait = turns._changed.wait, interrupted
+        with pytest.raises(KeyboardInterrupt), turns.turn("A"):
+            pass
+        turns._changed.wait = waiting
+    assert turns.waiting() == 0
+    with turns.turn("B"):  # served at once: A's call is not in the ring
+        pass
+
+
 def test_each_turn_is_charged_to_its_visitor_and_its_job():
     turns, job = Turns(), Job("A", [(0.01, 10)])
     with turns.turn("A", job.charge):

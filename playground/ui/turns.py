@@ -77,8 +77,12 @@ class Turns:
             if not calls:
                 self._ring.append(visitor)
             calls.append(call)
-            while self._busy or self._ring[0] != visitor or calls[0] is not call:
-                self._changed.wait()
+            try:
+                while self._busy or self._ring[0] != visitor or calls[0] is not call:
+                    self._changed.wait()
+            except BaseException:  # interrupted while waiting: the others must not wait for this call
+                self._forget(visitor, call)
+                raise
             calls.popleft()
             self._ring.popleft()
             if calls:  # its next call waits behind every other visitor's
@@ -97,6 +101,14 @@ class Turns:
             self.used.add(visitor, seconds)
             if charge is not None:
                 charge(seconds)
+
+    def _forget(self, visitor: str, call: object) -> None:
+        calls = self._calls[visitor]
+        calls.remove(call)
+        if not calls:
+            del self._calls[visitor]
+            self._ring.remove(visitor)
+        self._changed.notify_all()
 
     def waiting(self) -> int:
         """Calls waiting for a turn."""
