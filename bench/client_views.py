@@ -65,7 +65,7 @@ def follow(visit: Visit, job, start: float) -> None:
             now = time.monotonic() - start
             status = text_of(output[0])
             visit.last_status = status or visit.last_status
-            waiting = "in line" in status or "being computed" in status
+            waiting = "in line" in status or "identical run" in status
             if waiting and (found := ETA.search(status)):
                 visit.told = visit.told or (now, float(found[1]))
                 visit.told_all.append((now, float(found[1])))

@@ -73,11 +73,11 @@ def test_a_run_identical_to_one_being_computed_waits_for_it_then_replays_it(hand
         status for status, *_ in handlers.generate(SECOND, PROMPT, "sd", False, *values(max_new_tokens=24))))
     second.start()
     deadline = time.monotonic() + 30
-    while not any("being computed" in str(status) for status in statuses):
+    while not any("identical run" in str(status) for status in statuses):
         assert time.monotonic() < deadline, statuses
         time.sleep(0.01)
-    assert "the identical run (same prompt, models, settings and seed) is being computed for another visitor" \
-        in statuses[0]
+    assert "the identical run (same prompt, models, settings and seed) of another visitor is running and will be " \
+        "replayed here, about" in statuses[0]
     assert "replay" not in list(first)[-1][0]
     second.join(30)
     assert "a replay of the identical run computed at" in statuses[-1]

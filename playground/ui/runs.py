@@ -10,7 +10,7 @@ from ..methods import METHODS
 from . import eta, model_thread
 from .family_panel import FamilyPanel
 from .identical import Claim, Identical, signature
-from .line import POLL_SECONDS, Job, Line, queued
+from .line import POLL_SECONDS, Job, Line, ordinal, queued
 from .memory import CorrectionMemories
 from .options import options_from_values
 from .replayed import replay_note, replayed
@@ -124,10 +124,13 @@ class Started:
         yield from self.runs.in_line(self.job, given_up)
 
     def _following(self, claim: Claim) -> str:
-        ends = self.runs.line.ends_in(claim.job) if claim.job is not None else None
+        line = self.runs.line
+        place = line.place(claim.job) if claim.job is not None else None
+        ends = line.ends_in(claim.job) if claim.job is not None else None
+        where = f"{ordinal(place.position)} in line" if place is not None else "running"
         wait = f"about {max(1, round(ends))} s" if ends is not None else "the wait is known once it has been measured"
-        return (f"waiting for the model: the identical run (same prompt, models, settings and seed) is being computed "
-                f"for another visitor and will be replayed here, {wait}")
+        return (f"waiting for the model: the identical run (same prompt, models, settings and seed) of another visitor "
+                f"is {where} and will be replayed here, {wait}")
 
     def steps(self):
         """(step, run) as the run goes: replayed on the record's clock, or computed a round a turn."""
