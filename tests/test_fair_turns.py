@@ -158,6 +158,30 @@ def test_a_run_writing_more_than_the_same_run_did_is_expected_to_go_on_to_its_mo
     assert line.place(waiting).seconds == pytest.approx(70 * 0.01)
 
 
+def test_the_model_seconds_ahead_count_on_the_clock_at_the_share_the_model_was_held(monkeypatch):
+    """While jobs ran, the model was held half the time (their pages' updates, other threads'
+    work): a second of model work ahead is two on the clock."""
+    now = [100.0]
+    monkeypatch.setattr("playground.ui.line.time.monotonic", lambda: now[0])
+    line = Line(sharing=1, size=10, busy_seconds=lambda since: (now[0] - since) / 2)
+    running, waiting = Job("A", [(0.01, 100)]), Job("B", [(0.01, 10)])
+    line.join(running)
+    line.join(waiting)
+    assert line.place(waiting).seconds == pytest.approx(1.0), "too soon to tell: the model's seconds"
+    now[0] += 10
+    assert line.place(waiting).seconds == pytest.approx(2.0)
+
+
+def test_turns_tell_how_long_the_model_was_held():
+    turns = Turns()
+    started = time.monotonic()
+    with turns.turn("A"):
+        time.sleep(0.05)
+    held = time.monotonic() - started
+    time.sleep(0.05)
+    assert 0.05 <= turns.busy_seconds(started) <= held < time.monotonic() - started
+
+
 def test_a_full_line_refuses_in_one_line():
     line = Line(sharing=1, size=1)
     line.join(Job("A", [(0.1, 1)]))

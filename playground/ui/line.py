@@ -10,17 +10,20 @@ jobs' pace against their estimates scales the others' (a machine busier now than
 were measured). Gradio's queue guessed from past events' durations (169 s told for a 109 s wait,
 56 s for 471 s).
 
-The forecast shares the model equally between the jobs taking turns, as the ring does, and starts
-the next in line whenever one ends.
+The forecast shares the model equally between the jobs taking turns, as the ring does, starts the
+next in line whenever one ends, and counts the model's seconds on the clock at the share of it the
+model was held lately while jobs ran.
 """
 
 import threading
+import time
 from dataclasses import dataclass
 
 from ..errors import PlaygroundError
 
 PACE_AFTER_TOKENS = 8  # tokens after its first step before a job's own pace is told from them
 MAX_PACE = 4.0  # the running jobs' pace scales the estimates of the rest by at most this (or its inverse)
+DUTY_WINDOW, DUTY_AFTER, MIN_DUTY = 60.0, 3.0, 0.1  # seconds of running looked at, and needed; the least share
 
 
 @dataclass(eq=False)
@@ -83,11 +86,15 @@ class Place:
 
 
 class Line:
-    def __init__(self, sharing: int, size: int):
-        self.sharing, self.size = max(1, sharing), size
+    """`busy_seconds(since)`: how long the model was held in turns since then (turns.py), which
+    turns the forecast's model seconds into seconds on the clock (None: they are the same)."""
+
+    def __init__(self, sharing: int, size: int, busy_seconds=None):
+        self.sharing, self.size, self.busy_seconds = max(1, sharing), size, busy_seconds
         self._changed = threading.Condition()
         self._active: list[Job] = []
         self._waiting: list[Job] = []
+        self._running_since: float | None = None  # since when jobs have been running without a break
 
     def join(self, job: Job) -> None:
         """Queue `job` (it starts at once if fewer than `sharing` jobs take turns); refuses it in
@@ -138,7 +145,24 @@ class Line:
     def _admit(self) -> None:
         while self._waiting and len(self._active) < self.sharing:
             self._active.append(self._waiting.pop(0))
+        if not self._active:
+            self._running_since = None
+        elif self._running_since is None:
+            self._running_since = time.monotonic()
         self._changed.notify_all()
+
+    def _duty(self) -> float:
+        """The share of the clock the model was held while jobs ran (over the last DUTY_WINDOW s of
+        running), once DUTY_AFTER s of it are known; 1 before. Between a job's rounds the model
+        waits for its page's update, and with other threads' work besides (a class's streams, the
+        server's own) it was idle for much of the time the jobs ran."""
+        if self.busy_seconds is None or self._running_since is None:
+            return 1.0
+        since = max(self._running_since, time.monotonic() - DUTY_WINDOW)
+        span = time.monotonic() - since
+        if span < DUTY_AFTER:
+            return 1.0
+        return min(1.0, max(MIN_DUTY, self.busy_seconds(since) / span))
 
     def _forecast(self) -> tuple[dict, dict]:
         """({job: seconds until it starts}, {job: seconds until it ends}), as far as the jobs'
@@ -146,7 +170,7 @@ class Line:
         line starting as one ends."""
         paces = sorted(pace for job in self._active if (pace := job.pace()) is not None)
         pace = min(MAX_PACE, max(1 / MAX_PACE, paces[len(paces) // 2])) if paces else 1.0
-        running = {job: job.remaining(pace) for job in self._active}
+        running, duty = {job: job.remaining(pace) for job in self._active}, self._duty()
         starts, ends, now = dict.fromkeys(self._active, 0.0), {}, 0.0
         waiting = list(self._waiting)
         while running or waiting:
@@ -156,7 +180,7 @@ class Line:
             if not running or any(left is None for left in running.values()):
                 break  # past an unknown job, nothing later is known
             shortest = min(running.values())
-            now += shortest * len(running)
+            now += shortest * len(running) / duty
             for job, left in list(running.items()):
                 running[job] = left - shortest
                 if running[job] <= 1e-9:

@@ -22,7 +22,7 @@ class Runs:
     def __init__(self, family: FamilyPanel, memories: CorrectionMemories):
         self.family, self.memories = family, memories
         limits = current_limits()
-        self.line = Line(limits.runs_sharing, queue_settings()["max_size"])
+        self.line = Line(limits.runs_sharing, queue_settings()["max_size"], model_thread.turns.busy_seconds)
         self.identical = Identical(limits.replay_seconds)
 
     def _prepare(self, key: str, method: str, values, override: dict) -> tuple[dict, dict]:

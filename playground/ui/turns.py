@@ -16,6 +16,7 @@ from collections import deque
 from contextlib import contextmanager
 
 WINDOW_SECONDS = 60
+BUSY_WINDOW = 60.0  # how far back busy_seconds can look
 
 
 class Usage:
@@ -65,6 +66,8 @@ class Turns:
         self._ring: deque[str] = deque()  # visitors with a call waiting, the next one first
         self._calls: dict[str, deque] = {}  # visitor -> its waiting calls, oldest first
         self._busy = False
+        self._turns: deque[tuple[float, float]] = deque()  # (start, end) of the turns of the last BUSY_WINDOW s
+        self._started: float | None = None  # the turn being taken's start
         self.used = Usage()
 
     @contextmanager
@@ -89,7 +92,7 @@ class Turns:
                 self._ring.append(visitor)
             else:
                 del self._calls[visitor]
-            self._busy = True
+            self._busy, self._started = True, time.monotonic()
         started = time.perf_counter()
         try:
             yield
@@ -97,10 +100,20 @@ class Turns:
             seconds = time.perf_counter() - started
             with self._changed:
                 self._busy = False
+                self._turns.append((self._started, time.monotonic()))
+                while self._turns and self._turns[0][1] < time.monotonic() - BUSY_WINDOW:
+                    self._turns.popleft()
                 self._changed.notify_all()
             self.used.add(visitor, seconds)
             if charge is not None:
                 charge(seconds)
+
+    def busy_seconds(self, since: float) -> float:
+        """Seconds the model was held in turns since `since` (time.monotonic(), within BUSY_WINDOW)."""
+        now = time.monotonic()
+        with self._changed:
+            periods = [*self._turns, *([(self._started, now)] if self._busy else [])]
+        return sum(max(0.0, end - max(start, since)) for start, end in periods)
 
     def _forget(self, visitor: str, call: object) -> None:
         calls = self._calls[visitor]
