@@ -42,11 +42,7 @@ class Race:
         left, then the race view; finished-runs choices)."""
         session, job = self.handlers.sessions.get(key), None
         try:
-            chosen = list(dict.fromkeys(methods)) if isinstance(methods, list) else []
-            if not 1 <= len(chosen) <= MAX_LANES or not set(chosen) <= set(METHODS):
-                raise PlaygroundError(f"pick 1 to {MAX_LANES} methods to race, got {methods!r}")
-            limit = current_limits().runs_per_minute
-            repeats = max(1, min(REPEATS, limit // len(chosen))) if limit else REPEATS
+            chosen, repeats, limit = _lanes(methods)
             session.admit(len(chosen) * repeats, limit)
             self.handlers.stop(key, STOPPED_BY_A_RACE)  # the session's own Generate run would share the cores
             plan = self.plan(chosen, repeats, values)
@@ -104,11 +100,7 @@ class Race:
     def estimate(self, key: str, methods, *values) -> str:
         """The line beside Run and race: how long racing the chosen methods would take."""
         try:
-            chosen = list(dict.fromkeys(methods)) if isinstance(methods, list) else []
-            if not 1 <= len(chosen) <= MAX_LANES or not set(chosen) <= set(METHODS):
-                raise PlaygroundError(f"pick 1 to {MAX_LANES} methods to race")
-            limit = current_limits().runs_per_minute
-            repeats = max(1, min(REPEATS, limit // len(chosen))) if limit else REPEATS
+            chosen, repeats, _ = _lanes(methods)
             return render.status_html("Expected: " + self._expected(key, self.plan(chosen, repeats, values),
                                                                     loaded=False)[1])
         except PlaygroundError as error:
@@ -227,3 +219,13 @@ def build_tab(ui, tab, keyed) -> gr.CheckboxGroup:
     again.click(keyed(race.race_chosen), finished, view, **PRIVATE)
     tab.select(keyed(race.choices), None, finished, **PRIVATE)
     return methods
+
+
+def _lanes(methods) -> tuple[list[str], int, int]:
+    """The methods to race (each once, 1 to MAX_LANES known ones), the repeats each gets within the
+    visitor's runs per minute, and that limit (0: none)."""
+    chosen = list(dict.fromkeys(methods)) if isinstance(methods, list) else []
+    if not 1 <= len(chosen) <= MAX_LANES or not set(chosen) <= set(METHODS):
+        raise PlaygroundError(f"pick 1 to {MAX_LANES} methods to race, got {methods!r}")
+    limit = current_limits().runs_per_minute
+    return chosen, max(1, min(REPEATS, limit // len(chosen))) if limit else REPEATS, limit
