@@ -1,11 +1,13 @@
 """Resident memory of the public app around a burst of visitors, through the real server: the app
 on 127.0.0.1 with the embedded models warm, then N visitors at once, each a gradio_client client
-with its own session. A third generate, a third upload a correction memory (20,000 pairs, the
-public cap) and run csd, a third step through a long prompt. Half of each kind leave (they close
-their client: Gradio ends the session), the other half abandon theirs (they stop calling with the
-client left open, so only the app's idle limit ends it). RSS is sampled throughout; the figures
-are the baseline, the peak, RSS when the last session ended, and how long RSS then took to come
-back within 10% of the baseline (watched for a minute).
+with its own session. Of every five, one generates, one uploads a correction memory (20,000
+pairs, the public cap) and runs csd, one steps through a long prompt, one runs a Compare (ar and
+sd side by side, its rounds in turn with everyone's), one generates and downloads its JSON and
+charts three times. Half of each kind leave (they close their client: Gradio ends the session),
+the other half abandon theirs (they stop calling with the client left open, so only the app's idle
+limit ends it). RSS is sampled throughout; the figures are the baseline, the peak, RSS when the
+last session ended, how long RSS then took to come back within 10% of the baseline (watched for a
+minute), and the app's files on disk (Gradio's copies and the sessions' downloads) along the way.
 
     HF_HUB_OFFLINE=1 GRADIO_ANALYTICS_ENABLED=False python -m bench.session_memory [--visitors 24] [--out F.json]
 """
@@ -25,13 +27,19 @@ os.environ.setdefault("PLAYGROUND_RUNS_AT_ONCE", "0")  # the visitors all come f
 os.environ.setdefault("PLAYGROUND_EVENTS_AT_ONCE", "0")
 os.environ.setdefault("PLAYGROUND_UPLOADS_PER_MINUTE", "0")
 os.environ.setdefault("PLAYGROUND_SESSION_IDLE_SECONDS", "420")  # longer than the visits take on 2 busy cores
+os.environ.setdefault("PLAYGROUND_EXPORTS_PER_MINUTE", "0")
+os.environ.setdefault("PLAYGROUND_MODEL_SECONDS_PER_MINUTE", "0")
+FILES = Path(tempfile.mkdtemp(prefix="session-memory-"))  # this app's files alone, measured
+os.environ["GRADIO_TEMP_DIR"] = str(FILES / "gradio")
 
-from playground.methods.correction_memory import CorrectionMemory
-from playground.models.presets import DEFAULT_PRESET, load_presets
-from playground.ui import handlers as handlers_module
-from playground.ui.options import all_controls
+from playground.methods.correction_memory import CorrectionMemory  # noqa: E402
+from playground.models.presets import DEFAULT_PRESET, load_presets  # noqa: E402
+from playground.ui import disk  # noqa: E402
+from playground.ui import handlers as handlers_module  # noqa: E402
+from playground.ui.options import all_controls  # noqa: E402
 
-KINDS = ("generate", "upload", "step")
+disk.DOWNLOADS_ROOT = FILES / "downloads"
+KINDS = ("generate", "upload", "step", "compare", "export")
 WITHIN = 0.10  # of the baseline
 WATCH_SECONDS = 60
 MEMORY_PAIRS = 20_000
@@ -89,6 +97,14 @@ def visit(client, kind: str, rng: random.Random, tokens: int, memory_path: str) 
         long_prompt = "Describe the tides, the waves and the winds of the open sea. " * 70  # 981 tokens
         for _ in range(STEP_ROUNDS):
             accepted(client.predict(long_prompt, "sd", 0, *controls(rng, tokens), api_name="/step"))
+    elif kind == "compare":
+        accepted(client.predict("Tell me about the sea.", "sd", "methods", "tau", "", ["ar", "sd"],
+                                *controls(rng, tokens), api_name="/compare"))
+    elif kind == "export":
+        accepted(client.predict("Tell me about the sea.", "sd", False, *controls(rng, tokens), api_name="/generate"))
+        for _ in range(3):
+            client.predict(api_name="/export_json")
+            client.predict(api_name="/export_charts")
     else:
         method = rng.choice(["sd", "fsd", "csd", "ar", "psd-f"])
         accepted(client.predict("Tell me about the sea.", method, False, *controls(rng, tokens), api_name="/generate"))
@@ -99,6 +115,11 @@ def accepted(answer) -> None:
     shown = answer[0] if isinstance(answer, (list, tuple)) else answer
     if "status-error" in str(shown):
         raise RuntimeError(f"the app refused a visit: {shown}")
+
+
+def files_mb() -> float:
+    """The app's files on disk: Gradio's copies of uploads and downloads, the sessions' exports."""
+    return round(sum(disk._size(folder) for folder in disk.folders()) / 2**20, 1)
 
 
 def wait_for_no_sessions(sessions, limit: float) -> float:
@@ -149,7 +170,8 @@ def run_visitors(url: str, visitors: int, tokens: int, memory_path: str) -> tupl
     from gradio_client import Client  # noqa: PLC0415
 
     clients = [Client(url, verbose=False) for _ in range(visitors)]
-    threads = [threading.Thread(target=visit, args=(client, KINDS[i % 3], random.Random(i), tokens, memory_path))
+    threads = [threading.Thread(target=visit,
+                                args=(client, KINDS[i % len(KINDS)], random.Random(i), tokens, memory_path))
                for i, client in enumerate(clients)]
     for thread in threads:
         thread.start()
@@ -164,7 +186,7 @@ def measure(visitors: int, tokens: int, directory: str) -> dict:
     try:
         warm_up(url, tokens, memory_path, sessions)
         figures = {"visitors": visitors, "idle_limit_s": int(os.environ["PLAYGROUND_SESSION_IDLE_SECONDS"]),
-                   "baseline_mb": round(resident_mb())}
+                   "baseline_mb": round(resident_mb()), "files_baseline_mb": files_mb()}
         with Sampler() as sampler:
             leaving, abandoning = visits(url, visitors, tokens, memory_path, sessions, figures)
             leave(leaving, sessions, figures)
@@ -185,6 +207,7 @@ def visits(url: str, visitors: int, tokens: int, memory_path: str, sessions, fig
     figures["visits_s"] = round(time.monotonic() - started, 1)
     figures["sessions_after_visits"] = len(sessions)
     figures["after_visits_mb"] = round(resident_mb())
+    figures["files_after_visits_mb"] = files_mb()
     return leaving, abandoning
 
 
@@ -197,6 +220,7 @@ def leave(leaving: list, sessions, figures: dict) -> None:
     figures["sessions_ended_s"] = round(ended_in, 1)  # after the leaving visitors closed their clients
     figures["sessions_left"] = len(sessions)
     figures["at_sessions_end_mb"] = round(resident_mb())
+    figures["files_at_sessions_end_mb"] = files_mb()
 
 
 def main() -> None:
