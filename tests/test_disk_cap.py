@@ -1,6 +1,7 @@
 """The app's files on disk stay bounded (disk.py): exports count per visitor and are small, read
-uploads are deleted, the upload route is limited per address, and past the total cap exports and
-uploads are refused in one line. Gradio's upload folder and the downloads' root are the test's own."""
+uploads stay for Gradio's sweep, the upload route is limited per address, and past the total cap
+exports and uploads are refused in one line. Gradio's upload folder and the downloads' root are
+the test's own."""
 
 import json
 import os
@@ -70,17 +71,17 @@ def test_a_public_chart_export_is_the_charts_data_not_plotly_whole(handlers, fol
     assert os.path.getsize(public) < 200_000 and "cdn.plot.ly" in open(public, encoding="utf-8").read()
 
 
-def test_an_upload_is_deleted_once_read_and_a_callers_own_file_is_not(handlers, folders, family, tmp_path):
+def test_two_visitors_who_send_the_same_file_both_read_gradios_one_copy(handlers, folders):
+    """Gradio keeps one copy of identical uploads: reading it leaves it for the next visitor's
+    event (the app once deleted it after reading, and the second of two visitors found nothing)."""
     memory = CorrectionMemory("tiny-target", "tiny-draft", {(1, 2): 3})
     gradio_copy = folders / "gradio" / "abc" / "memory.json"
     gradio_copy.parent.mkdir()
     gradio_copy.write_text(json.dumps(memory.to_dict()))
-    handlers.upload_memory(VISITOR, str(gradio_copy))
-    assert not gradio_copy.exists()
-    own = tmp_path / "mine.json"
-    own.write_text(json.dumps(memory.to_dict()))
-    handlers.upload_memory(VISITOR, str(own))
-    assert own.exists()
+    other = SessionKey("o", "198.51.100.7")
+    for key in (VISITOR, other):
+        view = handlers.upload_memory(key, str(gradio_copy))
+        assert "status-error" not in view and "yours alone" in view
 
 
 @pytest.mark.slow

@@ -74,14 +74,3 @@ def refusal(what: str) -> str | None:
 def check_room(what: str) -> None:
     if (refused := refusal(what)) is not None:
         raise PlaygroundError(refused)
-
-
-def remove_upload(path: str) -> None:
-    """Delete an upload the app has read, if it is Gradio's copy (not a file of the caller's)."""
-    upload_folder = Path(get_upload_folder()).resolve()
-    try:
-        resolved = Path(path).resolve()
-        if resolved.is_relative_to(upload_folder) and resolved.is_file():
-            resolved.unlink()
-    except OSError:
-        return

@@ -17,7 +17,7 @@ from ..deploy.limits import current_limits
 from ..errors import PlaygroundError
 from ..methods.correction_memory import CorrectionMemory, load_memory
 from ..models.policy import public_mode
-from . import disk, render
+from . import render
 from .boundary import error_status
 from .export import offered
 from .family_panel import FamilyPanel, spec_of
@@ -68,16 +68,10 @@ class CorrectionMemories:
         """Start csd from an uploaded memory (from `calibrate` or a download here) for the
         session's pair, in place of the one it had. The file is checked whole, and its view made,
         before it replaces anything: a refused upload leaves the session's memory as it was. Gradio's
-        copy of the file is deleted once read (disk.py)."""
+        copy of the file stays for its sweep (disk.py): two visitors who send the same file share
+        one copy, and a visitor's event may still be on its way to read it."""
         if not path:
             return gr.skip()
-        try:
-            return self._upload(key, path)
-        finally:
-            if isinstance(path, str):
-                disk.remove_upload(path)
-
-    def _upload(self, key: str, path):
         try:
             self.sessions.get(key).admit_upload(current_limits().uploads_per_minute)
             if not isinstance(path, str):
