@@ -9,7 +9,7 @@ from ..errors import PlaygroundError
 from ..methods import METHODS
 from ..models import embedded
 from ..space import on_space
-from . import charts, eta, render, sparklines
+from . import charts, eta, model_thread, render, sparklines
 from .boundary import error_status
 from .family_panel import decoder
 from .pacing import STATS_INTERVAL, TEXT_INTERVAL, Pacer
@@ -41,7 +41,14 @@ class Generation:
         if session.stale_runs.stale(ticket):
             yield _status_only(render.status_html(f"Generate stopped before it started: {session.stale_runs.reason}"))
             return
+        if self._busy():
+            yield _status_only(render.status_html(WAITING))
         yield from self._stream(session, ticket, key, prompt, method, show_rejected, values)
+
+    def _busy(self) -> bool:
+        """Other runs take every place in line, or the model is held: this run's first round waits
+        (its page still shows the previous run until it starts)."""
+        return self.runs.line.full() or model_thread.turns.busy()
 
     def _stream(self, session, ticket: int, key: str, prompt: str, method: str, show_rejected, values):
         session.run, session.timeline, session.show_rejected = None, charts.Timeline(), show_rejected is True
@@ -111,10 +118,10 @@ class Generation:
         self.sessions.get(key).stale_runs.stop(reason)
 
     def waiting(self, key: str):
-        """A run was queued (the layout's tick changed): while other runs take every turn on the model,
-        say so at once, before this run's own first update (its place in line); a run that has
-        started says the rest itself."""
-        if self.sessions.get(key).stale_runs.queued and self.runs.line.full():
+        """A run was queued (the layout's tick changed): while other runs use the model, say so at
+        once, before this run's own first update (its place in line); a run that has started says
+        the rest itself."""
+        if self.sessions.get(key).stale_runs.queued and self._busy():
             return render.status_html(WAITING)
         return gr.skip()
 

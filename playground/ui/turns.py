@@ -123,6 +123,11 @@ class Turns:
             self._ring.remove(visitor)
         self._changed.notify_all()
 
+    def busy(self) -> bool:
+        """A call holds the model or waits for it."""
+        with self._changed:
+            return self._busy or bool(self._calls)
+
     def waiting(self) -> int:
         """Calls waiting for a turn."""
         with self._changed:
