@@ -47,7 +47,9 @@ def test_seconds_per_token_come_from_recent_runs_of_the_method_else_ar_else_noth
     sd = generate(PROMPT, method="sd", max_new_tokens=24, target=family["target"], draft=family["draft"])
     eta.record(sd)
     own = eta.seconds_per_token("sd", specs)
-    assert 0 < own.seconds <= sd.stats.elapsed / sd.stats.tokens and "recent runs" in own.basis
+    after_first = sd.stats.tokens - len(sd.steps[0].tokens)
+    assert own.seconds == pytest.approx((sd.stats.decoder_seconds - sd.stats.step_clock[0]) / after_first)
+    assert "recent runs" in own.basis
     assert eta.run_seconds("sd", specs, 100)[0] == 100 * own.seconds
     assert (eta.remaining_seconds(sd) == 0) == (sd.stats.tokens == 24)
 
