@@ -118,7 +118,9 @@ def test_run_and_race_warms_up_repeats_alternating_then_replays_each_median_run(
         for n, (m, what) in enumerate(zip(order, whats, strict=True), start=1)]
     assert re.search(r"run 4 of 12 done \(ar: repeat 1 of 3, alone\), about \d+ s left", progress[3])
     assert re.search(r'<p class="race-about">Each lane replays repeat [123] of 3 \(after a warm-up', view)
-    assert 'class="race-note"' not in view, "a fair race has nothing to warn of"
+    # The same prompt and length in every lane: no unfairness to warn of (a speedup past its cost
+    # bound, which a busy machine can measure, is a warning of another kind: see the impossible-speedup test).
+    assert "not a fair race" not in view and "different lengths" not in view
     assert re.search(r"Speeds of the runs: ar [\d.]+ \([\d.]+-[\d.]+, 3 runs\) tokens/s; "
                      r"sd [\d.]+ \([\d.]+-[\d.]+, 3 runs\) tokens/s, [\d.]+x \([\d.]+-[\d.]+\) vs ar; fsd ", view)
     assert view.count('class="race-lane"') == 3 and view.count('class="race-finish"') == 3
