@@ -5,7 +5,7 @@ the BPE drafter, each with a vocabulary of its own), and SLEM forced onto the sa
     python -m bench.vocabulary_pairs                       # embedded models (run `embedded prepare` first)
     python -m bench.vocabulary_pairs --tokens 48 --out bench/results/heterogeneous.json
     python -m bench.vocabulary_pairs --drafter byte-draft --prompts 1 --temperatures 0
-    python -m bench.vocabulary_pairs --paired bench/results/heterogeneous_paired --temperatures 0
+    python -m bench.vocabulary_pairs --paired bench/results/vocabulary_pairs --temperatures 0 --repeats 4
 
 Prints one JSON row per (drafter, method, temperature): acceptance rate (in target tokens), mean
 acceptance length, tokens/s, speedup over `ar`, and the string figures of `string_summary`

@@ -10,9 +10,9 @@
   the target at setup time.
 - `byte-draft`: a tiny byte-level Llama with its own 259-token vocabulary (for the
   heterogeneous-vocabulary methods), trained on the target's answers; committed whole.
-- `bpe-draft`: a heterogeneous draft worth teaching: `smollm2-draft`'s layers under a 4,096-token
-  byte-level BPE vocabulary of its own (new embedding and head, more deltas); the repository
-  stores its tokenizer, embedding and deltas, and `prepare()` assembles it on the draft.
+- `bpe-draft`: a heterogeneous draft worth teaching: 3 of `smollm2-draft`'s layers under a
+  4,096-token byte-level BPE vocabulary of its own (new embedding and head, more deltas); the
+  repository stores its tokenizer, embedding and deltas, and `prepare()` assembles it on the draft.
 
 Every name resolves to a directory that `AutoModelForCausalLM.from_pretrained(path)` and
 `AutoTokenizer.from_pretrained(path)` load. Run `python -m playground.models.embedded prepare` once; on a
@@ -73,8 +73,8 @@ EMBEDDED_MODELS = {
                       "tiny byte-level Llama (259-token vocabulary) trained on the target's answers",
                       673_000),
         EmbeddedModel("bpe-draft", "draft",
-                      "smollm2-draft's 5 layers with a 4,096-token BPE vocabulary of its own, trained on the "
-                      "target's answers", 20_060_000),
+                      "3 of smollm2-draft's layers with a 4,096-token BPE vocabulary of its own, trained on the "
+                      "target's answers", 12_980_000),
     )
 }
 STUDENTS = (DEFAULT_DRAFT, DEFAULT_QUALIFIER, "bpe-draft")  # re-assembled from the target: prepare it first

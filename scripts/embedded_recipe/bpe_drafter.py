@@ -1,7 +1,9 @@
 """Step 4b: the BPE drafter, a heterogeneous draft worth teaching: a vocabulary of its own (a
 byte-level BPE trained on the target's prompts and answers), a new tied embedding and output head
-for it, and the distilled draft's layers (the target's layers 0-2, 28, 29 with its deltas) with
-low-rank deltas of its own on top, trained on the target's answers retokenized (hard labels)."""
+for it, and 3 of the distilled draft's layers (the target's layers 0, 1, 29 with the draft's deltas)
+with low-rank deltas of its own on top, trained on the target's answers retokenized (hard labels).
+Three layers, not the draft's five: under slem the five-layer variant agreed more but lost to ar on
+its two draft steps a round (assets/embedded/README.md)."""
 
 import time
 
@@ -83,10 +85,10 @@ def base_student(target, base: str):
     return assemble_student(target, *load_deltas(embedded.ASSETS_DIR / f"{base}.safetensors")).float()
 
 
-def vocabulary_student(base, rank: int, embeddings: torch.Tensor, seed: int):
-    """A trainable student over all of `base`'s layers (distill.trainable_student) whose embedding,
-    tied to its output head, is a new trainable matrix for another vocabulary."""
-    student = trainable_student(base, list(range(base.config.num_hidden_layers)), 0, rank, seed)
+def vocabulary_student(base, layers: list[int], rank: int, embeddings: torch.Tensor, seed: int):
+    """A trainable student over `base`'s layers at `layers` (distill.trainable_student) whose
+    embedding, tied to its output head, is a new trainable matrix for another vocabulary."""
+    student = trainable_student(base, layers, 0, rank, seed)
     return with_vocabulary(student, embeddings, trainable=True)
 
 
@@ -145,8 +147,8 @@ def train_bpe_drafter(target, tokenizer) -> dict:
     bpe, data = bpe_training_data(tokenizer)
     embeddings = initial_embeddings(target.model.embed_tokens.weight.detach(), tokenizer, bpe)
     base = base_student(target, BPE_DRAFT["base"])
-    student = vocabulary_student(base, BPE_DRAFT["rank"], embeddings, SEED + 2)
+    student = vocabulary_student(base, BPE_DRAFT["layers"], BPE_DRAFT["rank"], embeddings, SEED + 2)
     train_vocabulary_student(student, data, BPE_DRAFT, SEED + 2, bpe.pad_token_id)
-    save_vocabulary_student(student, list(range(base.config.num_hidden_layers)), bpe, embedded.ASSETS_DIR / "bpe-draft")
+    save_vocabulary_student(student, BPE_DRAFT["layers"], bpe, embedded.ASSETS_DIR / "bpe-draft")
     return {"minutes": round((time.perf_counter() - started) / 60, 1), "conversations": len(data),
             "answer_tokens": sum(len(a) for _, a in data)}

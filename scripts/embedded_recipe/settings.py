@@ -25,8 +25,9 @@ QUICK_CHECK_SLEM = {"bpe-draft": {"candidates": 1}}  # slem's acceptance on the 
 EVAL_MAX_NEW_TOKENS = 128
 # The BPE drafter: a byte-level BPE vocabulary of its own (trained on the stored prompts and
 # answers), a new tied embedding/head initialised from the target's rows, on top of the distilled
-# draft (`base`: its layers with its deltas merged) with rank deltas of its own; hard-label
-# cross-entropy on the stored answers retokenized: the 640 and 1,920 templated conversations and
-# the 2,560 questions the target wrote (all in distill-data/; generates nothing).
-BPE_DRAFT = {"base": embedded.DEFAULT_DRAFT, "vocab_size": 4096, "rank": 32, "epochs": 1, "lr": 2e-3,
-             "embedding_lr": 1e-3, "self_questions": 2560}
+# draft (`base`: its layers with its deltas merged; `layers`: which of them, the target's 0, 1, 29)
+# with rank deltas of its own; hard-label cross-entropy on the stored answers retokenized: the 640
+# and 1,920 templated conversations and the 2,560 questions the target wrote (all in distill-data/;
+# generates nothing).
+BPE_DRAFT = {"base": embedded.DEFAULT_DRAFT, "layers": [0, 1, 4], "vocab_size": 4096, "rank": 32,
+             "epochs": 2, "lr": 2e-3, "embedding_lr": 1e-3, "self_questions": 2560}
