@@ -8,12 +8,12 @@ import plotly.graph_objects as go
 from ..decoding import what_if
 from ..decoding.cost_model import CostProfile, break_even_cost_ratio, projected_speedup
 from ..errors import PlaygroundError
+from ..methods import METHODS
 from .charts import COLORS, LEGEND_BELOW, small_figure
 from .session import Sessions
 
 OWN_CURVE = "your own: c from the slider, T(n)/T(1) from the box"
 C_STEPS = 101  # points of the speedup-vs-c line over 0..1
-TWO_DRAFTS = ("psd-f", "psd-a")
 
 
 def profile_names() -> list[str]:
@@ -50,7 +50,7 @@ class WhatIf:
         run = self.sessions.get(key).run
         if run is None:
             return "Run something first: the what-if replays the last run's rounds.", None
-        if run.method in TWO_DRAFTS:
+        if "qualifier" in METHODS[run.method].roles:
             return ("PyramidSD drafts with two models (draft and qualifier): the what-if replays one draft's "
                     "rounds, so it does not project this run."), None
         rounds = what_if.rounds_of(run.steps, run.stats.target_role, run.stats.draft_role)
