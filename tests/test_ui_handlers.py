@@ -257,6 +257,15 @@ def test_control_changes_rerun_only_while_the_generate_tab_shows(handlers):
     assert handlers.changed(KEY, 7) == 8
 
 
+def test_a_change_that_leaves_the_settings_as_on_screen_reruns_nothing(handlers):
+    """Leaving a number box, or typing a value and undoing it, sends a change with the settings
+    of the run on screen: no second identical run."""
+    run_generate(handlers, "sd", seed=5)
+    on_screen = (PROMPT, "sd", *values(seed=5))
+    assert handlers.changed(KEY, 7, True, *on_screen) == gr.skip()
+    assert handlers.changed(KEY, 7, True, PROMPT, "sd", *values(seed=6)) == 8
+
+
 def test_control_changes_start_no_run_unless_the_page_reruns_on_changes(handlers):
     """A fresh page re-runs nothing by itself: a run starts from Generate (or the live box)."""
     stops = handlers.sessions.get(KEY).stale_runs.stops

@@ -52,6 +52,7 @@ class Generation:
 
     def _stream(self, session, ticket: int, key: str, prompt: str, method: str, show_rejected, values):
         session.run, session.timeline, session.show_rejected = None, charts.Timeline(), show_rejected is True
+        session.settings_on_screen = (prompt, method, *values)
         session.final_charts_due = False  # an earlier run's charts are not this one's
         steps = started = None
         if on_space() and not embedded.all_available():
@@ -132,18 +133,21 @@ class Generation:
         self.sessions.get(key).stale_runs.trigger()
         return tick + 1
 
-    def changed(self, key: str, tick: int, live: bool = True):
+    def changed(self, key: str, tick: int, live: bool = True, *settings):
         """A control that changes the run changed: if the page re-runs on changes (`live`, off by
         default: a lecturer expects a run only from Generate, and on two cores a run nobody asked
         for halves the speed of the one on screen) and the Generate tab shows, restart with the same
         prompt and seed once the changes pause for SETTLE seconds (typing "0.35" or dragging a slider
-        is many changes); the last change (or Generate) wins and the earlier ones do nothing."""
+        is many changes); the last change (or Generate) wins and the earlier ones do nothing.
+        `settings` (prompt, method, options) as the change left them: a change that leaves them as
+        the run on screen had them (leaving a number box, a value typed and undone) re-runs nothing."""
         if not live:
             return gr.skip()
         change = self.sessions.get(key).stale_runs.change()
         time.sleep(SETTLE)
         session = self.sessions.get(key)
-        if session.stale_runs.superseded(change) or not session.generate_shown:
+        unchanged = bool(settings) and settings == session.settings_on_screen
+        if session.stale_runs.superseded(change) or not session.generate_shown or unchanged:
             return gr.skip()
         return self.restart(key, tick)
 

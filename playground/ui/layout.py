@@ -390,7 +390,8 @@ def _generate_tab(ui: Shared) -> None:
     charts_button = gr.Button(visible=False)
     charts_button.click(_keyed(ui.handlers.final_charts), None, plots, api_name="charts")
     gr.on([generate.click, ui.prompt.submit], _keyed(ui.handlers.restart), tick, tick, **PRIVATE)
-    gr.on([w.input for w in (ui.method, *ui.widgets)], _keyed(ui.handlers.changed), [tick, live], tick,
+    gr.on([w.input for w in (ui.method, *ui.widgets)], _keyed(ui.handlers.changed),
+          [tick, live, ui.prompt, ui.method, *ui.widgets], tick,
           trigger_mode="multiple", concurrency_limit=None, show_progress="hidden", **PRIVATE)
     stop.click(_keyed(ui.handlers.stop), None, None, **PRIVATE)
     show_rejected.change(_keyed(ui.handlers.rerender), show_rejected, output, **PRIVATE)

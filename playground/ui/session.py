@@ -48,6 +48,7 @@ class Session:
     specs: dict = field(default_factory=dict)  # role -> model spec, once a family is loaded
     specs_edited: bool = False  # the page's model boxes changed since the last load: runs wait for Load
     run: object = None  # the last finished or stopped Run
+    settings_on_screen: tuple | None = None  # (prompt, method, *options) of the run on screen
     timeline: Timeline = field(default_factory=Timeline)
     decode: object = None  # token id -> text, for the last run's tokenizer
     show_rejected: bool = False  # the toggle; a running generation reads it at each refresh
