@@ -1,6 +1,7 @@
 """PyramidSD (seed 002): limits of both thresholds, reductions to other methods, counts, caches."""
 
 import math
+from collections import Counter
 
 import pytest
 import torch
@@ -16,6 +17,8 @@ from playground.methods import METHODS, Decoding
 from playground.methods.drafter import draft_setup
 from playground.methods.pyramid import ASSISTED_RULES, pyramid_summary
 from playground.methods.walk import check_candidate
+
+from .forked import counts_over_seeds
 
 PROMPT = "hello there"
 
@@ -207,16 +210,22 @@ R_TOY, Q_TOY = torch.tensor([0.6, 0.3, 0.1]), torch.tensor([0.4, 0.4, 0.2])
 def test_psd_a_stage_one_emits_a_draw_from_the_qualifier_under_either_rule(rule, keep_b):
     """By hand: the paper's rule keeps a drafted B only when r's own draw is B (r(B) = 0.3); the SD
     rule keeps it with min(1, r/q) = 0.75. Both emit tokens distributed as r. 20,000 draws, 4 sigma."""
-    ctx = Decoding(RunConfig(temperature=1.0, assisted_rule=rule), Sampler(temperature=1.0, seed=11),
-                   None, [], 0)
     check, draws = ASSISTED_RULES[rule](), 20_000
-    emitted, kept_b, drafted_b = torch.zeros(3), 0, 0
-    for _ in range(draws):
-        token = ctx.sampler.draw(Q_TOY)
-        walk = check_candidate(ctx, check, token, R_TOY, Q_TOY)
-        emitted[walk.records[0].id] += 1
-        drafted_b += token == 1
-        kept_b += token == 1 and bool(walk.path)
+
+    def count(share: range) -> Counter:
+        ctx = Decoding(RunConfig(temperature=1.0, assisted_rule=rule), Sampler(temperature=1.0, seed=11 + share.start),
+                       None, [], 0)
+        counts = Counter()
+        for _ in share:
+            token = ctx.sampler.draw(Q_TOY)
+            walk = check_candidate(ctx, check, token, R_TOY, Q_TOY)
+            counts[walk.records[0].id] += 1
+            counts["drafted B"] += token == 1
+            counts["kept B"] += token == 1 and bool(walk.path)
+        return counts
+    counts = counts_over_seeds(count, draws)
+    emitted = torch.tensor([counts.get(token, 0) for token in range(3)], dtype=torch.float)
+    kept_b, drafted_b = counts["kept B"], counts["drafted B"]
     assert abs(kept_b / drafted_b - keep_b) < 4 * math.sqrt(keep_b * (1 - keep_b) / drafted_b)
     assert torch.all((emitted / draws - R_TOY).abs() < 4 * torch.sqrt(R_TOY * (1 - R_TOY) / draws))
 

@@ -16,6 +16,8 @@ from playground.methods import METHODS, Decoding, drafting, walk
 from playground.methods.drafter import draft_runner, draft_setup
 from playground.models.tiny import char_tokenizer, loaded, tiny_llama
 
+from .forked import counts_over_seeds
+
 pytestmark = pytest.mark.slow  # thousands of sampled runs per test
 
 SAMPLES = 1500
@@ -62,22 +64,25 @@ def sampled_pairs(family, settings, samples=SAMPLES, draft_sampling="sample", dr
     head = pruned_head(draft.model, draft.tokenizer, draft_vocab) if draft_vocab else None
     setup = draft_setup(config, METHODS["sd"], draft) if every_lever else None
     assert setup is None or (setup.config.draft_int8 and setup.config.draft_confidence > 0), setup
-    counts: dict[tuple[int, int], int] = {}
-    for seed in range(samples):
-        drafter = draft_runner(setup.config, draft) if setup else KVRunner(draft.model, "draft", head=head)
-        ctx = Decoding(config if setup is None else setup.config, Sampler(seed=seed, **settings),
-                       KVRunner(target.model, "target"), list(prompt), len(prompt),
-                       draft=None if by_lookup else drafter,
-                       lookup=PromptLookup() if by_lookup else None, target_tokenizer=target.tokenizer,
-                       draft_tokenizer=draft.tokenizer)
-        emitted = []
-        for step in METHODS[method].run(ctx):
-            emitted += [t.id for t in step.tokens]
-            ctx.ids += [t.id for t in step.tokens]
-            if len(emitted) >= 2:
-                break
-        counts[tuple(emitted[:2])] = counts.get(tuple(emitted[:2]), 0) + 1
-    return counts
+
+    def count(seeds: range) -> dict[tuple[int, int], int]:
+        counts = {}
+        for seed in seeds:
+            drafter = draft_runner(setup.config, draft) if setup else KVRunner(draft.model, "draft", head=head)
+            ctx = Decoding(config if setup is None else setup.config, Sampler(seed=seed, **settings),
+                           KVRunner(target.model, "target"), list(prompt), len(prompt),
+                           draft=None if by_lookup else drafter,
+                           lookup=PromptLookup() if by_lookup else None, target_tokenizer=target.tokenizer,
+                           draft_tokenizer=draft.tokenizer)
+            emitted = []
+            for step in METHODS[method].run(ctx):
+                emitted += [t.id for t in step.tokens]
+                ctx.ids += [t.id for t in step.tokens]
+                if len(emitted) >= 2:
+                    break
+            counts[tuple(emitted[:2])] = counts.get(tuple(emitted[:2]), 0) + 1
+        return counts
+    return counts_over_seeds(count, samples)
 
 
 def chi_square_p_value(counts, expected_probs, samples=SAMPLES) -> float:

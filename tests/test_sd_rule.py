@@ -1,5 +1,7 @@
 """The SD acceptance rule on seed 001's worked example, and the KV cache against recompute."""
 
+from collections import Counter
+
 import pytest
 import torch
 
@@ -10,6 +12,8 @@ from playground.methods import Decoding
 from playground.methods.rules import ResidualRatio
 from playground.methods.walk import check_candidate
 from playground.models.tiny import tiny_llama
+
+from .forked import counts_over_seeds
 
 P = torch.tensor([0.6, 0.3, 0.1])  # target over {A, B, C}
 Q = torch.tensor([0.4, 0.4, 0.2])  # draft
@@ -31,11 +35,13 @@ def test_worked_example_acceptance_probabilities_and_residual():
 @pytest.mark.slow
 def test_worked_example_output_distribution_is_the_target():
     """Draw from q, verify, emit: the frequencies must be p (20,000 draws, 4-sigma tolerance)."""
-    check, sampler = check_for(seed=7)
     draws = 20_000
-    counts = torch.zeros(3)
-    for _ in range(draws):
-        counts[check(sampler.draw(Q)).id] += 1
+
+    def count(share: range) -> Counter:
+        check, sampler = check_for(seed=7 + share.start)
+        return Counter(check(sampler.draw(Q)).id for _ in share)
+    emitted = counts_over_seeds(count, draws)
+    counts = torch.tensor([emitted.get(token, 0) for token in range(3)], dtype=torch.float)
     tolerance = 4 * torch.sqrt(P * (1 - P) / draws)
     assert torch.all((counts / draws - P).abs() < tolerance)
 

@@ -1,0 +1,35 @@
+"""A sampling test's seeds split over the machine's cores: each worker is a forked copy of the
+test's process (its models, and any patch the test made, as they are) that counts its share of
+the seeds with one torch thread, as DataLoader workers do. The counts are the ones a single loop
+over every seed gives; only the wall time changes. Where fork is unavailable (Windows), one loop."""
+
+import multiprocessing
+import os
+from collections import Counter
+
+import torch
+
+_count = None  # the function the forked workers run, set just before they fork
+
+
+def _counted(seeds: range) -> Counter:
+    return Counter(_count(seeds))
+
+
+def _one_thread() -> None:
+    torch.set_num_threads(1)
+
+
+def counts_over_seeds(count, samples: int) -> dict:
+    """`count(seeds)` -> {outcome: count} over `range(samples)`, summed over the workers' shares."""
+    global _count
+    workers = min(os.cpu_count() or 1, 4)
+    if workers < 2 or "fork" not in multiprocessing.get_all_start_methods():
+        return dict(count(range(samples)))
+    _count = count
+    try:
+        with multiprocessing.get_context("fork").Pool(workers, initializer=_one_thread) as pool:
+            shares = pool.map(_counted, [range(first, samples, workers) for first in range(workers)])
+    finally:
+        _count = None
+    return dict(sum(shares, Counter()))
