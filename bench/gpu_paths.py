@@ -113,7 +113,8 @@ def costs(configs: pathlib.Path, device: str) -> dict:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--device", default="cuda")
-    parser.add_argument("--configs", type=pathlib.Path, help="folder of folders with a config.json each: target/, and the models whose c to measure")
+    parser.add_argument("--configs", type=pathlib.Path,
+                        help="folder of folders with a config.json each: target/, and the models whose c to measure")
     parser.add_argument("--out", required=True)
     args = parser.parse_args()
     report = {"paths": paths(args.device)}
