@@ -6,7 +6,7 @@ forwarded address (a gradio_client client, or a Chromium page), and the waits th
 
 Scenarios, one after another on one server (the app as `app.py` builds it, in a process of its
 own, models warmed first by one run of the defaults with another seed):
-  class     N visitors press Generate on the defaults at once: one run is computed, the rest replay it
+  class     N visitors press Generate on the defaults at once: one run is computed, the rest follow it
   compare   one visitor's Compare (ar and sd side by side) while another visitor's Generate streams
   distinct  M visitors at once, each its own seed at temperature 0.7 (nothing to replay: a real line),
             with K Chromium pages pressing Generate on prompts of their own meanwhile
@@ -76,7 +76,7 @@ def waits(visits: list[Visit]) -> dict:
     outcomes = {}
     for visit in visits:
         outcomes[visit.outcome.split(":")[0]] = outcomes.get(visit.outcome.split(":")[0], 0) + 1
-    others = [visit.outcome for visit in visits if visit.outcome not in ("done", "replayed")]
+    others = [visit.outcome for visit in visits if visit.outcome not in ("done", "replayed", "followed")]
     return {"visitors": len(visits), "outcomes": outcomes, "other_outcomes": others[:3],
             "first_output_p50_s": _round(statistics.median(firsts)) if firsts else None,
             "first_output_p95_s": _round(firsts[min(len(firsts) - 1, round(0.95 * (len(firsts) - 1)))]) if firsts
@@ -148,7 +148,7 @@ def pages_waiting(url: str, pages: int, ready: threading.Event, seen: list) -> N
                         record["waiting_lines"].append((round(now, 1), status))
                     if record["told"] is None and (found := ETA.search(status)):
                         record["told"] = (round(now, 1), float(found[1]))
-                if "generating" in status or "replaying" in status or "done" in status:
+                if any(word in status for word in ("generating", "replaying", "following", "done")):
                     record["first_tokens_s"] = round(now, 1)
             time.sleep(0.2)
         for record in shown:

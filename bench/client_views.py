@@ -76,7 +76,8 @@ def follow(visit: Visit, job, start: float) -> None:
                 visit.updates.append(now)
         outputs = job.outputs()  # the iteration may end before it hands out the last update
         visit.last_status = (text_of(outputs[-1][0]) if outputs else "") or visit.last_status
-        visit.outcome = "replayed" if "a replay of" in visit.last_status else (
-            "done" if "done" in visit.last_status else f"status: {visit.last_status[:100]}")
+        visit.outcome = "replayed" if "a replay of" in visit.last_status else \
+            "followed" if "shown here round by round" in visit.last_status else \
+            "done" if "done" in visit.last_status else f"status: {visit.last_status[:100]}"
     except Exception as error:  # noqa: BLE001  (a refusal arrives as an exception of the client)
         visit.outcome = f"error: {str(error)[:120]}"

@@ -11,6 +11,7 @@ torch.set_num_threads(1)
 
 # After the environment above: huggingface_hub reads HF_HUB_OFFLINE when it is imported.
 from playground.models.tiny import char_tokenizer, tiny_family  # noqa: E402
+from playground.ui.pacing import Pacer  # noqa: E402
 
 from . import space_venv  # noqa: E402
 
@@ -30,3 +31,8 @@ def family(tokenizer):
     """A target, a weaker draft and a mid-size qualifier sharing one character vocabulary."""
     return tiny_family(tokenizer)
 
+
+@pytest.fixture
+def every_refresh(monkeypatch):
+    """No pacing: a refresh after every step, so a short run on tiny models streams many views."""
+    monkeypatch.setattr(Pacer, "spent", lambda pacer, seconds: None)

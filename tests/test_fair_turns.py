@@ -89,7 +89,6 @@ def test_the_forecast_shares_the_model_between_running_jobs_and_starts_the_next_
     assert one_at_a_time.place(running) is None, "it runs"
     assert one_at_a_time.place(second) == Place(1, pytest.approx(1.0))
     assert one_at_a_time.place(third) == Place(2, pytest.approx(1.5))
-    assert one_at_a_time.ends_in(third) == pytest.approx(1.7)
 
     two_at_once = Line(sharing=2, size=10)
     long, short, waiting = Job("A", [(0.01, 100)]), Job("B", [(0.01, 50)]), Job("C", [(0.01, 10)])

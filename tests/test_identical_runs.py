@@ -1,7 +1,7 @@
 """Identical runs computed once (identical.py): a Generate run whose prompt, models, settings and
 seed match one finished moments ago is replayed from its record on the record's own clock, labelled
 as a replay of the run at that time, and touches no model; one that matches a run still being
-computed waits for it, then replays it. Visitors are sessions of their own addresses."""
+computed follows it round by round. Visitors are sessions of their own addresses."""
 
 import threading
 import time
@@ -60,28 +60,58 @@ def test_an_identical_run_is_replayed_and_labelled_not_computed(handlers, forwar
     assert forwards[0] > computed, "another seed is another run: computed"
 
 
-def test_a_run_identical_to_one_being_computed_waits_for_it_then_replays_it(handlers, forwards, monkeypatch):
+def _held_after_its_first_rounds(handlers):
+    """FIRST's run, its page holding it after two rounds or more (its run waits at that round; a
+    follower shows each round once the next one has come)."""
+    first = handlers.generate(FIRST, PROMPT, "sd", False, *values(max_new_tokens=24))
+    next(first)
+    while handlers.sessions.get(FIRST).run is None or len(handlers.sessions.get(FIRST).run.steps) < 2:
+        next(first)
+    return first
+
+
+def _follower(handlers) -> tuple[threading.Thread, list]:
+    views = []
+    second = threading.Thread(target=lambda: views.extend(
+        handlers.generate(SECOND, PROMPT, "sd", False, *values(max_new_tokens=24))))
+    second.start()
+    return second, views
+
+
+def _until(condition, views) -> None:
+    deadline = time.monotonic() + 30
+    while not condition():
+        assert time.monotonic() < deadline, [view[0] for view in views]
+        time.sleep(0.01)
+
+
+def test_a_run_identical_to_one_being_computed_follows_it_round_by_round(handlers, forwards, monkeypatch,
+                                                                         every_refresh):
     monkeypatch.setenv("PLAYGROUND_REPLAY_SECONDS", "0")
     _last(SessionKey("solo", "192.0.2.9"), Handlers(loader=handlers.family.loader, presets=handlers.presets))
     alone, forwards[0] = forwards[0], 0
     monkeypatch.delenv("PLAYGROUND_REPLAY_SECONDS")
-    first = handlers.generate(FIRST, PROMPT, "sd", False, *values(max_new_tokens=24))
-    while "generating" not in str(next(first)[0]):  # its first tokens are out; this page holds it there
-        pass
-    statuses = []
-    second = threading.Thread(target=lambda: statuses.extend(
-        status for status, *_ in handlers.generate(SECOND, PROMPT, "sd", False, *values(max_new_tokens=24))))
-    second.start()
-    deadline = time.monotonic() + 30
-    while not any("identical run" in str(status) for status in statuses):
-        assert time.monotonic() < deadline, statuses
-        time.sleep(0.01)
-    assert "the identical run (same prompt, models, settings and seed) of another visitor is running and will be " \
-        "replayed here, about" in statuses[0]
-    assert "replay" not in list(first)[-1][0]
+    first = _held_after_its_first_rounds(handlers)
+    second, views = _follower(handlers)
+    _until(lambda: any("following" in str(view[0]) for view in views), views)
+    assert 'class="tok' in views[-1][1], "the rounds computed so far are on the follower's page already"
+    assert second.is_alive(), "and it goes on with the computing run, which its page still holds"
+    last = list(first)[-1]
     second.join(30)
-    assert "a replay of the identical run computed at" in statuses[-1]
+    assert "done: 24 tokens" in views[-1][0] and "shown here round by round as it was computed" in views[-1][0]
+    assert "replay" not in last[0] and views[-1][1] == last[1], "the same tokens, shown the same way"
     assert forwards[0] == alone, "one run's passes between the two"
+
+
+def test_a_follower_of_a_run_stopped_unfinished_says_so_in_one_line(handlers, every_refresh):
+    first = _held_after_its_first_rounds(handlers)
+    second, views = _follower(handlers)
+    _until(lambda: any("following" in str(view[0]) for view in views), views)
+    handlers.stop(FIRST)
+    assert "stopped after" in list(first)[-1][0]
+    second.join(30)
+    status = views[-1][0]
+    assert "ended unfinished" in status and "press Generate to compute it here" in status and "\n" not in status
 
 
 def test_identical_runs_replay_only_while_recent_and_few():

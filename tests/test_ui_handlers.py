@@ -19,7 +19,7 @@ from playground.errors import PlaygroundError
 from playground.methods import METHODS
 from playground.models.presets import DEFAULT_PRESET, Preset
 from playground.models.tiny import char_tokenizer, loaded, tiny_llama
-from playground.ui import charts, pacing, render, sparklines
+from playground.ui import charts, render, sparklines
 from playground.ui.family_panel import project_presets
 from playground.ui.generate import SETTLE
 from playground.ui.handlers import Handlers
@@ -271,12 +271,6 @@ def test_control_changes_start_no_run_unless_the_page_reruns_on_changes(handlers
     stops = handlers.sessions.get(KEY).stale_runs.stops
     assert handlers.changed(KEY, 7, False) == gr.skip()
     assert handlers.sessions.get(KEY).stale_runs.stops == stops, "nor does it stop the run on screen"
-
-
-@pytest.fixture
-def every_refresh(monkeypatch):
-    """No pacing: a refresh after every step, so a short run on tiny models streams many views."""
-    monkeypatch.setattr(pacing.Pacer, "spent", lambda pacer, seconds: None)
 
 
 def test_streamed_text_only_grows_so_only_new_tokens_are_sent(handlers, every_refresh):

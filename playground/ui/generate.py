@@ -68,7 +68,7 @@ class Generation:
                 yield _status_only(render.status_html(f"stopped before it started: {session.stale_runs.reason}"))
                 return
             steps = started.steps()
-            doing = "replaying" if started.replay else "generating"
+            doing = started.doing
             text_pace, stats_pace = Pacer(TEXT_INTERVAL), Pacer(STATS_INTERVAL)
             for _, run in steps:
                 session.run = run

@@ -1,8 +1,9 @@
 """Identical runs computed once. Every run here is deterministic (greedy, or sampling from its
 seed), so a run whose prompt, models and settings match one finished moments ago would write the
 same tokens: it is replayed from that run's record on the record's own clock (replayed.py) and
-labelled as a replay of the run at that time. One that matches a run still being computed waits
-for it, then replays it. A class pressing Generate on the defaults computes one run, not thirty.
+labelled as a replay of the run at that time. One that matches a run still being computed follows
+it: each round is shown as it is computed (replayed.py's `followed`), so a class pressing
+Generate on the defaults computes one run, not thirty, and every page streams it at once.
 
 A run whose method learns from run to run (csd's correction memory) is computed every time. The
 records kept are few (`KEPT`) and recent (the limits' replay_seconds; 0 turns replays off).
@@ -27,11 +28,35 @@ class Record:
 
 @dataclass(eq=False)
 class Claim:
-    """A run being computed that identical runs wait for; `job` is its place in line (line.py)."""
+    """A run being computed that identical runs follow: its steps so far and its live Run (`add`),
+    its place in line (`job`, line.py), and once it has ended (`done`) the finished Run, if it
+    finished (`run`)."""
 
     signature: tuple
     done: threading.Event = field(default_factory=threading.Event)
     job: object = None
+    steps: list = field(default_factory=list)
+    live: object = None  # the computing run's Run as it grows
+    run: object = None
+    _changed: threading.Condition = field(default_factory=threading.Condition)
+
+    def add(self, step, live) -> None:
+        with self._changed:
+            self.steps.append(step)
+            self.live = live
+            self._changed.notify_all()
+
+    def end(self) -> None:
+        with self._changed:
+            self.done.set()
+            self._changed.notify_all()
+
+    def steps_when(self, more_than: int, timeout: float) -> tuple[list, bool]:
+        """(every step so far, whether the run has ended), once there are more than `more_than`
+        steps or it has ended (or after `timeout` seconds)."""
+        with self._changed:
+            self._changed.wait_for(lambda: len(self.steps) > more_than or self.done.is_set(), timeout)
+            return list(self.steps), self.done.is_set()
 
 
 def signature(prompt: str, method: str, models: dict, options: dict) -> tuple | None:
@@ -77,6 +102,8 @@ class Identical:
         if key is None or not self.seconds:
             return
         with self._lock:
+            if key in self._computing:
+                self._computing[key].run = run
             self._records[key] = Record(run, time.time())
             self._records.move_to_end(key)
             while len(self._records) > self.kept:
@@ -87,7 +114,7 @@ class Identical:
         with self._lock:
             claim = self._computing.pop(key, None)
         if claim is not None:
-            claim.done.set()
+            claim.end()
 
     def _forget_old(self) -> None:
         cutoff = time.monotonic() - self.seconds

@@ -125,13 +125,7 @@ class Line:
         with self._changed:
             if job not in self._waiting:
                 return None
-            starts, _ = self._forecast()
-            return Place(self._waiting.index(job) + 1, starts.get(job))
-
-    def ends_in(self, job: Job) -> float | None:
-        """Seconds until `job` should end, waiting or running (None: unknown, or not in line)."""
-        with self._changed:
-            return self._forecast()[1].get(job)
+            return Place(self._waiting.index(job) + 1, self._forecast().get(job))
 
     def full(self) -> bool:
         """Every place taking turns is taken: a new job waits."""
@@ -164,14 +158,13 @@ class Line:
             return 1.0
         return min(1.0, max(MIN_DUTY, self.busy_seconds(since) / span))
 
-    def _forecast(self) -> tuple[dict, dict]:
-        """({job: seconds until it starts}, {job: seconds until it ends}), as far as the jobs'
-        remaining work is known: the model shared equally between the running jobs, the next in
-        line starting as one ends."""
+    def _forecast(self) -> dict:
+        """{job: seconds until it starts}, as far as the jobs' remaining work is known: the model
+        shared equally between the running jobs, the next in line starting as one ends."""
         paces = sorted(pace for job in self._active if (pace := job.pace()) is not None)
         pace = min(MAX_PACE, max(1 / MAX_PACE, paces[len(paces) // 2])) if paces else 1.0
         running, duty = {job: job.remaining(pace) for job in self._active}, self._duty()
-        starts, ends, now = dict.fromkeys(self._active, 0.0), {}, 0.0
+        starts, now = dict.fromkeys(self._active, 0.0), 0.0
         waiting = list(self._waiting)
         while running or waiting:
             while waiting and len(running) < self.sharing:
@@ -184,9 +177,8 @@ class Line:
             for job, left in list(running.items()):
                 running[job] = left - shortest
                 if running[job] <= 1e-9:
-                    ends[job] = now
                     del running[job]
-        return starts, ends
+        return starts
 
 
 def ordinal(place: int) -> str:

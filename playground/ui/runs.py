@@ -1,7 +1,8 @@
 """Starts a session's runs from the controls: their options, the session's family, and for csd
 the correction memory the app keeps for that family. Every round runs in a turn of the session's
 visitor (turns.py); a Generate run, a Compare's or a Race's runs wait in line first (line.py); a
-Generate run identical to one finished moments ago is replayed instead (identical.py)."""
+Generate run identical to one finished moments ago is replayed instead, and one identical to a run
+being computed follows it (identical.py)."""
 
 from ..deploy.limits import current_limits
 from ..engine import stream
@@ -13,7 +14,7 @@ from .identical import Claim, Identical, signature
 from .line import POLL_SECONDS, Job, Line, ordinal, queued
 from .memory import CorrectionMemories
 from .options import options_from_values
-from .replayed import replay_note, replayed
+from .replayed import FOLLOW_NOTE, followed, replay_note, replayed
 from .server_settings import queue_settings
 from .visitors import visitor_of
 
@@ -88,29 +89,40 @@ def seconds_per_token(method: str, models: dict) -> float | None:
 
 
 class Started:
-    """A Generate run from its start to its end: its wait (for an identical run being computed,
-    or in line), its steps (computed round by round, or replayed) and its end."""
+    """A Generate run from its start to its end: its wait (in line, or for an identical run being
+    computed to begin), its steps (computed round by round, followed as another visitor's identical
+    run computes them, or replayed) and its end."""
 
     def __init__(self, runs: Runs, key: str, prompt: str, models: dict, arguments: dict, key_of_run: tuple | None):
         self.runs, self.prompt, self.models, self.arguments = runs, prompt, models, arguments
         self.signature, self.visitor = key_of_run, visitor_of(key)
-        self.record = self.job = None
+        self.record = self.job = self.following = self.computing = None
         self.claimed = False
 
     @property
     def replay(self) -> str | None:
-        """The replay's label, when this run replays an identical one."""
-        return replay_note(self.record.at) if self.record else None
+        """The label of a run shown without computing it: a replay, or a follower."""
+        if self.record:
+            return replay_note(self.record.at)
+        return FOLLOW_NOTE if self.following else None
+
+    @property
+    def doing(self) -> str:
+        return "replaying" if self.record else "following" if self.following else "generating"
 
     def waits(self, given_up=lambda: False):
         """Status lines while the run waits, until its steps may start (or `given_up()`)."""
         identical = self.runs.identical
         while isinstance(found := identical.claim(self.signature), Claim):
-            while not found.done.is_set():
-                if given_up():
-                    return
-                yield self._following(found)
-                found.done.wait(POLL_SECONDS)
+            if found.done.is_set():
+                continue  # it ended just now: replay its record, or compute it if it ended unfinished
+            if found.steps_when(0, 0)[0]:
+                self.following = found
+                return
+            if given_up():
+                return
+            yield self._following(found)
+            found.steps_when(0, POLL_SECONDS)
         if found is not None:
             self.record = found
             return
@@ -120,27 +132,33 @@ class Started:
                                      self.arguments["seed"])
         self.job = Job(self.visitor, [(seconds_per_token(method, self.models), tokens)], most=most)
         if (claim := identical.computing(self.signature)) is not None:
-            claim.job = self.job
+            claim.job, self.computing = self.job, claim
         yield from self.runs.in_line(self.job, given_up)
 
     def _following(self, claim: Claim) -> str:
-        line = self.runs.line
-        place = line.place(claim.job) if claim.job is not None else None
-        ends = line.ends_in(claim.job) if claim.job is not None else None
-        where = f"{ordinal(place.position)} in line" if place is not None else "running"
-        wait = f"about {max(1, round(ends))} s" if ends is not None else "the wait is known once it has been measured"
+        place = self.runs.line.place(claim.job) if claim.job is not None else None
+        if place is None:
+            where, wait = "starting", "in a moment"
+        else:
+            where = f"{ordinal(place.position)} in line"
+            wait = f"about {max(1, round(place.seconds))} s" if place.seconds is not None else \
+                "the wait is known once it has been measured"
         return (f"waiting for the model: the identical run (same prompt, models, settings and seed) of another visitor "
-                f"is {where} and will be replayed here, {wait}")
+                f"is {where} and will be shown here as it is computed, {wait}")
 
     def steps(self):
-        """(step, run) as the run goes: replayed on the record's clock, or computed a round a turn."""
+        """(step, run) as the run goes: replayed on the record's clock, followed, or computed a round a turn."""
         if self.record is not None:
             return replayed(self.record.run, self.replay)
+        if self.following is not None:
+            return followed(self.following)
         return self._computed()
 
     def _computed(self):
         for step, run in model_thread.iterate(stream(self.prompt, **self.arguments), self.visitor, self.job.charge):
             self.job.wrote(len(step.tokens))
+            if self.computing is not None:
+                self.computing.add(step, run)
             yield step, run
 
     def close(self, run) -> None:
