@@ -129,7 +129,7 @@ def test_a_machine_slower_than_when_the_rates_were_measured_scales_the_waits_ahe
     assert line.place(last).seconds == pytest.approx(79 * 0.02 + 2 * 1.0)
 
 
-def test_a_run_is_expected_to_write_what_the_same_run_wrote_lately(family):
+def test_a_run_is_expected_to_write_what_the_same_run_wrote_lately_else_what_runs_wrote(family):
     from playground import generate  # noqa: PLC0415
 
     eta.clear()
@@ -139,8 +139,9 @@ def test_a_run_is_expected_to_write_what_the_same_run_wrote_lately(family):
     run.stats.tokens = 12  # as if it had stopped at an end-of-text token
     eta.record(run)
     assert eta.expected_tokens("ar", models, PROMPT, 30, 0.0, 5) == 12, "greedy: whatever the seed"
-    assert eta.expected_tokens("ar", models, "another prompt", 30, 0.0, 0) == 30
-    assert eta.expected_tokens("ar", models, PROMPT, 30, 0.7, 0) == 30, "sampling: another length"
+    assert eta.expected_tokens("ar", models, "another prompt", 30, 0.0, 0) == 12, "the share recent runs wrote"
+    assert eta.expected_tokens("ar", models, PROMPT, 30, 0.7, 0) == 12, "sampling: another run, the same share"
+    assert eta.expected_tokens("ar", models, "another prompt", 100, 0.0, 0) == 40, "12 of the 30 asked"
     rate = eta.seconds_per_token("ar", models).seconds
     assert rate == pytest.approx((run.stats.decoder_seconds - run.stats.step_clock[0]) / 11), \
         "its pace after the first step, which holds the prefill"
