@@ -28,7 +28,7 @@ _lock = threading.Lock()
 _recent: dict[tuple, deque] = {}  # (method, family) -> (monotonic time, seconds per token)
 KEPT_WRITTEN = 256
 _written: dict[tuple, tuple] = {}  # same_run(...) -> (monotonic time, tokens written)
-_shares: deque = deque(maxlen=KEPT_WRITTEN)  # (monotonic time, tokens written / tokens asked) of recent runs
+_lengths: deque = deque(maxlen=KEPT_WRITTEN)  # (monotonic time, tokens asked, tokens written) of recent runs
 
 
 def family_of(models: dict) -> tuple:
@@ -45,7 +45,7 @@ def record(run) -> None:
         config = run.config
         key = same_run(run.method, run.models, run.prompt, config.max_new_tokens, config.temperature, config.seed)
         _written[key] = (time.monotonic(), run.stats.tokens)
-        _shares.append((time.monotonic(), run.stats.tokens / config.max_new_tokens))
+        _lengths.append((time.monotonic(), config.max_new_tokens, run.stats.tokens))
         while len(_written) > KEPT_WRITTEN:
             del _written[next(iter(_written))]
         after_first = run.stats.tokens - (len(run.steps[0].tokens) if run.steps else 0)
@@ -59,7 +59,7 @@ def clear() -> None:
     with _lock:
         _recent.clear()
         _written.clear()
-        _shares.clear()
+        _lengths.clear()
 
 
 def _median(method: str, family: tuple) -> float | None:
@@ -86,15 +86,16 @@ def same_run(method: str, models: dict, prompt: str, asked: int, temperature: fl
 
 def expected_tokens(method: str, models: dict, prompt: str, asked: int, temperature: float, seed: int) -> int:
     """The tokens a run should write: as many as the same run wrote lately (it stopped at an
-    end-of-text token where it did); else the share of what they asked that recent runs wrote (the
-    median: many answers end before their max); else all it asks."""
+    end-of-text token where it did); else the median of what recent runs asking as many wrote
+    (many answers end before their max; a run asking fewer says nothing of where an answer ends
+    past them); else all it asks."""
     since = time.monotonic() - KEPT_SECONDS
     with _lock:
         kept = _written.get(same_run(method, models, prompt, asked, temperature, seed))
-        shares = [share for at, share in _shares if at >= since]
+        lengths = [written for at, most, written in _lengths if at >= since and most == asked]
     if kept and kept[0] >= since and kept[1]:
         return kept[1]
-    return max(1, round(asked * min(1.0, statistics.median(shares)))) if shares else asked
+    return max(1, round(statistics.median(lengths))) if lengths else asked
 
 
 @dataclass(frozen=True)
