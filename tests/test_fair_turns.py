@@ -139,8 +139,11 @@ def test_a_run_is_expected_to_write_what_the_same_run_wrote_lately_else_what_run
     run.stats.tokens = 12  # as if it had stopped at an end-of-text token
     eta.record(run)
     assert eta.expected_tokens("ar", models, PROMPT, 30, 0.0, 5) == 12, "greedy: whatever the seed"
-    assert eta.expected_tokens("ar", models, "another prompt", 30, 0.0, 0) == 12, "the share recent runs wrote"
-    assert eta.expected_tokens("ar", models, PROMPT, 30, 0.7, 0) == 12, "sampling: another run, the same share"
+    assert eta.expected_tokens("ar", models, "another prompt", 30, 0.0, 0) == 30, "one run says little of another"
+    assert eta.expected_tokens("ar", models, PROMPT, 30, 0.7, 0) == 30, "sampling: another run"
+    for _ in range(eta.MIN_LENGTHS - 1):
+        eta.record(run)
+    assert eta.expected_tokens("ar", models, "another prompt", 30, 0.0, 0) == 12, "what runs asking 30 wrote"
     assert eta.expected_tokens("ar", models, "another prompt", 100, 0.0, 0) == 100, "no run asked 100: all of them"
     rate = eta.seconds_per_token("ar", models).seconds
     assert rate == pytest.approx((run.stats.decoder_seconds - run.stats.step_clock[0]) / 11), \

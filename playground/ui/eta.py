@@ -27,6 +27,7 @@ MIN_TOKENS = 8  # a shorter run (a warm-up) is mostly its prompt's prefill: its 
 _lock = threading.Lock()
 _recent: dict[tuple, deque] = {}  # (method, family) -> (monotonic time, seconds per token)
 KEPT_WRITTEN = 256
+MIN_LENGTHS = 5  # recent runs asking as many before their median length is told (a few say little)
 _written: dict[tuple, tuple] = {}  # same_run(...) -> (monotonic time, tokens written)
 _lengths: deque = deque(maxlen=KEPT_WRITTEN)  # (monotonic time, tokens asked, tokens written) of recent runs
 
@@ -86,16 +87,16 @@ def same_run(method: str, models: dict, prompt: str, asked: int, temperature: fl
 
 def expected_tokens(method: str, models: dict, prompt: str, asked: int, temperature: float, seed: int) -> int:
     """The tokens a run should write: as many as the same run wrote lately (it stopped at an
-    end-of-text token where it did); else the median of what recent runs asking as many wrote
-    (many answers end before their max; a run asking fewer says nothing of where an answer ends
-    past them); else all it asks."""
+    end-of-text token where it did); else the median of what at least MIN_LENGTHS recent runs
+    asking as many wrote (many answers end before their max; a run asking fewer says nothing of
+    where an answer ends past them); else all it asks: a wait told long beats one told short."""
     since = time.monotonic() - KEPT_SECONDS
     with _lock:
         kept = _written.get(same_run(method, models, prompt, asked, temperature, seed))
         lengths = [written for at, most, written in _lengths if at >= since and most == asked]
     if kept and kept[0] >= since and kept[1]:
         return kept[1]
-    return max(1, round(statistics.median(lengths))) if lengths else asked
+    return max(1, round(statistics.median(lengths))) if len(lengths) >= MIN_LENGTHS else asked
 
 
 @dataclass(frozen=True)
