@@ -28,8 +28,7 @@ _lock = threading.Lock()
 _recent: dict[tuple, deque] = {}  # (method, family) -> (monotonic time, seconds per token)
 KEPT_WRITTEN = 256
 MIN_LENGTHS = 5  # recent runs asking as many before their median length is told (a few say little)
-_written: dict[tuple, tuple] = {}  # same_run(...) -> (monotonic time, tokens written)
-_lengths: deque = deque(maxlen=KEPT_WRITTEN)  # (monotonic time, tokens asked, tokens written) of recent runs
+_written: deque = deque(maxlen=KEPT_WRITTEN)  # (monotonic time, same_run(...), tokens written) of recent runs
 
 
 def family_of(models: dict) -> tuple:
@@ -45,10 +44,7 @@ def record(run) -> None:
     with _lock:
         config = run.config
         key = same_run(run.method, run.models, run.prompt, config.max_new_tokens, config.temperature, config.seed)
-        _written[key] = (time.monotonic(), run.stats.tokens)
-        _lengths.append((time.monotonic(), config.max_new_tokens, run.stats.tokens))
-        while len(_written) > KEPT_WRITTEN:
-            del _written[next(iter(_written))]
+        _written.append((time.monotonic(), key, run.stats.tokens))
         after_first = run.stats.tokens - (len(run.steps[0].tokens) if run.steps else 0)
         seconds = run.stats.decoder_seconds - (run.stats.step_clock[0] if run.stats.step_clock else 0.0)
         if after_first >= MIN_TOKENS and seconds > 0:
@@ -60,7 +56,6 @@ def clear() -> None:
     with _lock:
         _recent.clear()
         _written.clear()
-        _lengths.clear()
 
 
 def _median(method: str, family: tuple) -> float | None:
@@ -90,12 +85,13 @@ def expected_tokens(method: str, models: dict, prompt: str, asked: int, temperat
     end-of-text token where it did); else the median of what at least MIN_LENGTHS recent runs
     asking as many wrote (many answers end before their max; a run asking fewer says nothing of
     where an answer ends past them); else all it asks: a wait told long beats one told short."""
-    since = time.monotonic() - KEPT_SECONDS
+    since, key = time.monotonic() - KEPT_SECONDS, same_run(method, models, prompt, asked, temperature, seed)
     with _lock:
-        kept = _written.get(same_run(method, models, prompt, asked, temperature, seed))
-        lengths = [written for at, most, written in _lengths if at >= since and most == asked]
-    if kept and kept[0] >= since and kept[1]:
-        return kept[1]
+        recent = [(run, written) for at, run, written in _written if at >= since]
+    same = [written for run, written in recent if run == key and written]
+    if same:
+        return same[-1]
+    lengths = [written for run, written in recent if run[3] == asked]
     return max(1, round(statistics.median(lengths))) if len(lengths) >= MIN_LENGTHS else asked
 
 
