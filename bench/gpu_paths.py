@@ -24,7 +24,8 @@ from transformers import AutoConfig, AutoModelForCausalLM, DynamicCache
 from playground import engine
 from playground.methods import METHODS
 from playground.models import tiny
-from playground.models.loading import LoadedModel
+from playground.errors import PlaygroundError
+from playground.models.loading import LoadedModel, pick_device
 
 PROMPT = "the cat sat on the mat. the cat"
 AT_THRESHOLD_ZERO = {"fsd": {"tau": 0.0}, "psd-f": {"tau_q": 0.0, "tau_t": 0.0}, "psd-a": {"tau_t": 0.0},
@@ -117,9 +118,13 @@ def main() -> None:
                         help="folder of folders with a config.json each: target/, and the models whose c to measure")
     parser.add_argument("--out", required=True)
     args = parser.parse_args()
-    report = {"paths": paths(args.device)}
+    try:
+        device = pick_device(args.device)
+    except PlaygroundError as error:
+        parser.error(str(error))
+    report = {"paths": paths(device)}
     if args.configs:
-        report["costs"] = costs(args.configs, args.device)
+        report["costs"] = costs(args.configs, device)
     with open(args.out, "w", encoding="utf-8") as f:
         json.dump(report, f, indent=1)
     for row in report["paths"]:
