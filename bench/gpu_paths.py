@@ -22,9 +22,9 @@ import torch
 from transformers import AutoConfig, AutoModelForCausalLM, DynamicCache
 
 from playground import engine
+from playground.errors import PlaygroundError
 from playground.methods import METHODS
 from playground.models import tiny
-from playground.errors import PlaygroundError
 from playground.models.loading import LoadedModel, pick_device
 
 PROMPT = "the cat sat on the mat. the cat"
