@@ -29,15 +29,15 @@ class Record:
 @dataclass(eq=False)
 class Claim:
     """A run being computed that identical runs follow: its steps so far and its live Run (`add`),
-    its place in line (`job`, line.py), and once it has ended (`done`) the finished Run, if it
+    its place in line (`job`, line.py), and once it has ended (`end`) the finished Run, if it
     finished (`run`)."""
 
     signature: tuple
-    done: threading.Event = field(default_factory=threading.Event)
     job: object = None
     steps: list = field(default_factory=list)
     live: object = None  # the computing run's Run as it grows
     run: object = None
+    _ended: bool = False
     _changed: threading.Condition = field(default_factory=threading.Condition)
 
     def add(self, step, live) -> None:
@@ -48,15 +48,15 @@ class Claim:
 
     def end(self) -> None:
         with self._changed:
-            self.done.set()
+            self._ended = True
             self._changed.notify_all()
 
     def steps_when(self, more_than: int, timeout: float) -> tuple[list, bool]:
         """(every step so far, whether the run has ended), once there are more than `more_than`
         steps or it has ended (or after `timeout` seconds)."""
         with self._changed:
-            self._changed.wait_for(lambda: len(self.steps) > more_than or self.done.is_set(), timeout)
-            return list(self.steps), self.done.is_set()
+            self._changed.wait_for(lambda: len(self.steps) > more_than or self._ended, timeout)
+            return list(self.steps), self._ended
 
 
 def signature(prompt: str, method: str, models: dict, options: dict) -> tuple | None:
@@ -79,7 +79,7 @@ class Identical:
 
     def claim(self, key: tuple | None) -> Record | Claim | None:
         """For a run of signature `key`: the Record to replay; or a Claim of a run being computed
-        (wait for its `done`, then claim again); or None, and the caller computes the run, having
+        (follow it once it has steps; if it ends first, claim again); or None, and the caller computes the run, having
         claimed it: it calls `publish` when it finishes and `release` in any case."""
         if key is None or not self.seconds:
             return None

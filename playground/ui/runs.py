@@ -114,9 +114,10 @@ class Started:
         """Status lines while the run waits, until its steps may start (or `given_up()`)."""
         identical = self.runs.identical
         while isinstance(found := identical.claim(self.signature), Claim):
-            if found.done.is_set():
+            steps, ended = found.steps_when(0, 0)
+            if ended:
                 continue  # it ended just now: replay its record, or compute it if it ended unfinished
-            if found.steps_when(0, 0)[0]:
+            if steps:
                 self.following = found
                 return
             if given_up():
