@@ -28,7 +28,7 @@ _lock = threading.Lock()
 _recent: dict[tuple, deque] = {}  # (method, family) -> (monotonic time, seconds per token)
 KEPT_WRITTEN = 256
 MIN_LENGTHS = 5  # recent runs asking as many before their median length is told (a few say little)
-_written: deque = deque(maxlen=KEPT_WRITTEN)  # (monotonic time, same_run(...), tokens written) of recent runs
+_written: deque = deque(maxlen=KEPT_WRITTEN)  # (monotonic time, same_run(...), tokens asked, tokens written)
 
 
 def family_of(models: dict) -> tuple:
@@ -44,7 +44,7 @@ def record(run) -> None:
     with _lock:
         config = run.config
         key = same_run(run.method, run.models, run.prompt, config.max_new_tokens, config.temperature, config.seed)
-        _written.append((time.monotonic(), key, run.stats.tokens))
+        _written.append((time.monotonic(), key, config.max_new_tokens, run.stats.tokens))
         after_first = run.stats.tokens - (len(run.steps[0].tokens) if run.steps else 0)
         seconds = run.stats.decoder_seconds - (run.stats.step_clock[0] if run.stats.step_clock else 0.0)
         if after_first >= MIN_TOKENS and seconds > 0:
@@ -87,11 +87,11 @@ def expected_tokens(method: str, models: dict, prompt: str, asked: int, temperat
     where an answer ends past them); else all it asks: a wait told long beats one told short."""
     since, key = time.monotonic() - KEPT_SECONDS, same_run(method, models, prompt, asked, temperature, seed)
     with _lock:
-        recent = [(run, written) for at, run, written in _written if at >= since]
-    same = [written for run, written in recent if run == key and written]
+        recent = [(run, most, written) for at, run, most, written in _written if at >= since]
+    same = [written for run, _, written in recent if run == key and written]
     if same:
         return same[-1]
-    lengths = [written for run, written in recent if run[3] == asked]
+    lengths = [written for _, most, written in recent if most == asked]
     return max(1, round(statistics.median(lengths))) if len(lengths) >= MIN_LENGTHS else asked
 
 
