@@ -229,11 +229,23 @@ def _step_times(handlers, key, method: str, tokens: int) -> list[float]:
     return times
 
 
+def _slow_target(family, monkeypatch, seconds: float) -> None:
+    """Each pass of the target takes `seconds` more than the tiny model's own (a sleep, which
+    leaves the cores free), so that what is timed outlasts the machine's own hiccups."""
+    target = family["target"].model
+    forward = target.forward
+    monkeypatch.setattr(target, "forward", lambda *a, **k: time.sleep(seconds) or forward(*a, **k))
+
+
 @pytest.mark.slow
-def test_a_stream_pauses_for_a_round_not_for_another_visitors_compare(handlers):
+def test_a_stream_pauses_for_a_round_not_for_another_visitors_compare(handlers, family, monkeypatch):
     """While one visitor's Compare runs (ar and sd, each run a few hundred rounds), another
     visitor's stream advances between its rounds: its longest pause is a small part of one of
-    the Compare's runs (each of which held the model whole before)."""
+    the Compare's runs (each of which held the model whole before). The target's passes are
+    slowed so that a Compare run lasts seconds: a pause the machine itself takes (0.4 s was
+    seen once) is then far from a quarter of one."""
+    _slow_target(family, monkeypatch, 0.004)
+    monkeypatch.setenv("PLAYGROUND_RUNS_PER_MINUTE", "2")  # so the Compare times each side once
     compare_runs, comparing = [], threading.Event()
     finished = handlers.runs.finished
 
@@ -263,21 +275,19 @@ def test_a_stream_pauses_for_a_round_not_for_another_visitors_compare(handlers):
 def test_the_wait_a_page_is_told_is_within_30_percent_of_the_wait_it_had(family, monkeypatch):
     """One run at a time: a long run holds the model, two more wait. Each waiting page's first
     estimate ("about N s", from the recent runs' pace) is within 30% of the time until its first
-    tokens (and the half second it is rounded to). Each pass of the target takes 15 ms more than
-    the tiny model's own (a sleep), so that the waits are seconds long whatever else the machine
-    runs."""
+    tokens (and the half second it is rounded to). The target's passes are slowed by 15 ms, so
+    that the waits are seconds long whatever else the machine runs."""
     for name, value in {"PUBLIC": "1", "RUNS_PER_MINUTE": "0", "REPLAY_SECONDS": "0", "MODEL_SECONDS_PER_MINUTE": "0",
                         "RUNS_SHARING": "1"}.items():
         monkeypatch.setenv(f"PLAYGROUND_{name}", value)
-    target = family["target"].model
-    forward = target.forward
-    monkeypatch.setattr(target, "forward", lambda *a, **k: time.sleep(0.015) or forward(*a, **k))
+    _slow_target(family, monkeypatch, 0.015)
     by_spec = {m.spec: m for m in family.values()}
     handlers = Handlers(loader=by_spec.__getitem__, presets=[Preset("tiny", "tiny-target", "tiny-draft", "")])
     tokens = 300
     eta.clear()
-    # This machine's pace, as any page's earlier run would have measured it
-    list(handlers.generate(SessionKey("w", "192.0.2.1"), PROMPT, "ar", False, *values(max_new_tokens=tokens)))
+    # This machine's pace, as any page's earlier run would have measured it (a pace per token: a
+    # shorter run tells it)
+    list(handlers.generate(SessionKey("w", "192.0.2.1"), PROMPT, "ar", False, *values(max_new_tokens=tokens // 3)))
     told, first_tokens = {}, {}
 
     def visit(name: str, seed: int):
