@@ -115,12 +115,31 @@ def browser(app_url):
         browser.close()
 
 
+def _opened_tab(browser, address: str):
+    tab = browser.new_page(viewport={"width": 1500, "height": 1300})
+    tab.set_default_timeout(60_000)
+    tab.goto(address, wait_until="domcontentloaded")
+    return tab
+
+
+@pytest.fixture(scope="module")
+def next_tab(browser, app_url):
+    """Takes the tab opened for this test and opens the one for the next: Chromium draws the app
+    (a second and more) while a test runs, not before it."""
+    opened = [_opened_tab(browser, app_url)]
+
+    def take():
+        tab = opened.pop()
+        opened.append(_opened_tab(browser, app_url))
+        return tab
+    yield take
+    opened.pop().close()
+
+
 @pytest.fixture
-def page(browser, app_url):
+def page(next_tab):
     """A fresh tab, in its own session: no test sees what another one chose or ran."""
-    page = browser.new_page(viewport={"width": 1500, "height": 1300})
-    page.set_default_timeout(60_000)
-    page.goto(app_url, wait_until="domcontentloaded")
+    page = next_tab()
     page.locator("#generate").wait_for()
     yield page
     page.close()
@@ -388,7 +407,7 @@ def compare_and_wait(page, last_column: str) -> None:
 
 @pytest.fixture
 def compare_page(page):
-    page.locator("#opt-max-new-tokens input[type=number]").fill("30")  # short runs; the Compare defaults stay
+    page.locator("#opt-max-new-tokens input[type=number]").fill("16")  # short runs; the Compare defaults stay
     page.get_by_role("tab", name="Compare").click()
     return page
 
