@@ -7,4 +7,6 @@ if [ ! -x /usr/bin/chromium ] && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/
   apt-get update -qq && apt-get install -y -qq chromium >/dev/null
 fi
 export HF_HUB_OFFLINE=1 GRADIO_ANALYTICS_ENABLED=False
-.venv/bin/python -m pytest -q "$@"
+# Two workers (pytest-xdist): most tests keep to one core (one torch thread each, as conftest.py
+# sets), so one process left the second core idle for half of the suite.
+.venv/bin/python -m pytest -q -n 2 "$@"

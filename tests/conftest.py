@@ -13,13 +13,6 @@ torch.set_num_threads(1)
 from playground.models.tiny import char_tokenizer, tiny_family  # noqa: E402
 from playground.ui.pacing import Pacer  # noqa: E402
 
-from . import space_venv  # noqa: E402
-
-
-def pytest_collection_finish(session):
-    if any(item.nodeid.startswith("tests/test_space.py") for item in session.items):
-        space_venv.start_building()
-
 
 @pytest.fixture(scope="session")
 def tokenizer():
