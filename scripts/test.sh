@@ -2,10 +2,14 @@
 # Sets everything up (venv, embedded models, a headless browser) and runs the whole test suite.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-bash scripts/setup.sh --dev
+browser_install=
 if [ ! -x /usr/bin/chromium ] && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
-  apt-get update -qq && apt-get install -y -qq chromium >/dev/null
+  # Beside the Python setup: both spend most of their time waiting on downloads.
+  (apt-get update -qq && apt-get install -y -qq chromium >/dev/null) &
+  browser_install=$!
 fi
+bash scripts/setup.sh --dev
+[ -z "$browser_install" ] || wait "$browser_install"
 export HF_HUB_OFFLINE=1 GRADIO_ANALYTICS_ENABLED=False
 # Two workers (pytest-xdist): most tests keep to one core (one torch thread each, as conftest.py
 # sets), so one process left the second core idle for half of the suite.

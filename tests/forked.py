@@ -27,9 +27,14 @@ def counts_over_seeds(count, samples: int) -> dict:
     if workers < 2 or "fork" not in multiprocessing.get_all_start_methods():
         return dict(count(range(samples)))
     _count = count
+    pool = multiprocessing.get_context("fork").Pool(workers, initializer=_one_thread)
     try:
-        with multiprocessing.get_context("fork").Pool(workers, initializer=_one_thread) as pool:
-            shares = pool.map(_counted, [range(first, samples, workers) for first in range(workers)])
+        shares = pool.map(_counted, [range(first, samples, workers) for first in range(workers)])
     finally:
         _count = None
+        # Not `with Pool`, which ends the workers by SIGTERM: a worker inherits the test process's
+        # handlers (the CLI's raises SystemExit), and one that exits mid-queue can leave the queue's
+        # lock held, so the pool waited forever for its sibling. Closed, each leaves at the queue's end.
+        pool.close()
+        pool.join()
     return dict(sum(shares, Counter()))
