@@ -8,7 +8,11 @@ if [ ! -x /usr/bin/chromium ] && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/
   (apt-get update -qq && apt-get install -y -qq chromium >/dev/null) &
   browser_install=$!
 fi
+# The Space test's venv (requirements.txt alone) on the core that the setup's pip leaves idle.
+python3 tests/space_venv.py >/dev/null &
+space_venv=$!
 bash scripts/setup.sh --dev
+wait "$space_venv" || true  # where it failed, the Space test builds it again and says why
 [ -z "$browser_install" ] || wait "$browser_install"
 export HF_HUB_OFFLINE=1 GRADIO_ANALYTICS_ENABLED=False
 # Two workers (pytest-xdist): most tests keep to one core (one torch thread each, as conftest.py

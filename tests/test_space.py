@@ -5,13 +5,11 @@ under its Hub id, SPACE_ID set, `python app.py`; then two visitors generate at o
 The Hub is unreachable here, so the cache is filled from the locally prepared target (the same
 files the Hub serves: config, safetensors weights, tokenizer)."""
 
-import hashlib
 import os
 import re
 import shutil
 import socket
 import subprocess
-import sys
 import threading
 import time
 from pathlib import Path
@@ -19,28 +17,11 @@ from pathlib import Path
 import pytest
 
 from playground.models import embedded
+from tests.space_venv import space_python
 from tests.test_server_address import listening_addresses
 from tests.test_ui_e2e import control_values
 
 ROOT = Path(__file__).resolve().parent.parent
-SPACE_VENVS = ROOT / ".cache" / "space-venv"  # git-ignored; one per requirements.txt, reused while it is unchanged
-
-
-def space_python() -> Path:
-    """The python of a venv holding requirements.txt alone, built first where this
-    requirements.txt has none. Without byte-compiling: one app starts from it, and compiling
-    every module of its packages took longer than the install."""
-    venv = SPACE_VENVS / hashlib.sha256((ROOT / "requirements.txt").read_bytes()).hexdigest()[:12]
-    python = venv / "bin" / "python"
-    if not (venv / ".complete").exists():
-        shutil.rmtree(venv, ignore_errors=True)
-        subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, timeout=300)
-        built = subprocess.run([str(python), "-m", "pip", "install", "--quiet", "--no-compile",
-                                "--disable-pip-version-check", "-r", str(ROOT / "requirements.txt")],
-                               capture_output=True, text=True, timeout=1800)
-        assert built.returncode == 0, built.stderr[-2000:]
-        (venv / ".complete").touch()
-    return python
 
 
 def hub_cache_with_target(home: Path) -> None:
