@@ -1,31 +1,41 @@
 import os
 
 import pytest
-import torch
 
+# Before anything imports huggingface_hub, which reads HF_HUB_OFFLINE when it is imported.
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")
 
-# Tiny models gain nothing from threads, and two threads per process thrash on a 2-core machine.
-torch.set_num_threads(1)
+# The heavy imports (torch, transformers, gradio) are made by the fixtures, in the processes that
+# run tests: pytest-xdist's controller reads this file too, and runs none (10 s of a core saved).
 
-# After the environment above: huggingface_hub reads HF_HUB_OFFLINE when it is imported.
-from playground.models.tiny import char_tokenizer, tiny_family  # noqa: E402
-from playground.ui.pacing import Pacer  # noqa: E402
+
+@pytest.fixture(scope="session", autouse=True)
+def one_torch_thread():
+    """Tiny models gain nothing from threads, and two threads per process thrash on a 2-core machine."""
+    import torch  # noqa: PLC0415
+
+    torch.set_num_threads(1)
 
 
 @pytest.fixture(scope="session")
 def tokenizer():
+    from playground.models.tiny import char_tokenizer  # noqa: PLC0415
+
     return char_tokenizer()
 
 
 @pytest.fixture(scope="session")
 def family(tokenizer):
     """A target, a weaker draft and a mid-size qualifier sharing one character vocabulary."""
+    from playground.models.tiny import tiny_family  # noqa: PLC0415
+
     return tiny_family(tokenizer)
 
 
 @pytest.fixture
 def every_refresh(monkeypatch):
     """No pacing: a refresh after every step, so a short run on tiny models streams many views."""
+    from playground.ui.pacing import Pacer  # noqa: PLC0415
+
     monkeypatch.setattr(Pacer, "spent", lambda pacer, seconds: None)
