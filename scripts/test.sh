@@ -2,6 +2,9 @@
 # Sets everything up (venv, embedded models, a headless browser) and runs the whole test suite.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# Each test process starts Python afresh: the modules it compiles are kept for the next ones (in
+# .venv and git-ignored __pycache__ folders), also where PYTHONDONTWRITEBYTECODE is set.
+unset PYTHONDONTWRITEBYTECODE
 browser_install=
 if [ ! -x /usr/bin/chromium ] && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
   # Beside the Python setup: both spend most of their time waiting on downloads.

@@ -195,7 +195,9 @@ def test_browser_generate_shows_colored_tokens_and_charts(page, tree_width):
         rerun_after(page, lambda seed=seed: page.locator("#opt-seed input").fill(seed))
         wait_for_finished_run(page)  # the re-run's own "done", not the status its first tokens met
     assert page.locator("#output span.tok").count() > 0
-    assert "tok-draft" in page.locator("#output").inner_html()
+    assert "tok-draft" in page.locator("#output").inner_html(), (
+        f"no draft token in four runs; the last said {page.locator('#status').inner_text()!r} with the "
+        f"settings {page.locator('#run-settings').text_content()!r}")
     page.locator("#chart-acceptance .js-plotly-plot").wait_for()
     page.locator("#chart-divergence .js-plotly-plot").wait_for()
     page.locator("#show-rejected input").check()
