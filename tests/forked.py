@@ -1,7 +1,8 @@
-"""A sampling test's seeds split over the machine's cores: each worker is a forked copy of the
-test's process (its models, and any patch the test made, as they are) that counts its share of
-the seeds with one torch thread, as DataLoader workers do. The counts are the ones a single loop
-over every seed gives; only the wall time changes. Where fork is unavailable (Windows), one loop."""
+"""A sampling test's seeds split over the cores its process may use (under `pytest -n N`, its share
+of the machine's: the other workers run tests too). Each worker is a forked copy of the test's
+process (its models, and any patch the test made, as they are) that counts its share of the seeds
+with one torch thread, as DataLoader workers do. The counts are the ones a single loop over every
+seed gives; only the wall time changes. With one core to use, or without fork (Windows), one loop."""
 
 import multiprocessing
 import os
@@ -23,7 +24,7 @@ def _one_thread() -> None:
 def counts_over_seeds(count, samples: int) -> dict:
     """`count(seeds)` -> {outcome: count} over `range(samples)`, summed over the workers' shares."""
     global _count
-    workers = min(os.cpu_count() or 1, 4)
+    workers = min((os.cpu_count() or 1) // int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", 1)), 4)
     if workers < 2 or "fork" not in multiprocessing.get_all_start_methods():
         return dict(count(range(samples)))
     _count = count
