@@ -23,7 +23,7 @@ def test_the_split_counts_what_one_loop_counts(monkeypatch):
     for (outcome, _), n in counts.items():
         outcomes[outcome] = outcomes.get(outcome, 0) + n
     assert outcomes == {0: 34, 1: 33, 2: 33}
-    assert len({process for _, process in counts}) >= 2 and os.getpid() not in {p for _, p in counts}
+    assert os.getpid() not in {process for _, process in counts}, "counted by forked workers, not in this process"
 
 
 def test_a_process_with_one_core_to_use_counts_in_one_loop(monkeypatch):
