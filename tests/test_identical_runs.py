@@ -8,6 +8,7 @@ import time
 
 import pytest
 
+from playground.decoding import forward_costs
 from playground.methods import METHODS
 from playground.models.presets import Preset
 from playground.ui.handlers import Handlers
@@ -88,9 +89,11 @@ def _until(condition, views) -> None:
 def test_a_run_identical_to_one_being_computed_follows_it_round_by_round(handlers, forwards, monkeypatch,
                                                                          every_refresh):
     monkeypatch.setenv("PLAYGROUND_REPLAY_SECONDS", "0")
+    forward_costs.clear()  # each side measures the target's one-token step afresh: the same one-off passes
     _last(SessionKey("solo", "192.0.2.9"), Handlers(loader=handlers.family.loader, presets=handlers.presets))
     alone, forwards[0] = forwards[0], 0
     monkeypatch.delenv("PLAYGROUND_REPLAY_SECONDS")
+    forward_costs.clear()
     first = _held_after_its_first_rounds(handlers)
     second, views = _follower(handlers)
     _until(lambda: any("following" in str(view[0]) for view in views), views)
