@@ -103,7 +103,7 @@ def test_page_events_read_the_controls_as_one_list(app_url):
 
 
 @pytest.fixture(scope="module")
-def browser(app_url, tmp_path_factory):
+def profile(app_url, tmp_path_factory):
     """One browser profile, one window, for the module's tabs: the profile's disk cache keeps the
     app's scripts compiled from one tab to the next, and Chromium draws only the tab in front (a
     context per tab made the module 40% longer). Each tab is still its own session of the
@@ -121,16 +121,17 @@ def browser(app_url, tmp_path_factory):
         profile.close()
 
 
-def new_tab(browser):
-    tab = browser.new_page()
+def new_tab(profile):
+    """A tab of the one browser window (`profile` is a persistent context: its pages share the window)."""
+    tab = profile.new_page()
     tab.set_default_timeout(60_000)
     return tab
 
 
 @pytest.fixture
-def page(browser, app_url):
+def page(profile, app_url):
     """A fresh tab, in its own session: no test sees what another one chose or ran."""
-    page = new_tab(browser)
+    page = new_tab(profile)
     page.goto(app_url, wait_until="domcontentloaded")
     page.locator("#generate").wait_for()
     yield page
