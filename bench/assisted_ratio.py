@@ -62,8 +62,8 @@ def one_run(name: str, family: dict, prompt: str, k: int, max_new_tokens: int) -
     seconds = time.perf_counter() - start
     stats = run.stats
     return {"ids": [t.id for t in run.tokens], "tps": len(run.tokens) / seconds,
-            "predicted": stats.predicted_speedup(), "acceptance": stats.acceptance_rate,
-            "target_forward": stats.verify_seconds / stats.forwards["target"]}
+            "predicted": stats.account.predicted_speedup(), "acceptance": stats.acceptance_rate,
+            "target_forward": (stats.account.passes + stats.account.checks) / stats.forwards["target"]}
 
 
 def measure_group(family: dict, prompt: str, k: int, max_new_tokens: int, rotation: int) -> dict:

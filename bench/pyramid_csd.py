@@ -66,7 +66,7 @@ def measure(family: dict, method: str, options: dict, shared: dict) -> dict:
         totals["drafted"] += stats.drafted
         totals["accepted"] += stats.accepted
         totals["target_forwards"] += stats.forwards["target"]
-        totals["seconds"] += stats.elapsed
+        totals["seconds"] += stats.account.clock
         for origin in ORIGINS:
             origins[origin] += stats.origins[origin]
         if method.startswith("psd"):

@@ -60,7 +60,7 @@ def measure(target, drafters: dict, drafter: str | None, method: str, options: d
         stats = run.stats
         steps.extend(run.steps)
         totals["tokens"] += stats.tokens
-        totals["seconds"] += stats.elapsed
+        totals["seconds"] += stats.account.clock
         totals["drafted"] += stats.drafted
         totals["accepted"] += stats.accepted
         totals["target_forwards"] += stats.forwards["target"]

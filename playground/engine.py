@@ -8,10 +8,10 @@ from dataclasses import fields, replace
 import torch
 
 from .config import RunConfig, unread_options, validate
-from .decoding import forward_costs
 from .decoding.cache import KVRunner
 from .decoding.ngram import NGRAM, PromptLookup
 from .decoding.sampling import Sampler
+from .decoding.speed_account import Clock
 from .decoding.stats import Stats
 from .decoding.step import TokenRecord
 from .decoding.text import Detokenizer
@@ -65,10 +65,9 @@ def stream(prompt: str, config: RunConfig | None = None, *, target=None, draft=N
         ctx.lookup = PromptLookup()
     if correction_memory is not None:
         ctx.state["given_memory"] = correction_memory
-    single_step = forward_costs.single_step_seconds(primary.model) if len(method.roles) > 1 else None
     specs = {role: m.spec for role, m in models.items()} | ({"draft": NGRAM} if ctx.lookup else {})
     run = Run(config.method, ctx.config, prompt, models=specs,
-              stats=Stats(target_role=method.roles[0], single_step_seconds=single_step),
+              stats=Stats(target_role=method.roles[0]),
               notes=[*drafting.notes, *_ignored_note(method, options)])
     for step, run in _drive(method.run(ctx), ctx, run, primary):
         if run.finished and ctx.lookup and not any(s.extra.get("ngram_match") for s in run.steps):
@@ -116,20 +115,24 @@ def _steps_with_text(steps, ctx: Decoding, run: Run, detokenizer: Detokenizer, s
     """The method's steps, cut at EOS and the budget, with token text: new Steps, never changed
     afterwards (the method's own objects are left as it yielded them)."""
     waited = 0.0  # seconds the consumer held this generator at its yields
+    clock = Clock()  # the decoder's own time in this round
     for produced in steps:
         kept, hit_eos = _truncate(produced.tokens, stop_ids, ctx.remaining())
         step = replace(produced, tokens=[replace(token, text=detokenizer.push(token.id)) for token in kept])
         ctx.ids.extend(token.id for token in step.tokens)
         run.tokens.extend(step.tokens)
         run.steps.append(step)
-        run.stats.add(step, waited)
         run.text += "".join(t.text for t in step.tokens)
         if hit_eos or ctx.remaining() <= 0:
             run.stop_reason = "eos" if hit_eos else "max_new_tokens"
             run.finished = True
+        _, cpu = clock.read()
+        run.stats.account.time_reference(ctx.target, ctx.ids, step, run.finished)
+        run.stats.add(step, waited, cpu)
         paused = time.perf_counter()
         yield step, run
         waited += time.perf_counter() - paused
+        clock = Clock()
         if run.finished:
             return
 

@@ -14,8 +14,6 @@ from playground.decoding.draft_vocab import pruned_head
 from playground.decoding.int8_draft import Int8Linear, dense_weight, int8_twin
 from playground.decoding.ngram import proposal
 from playground.decoding.prepacked import PrepackedLinear, prepack_linears
-from playground.decoding.stats import Stats
-from playground.decoding.step import Step, TokenRecord
 from playground.deploy.prompt_guard import format_prompt
 from playground.errors import PlaygroundError
 from playground.models.tiny import loaded, tiny_llama
@@ -183,75 +181,12 @@ def test_bad_lever_values_are_one_line_errors(family, option, value):
     assert option in str(error.value) and "\n" not in str(error.value)
 
 
-def step(drafted: int, flags: list[bool], draft_seconds: float, verify_seconds: float) -> Step:
-    tokens = [TokenRecord(0, "draft") for flag in flags if flag] + [TokenRecord(0, "target")]
-    return Step(tokens, drafted=drafted, accepted=sum(flags), accepted_flags=flags, draft_seconds=draft_seconds,
-                verify_seconds=verify_seconds, forwards={"draft": drafted, "target": 1})
-
-
-def test_predicted_speedup_uses_the_measured_verification_cost():
-    """Two blocks of K = 2: accepted both / rejected the first. Draft steps 0.2 s, verification
-    passes 1.5 s, T(1) = 1 s. Position 0 is accepted 1 time in 2, position 1 once in 1, so a block
-    yields 1 + 0.5 + 0.5 = 2 tokens for 2 * 0.2 + 1.5 = 1.9 s: predicted 2 / 1.9."""
-    stats = Stats(single_step_seconds=1.0)
-    stats.add(step(2, [True, True], 0.4, 1.5))
-    stats.add(step(2, [False], 0.4, 1.5))
-    result = stats.to_dict()
-    assert result["cost_ratio"] == pytest.approx(0.2)
-    assert result["verify_cost"] == pytest.approx(1.5)
-    assert result["expected_speedup"] == pytest.approx(2 / 1.9)
-
-
-def test_the_prediction_counts_the_tokens_blocks_of_different_lengths_yielded():
-    """A confident block of 4, all accepted (5 tokens), and a doubtful block of 1, rejected (1
-    token): 6 tokens for 5 candidates at c = 0.2 and 2 passes at 1.5. Acceptance rates pooled over
-    the two (position 0 accepted 1 time in 2) would credit the long block with 3 tokens."""
-    stats = Stats(single_step_seconds=1.0)
-    stats.add(step(4, [True] * 4, 0.8, 1.5))
-    stats.add(step(1, [False], 0.2, 1.5))
-    assert stats.predicted_speedup() == pytest.approx(6 / (5 * 0.2 + 2 * 1.5))
-
-
-def test_a_step_the_machine_held_up_does_not_pass_for_the_models_cost():
-    """Four blocks at 0.2 s per draft step and 1.5 s per verification, one of them held up by
-    other work on the machine (10x): c and the verification cost are the typical step's."""
-    stats = Stats(single_step_seconds=1.0)
-    for slowdown in (1, 1, 10, 1):
-        stats.add(step(2, [True, False], 0.4 * slowdown, 1.5 * slowdown))
-    result = stats.to_dict()
-    assert result["cost_ratio"] == pytest.approx(0.2)
-    assert result["verify_cost"] == pytest.approx(1.5)
-    assert result["draft_seconds"] == pytest.approx(0.4 * 13), "the totals keep every second"
-
-
-def test_a_one_token_step_slower_than_a_verification_pass_is_not_the_unit():
-    """T(1) measured at 20x a verification pass (the machine busy while it was measured): the
-    pass is the unit, so a draft that is rarely accepted is not predicted a speedup."""
-    stats = Stats(single_step_seconds=20.0)
-    for _ in range(4):
-        stats.add(step(1, [False], 0.1, 1.0))
-    result = stats.to_dict()
-    assert result["verify_cost"] == pytest.approx(1.0) and result["cost_ratio"] == pytest.approx(0.1)
-    assert result["expected_speedup"] == pytest.approx(1 / 1.1)
-
-
-def test_without_a_one_token_step_the_prediction_falls_back_to_leviathans_unit_cost():
-    stats = Stats()
-    stats.add(step(2, [True, True], 0.4, 1.5))
-    stats.add(step(2, [False], 0.4, 1.5))
-    result = stats.to_dict()
-    assert result["verify_cost"] is None
-    assert result["cost_ratio"] == pytest.approx(0.2 / 1.5)
-    assert result["expected_speedup"] == pytest.approx(2 / (2 * 0.2 / 1.5 + 1))
-
-
-def test_the_one_token_step_is_remeasured_once_its_passes_are_stale(family, monkeypatch):
-    """A run's draft cost is divided by T(1) measured under the same load, not by a pass timed
-    minutes earlier while the machine did something else."""
+def test_a_pass_timed_long_ago_is_not_what_the_waits_expect(family, monkeypatch):
+    """The waits told in the line read the typical recent pass (ui/eta.py), not one timed minutes
+    earlier while the machine did something else."""
     model, clock = family["draft"].model, [time.monotonic() + 1e6]  # every earlier pass is stale
     monkeypatch.setattr(forward_costs.time, "monotonic", lambda: clock[0])
     forward_costs.record(model, 1, 123.0)
-    assert forward_costs.single_step_seconds(model) == 123.0, "a recent pass is used as it is"
+    assert forward_costs.typical(model, 1) == 123.0, "a recent pass is used as it is"
     clock[0] += forward_costs.FRESH_SECONDS + 1
     assert forward_costs.typical(model, 1) is None
-    assert forward_costs.single_step_seconds(model) < 1.0, "a stale one is measured again"

@@ -12,7 +12,7 @@ import torch
 
 import playground
 from playground.config import RunConfig
-from playground.decoding import forward_costs, int8_draft
+from playground.decoding import int8_draft
 from playground.decoding.sampling import Sampler
 from playground.decoding.step import Evidence
 from playground.deploy.prompt_guard import format_prompt
@@ -64,15 +64,14 @@ def test_step_mode_shows_the_numbers_the_sd_ratio_used_for_a_greedy_draft(handle
 
 
 def test_step_mode_runs_no_forward_of_its_own(handlers, family, monkeypatch):
-    # The target's one-token step T(1) is timed by a run when no pass of the last 30 s recorded it.
-    forward_costs.single_step_seconds(family["target"].model)
     calls = []
     draft = family["draft"].model
     for model in {family["target"].model, draft, int8_draft.int8_twin(draft)}:  # sd drafts with the twin
         monkeypatch.setattr(model, "forward", _counting(model.forward, calls))
     handlers.step(KEY, PROMPT, "sd", 0, *values(temperature=1.0, seed=1))
     run = handlers.sessions.get(KEY).stepping.run
-    assert len(calls) == sum(run.steps[0].forwards.values())  # the round's own forwards, nothing more
+    # The round's own forwards and the speed account's timing of T(1) after it, nothing more.
+    assert len(calls) == sum(run.steps[0].forwards.values()) + sum(t.extra for t in run.stats.account.reference)
 
 
 def _counting(forward, calls):

@@ -5,13 +5,12 @@ the sequence last asked about, so rolling back after a rejection is implicit: as
 sequence that shares a shorter prefix crops the cache to that prefix first.
 """
 
-import time
-
 import torch
 from transformers import DynamicCache
 
 from ..errors import PlaygroundError
 from . import forward_costs
+from .speed_account import Clock
 from .token_tree import TokenTree, tree_attention, tree_positions
 
 
@@ -30,6 +29,8 @@ class KVRunner:
         self.cache = DynamicCache(config=model.config)
         self.ids: list[int | None] = []  # the tokens whose keys/values the cache holds (None: see logits_after)
         self.forwards = 0
+        self.first_pass: float | None = None  # seconds of its first forward
+        self.last_pass: tuple[int, float, float] | None = None  # (new tokens, wall, CPU) of its latest
         self._tree_base: int | None = None  # after tree_logits: where the tree's nodes start in the cache
 
     @property
@@ -93,13 +94,32 @@ class KVRunner:
     def _as_input(self, new: list[int]) -> torch.Tensor:
         return torch.tensor([new], device=self.device)
 
+    def timed_step(self, sequence: list[int]) -> tuple[float, float] | None:
+        """`ar`'s step where the cache stands: one forward over the next token of `sequence`, timed
+        (wall, CPU seconds) and then rolled back, so the cache is as it was. None while a tree
+        waits for `keep_path`, or where the cache holds ids it cannot name."""
+        held = len(self.ids)
+        if self._tree_base is not None or None in self.ids or not sequence:
+            return None
+        token = sequence[held] if held < len(sequence) else sequence[-1]
+        clock = Clock()
+        with torch.inference_mode():
+            self._forward(self._as_input([token]), 1)
+        timing = clock.read()
+        self.cache.crop(-1)  # the one position it fed (transformers 5.x: a count to remove)
+        return timing
+
     def _timed_forward(self, input_ids: torch.Tensor, positions: int, **extra) -> torch.Tensor:
-        started = time.perf_counter()
+        clock = Clock()
         with torch.inference_mode():
             logits = self._forward(input_ids, positions, **extra)
             if self.tokens is not None and self.tokens < logits.shape[-1]:
                 logits[..., self.tokens:] = -torch.inf
-        forward_costs.record(self.model, input_ids.shape[-1], time.perf_counter() - started)
+        wall, cpu = clock.read()
+        forward_costs.record(self.model, input_ids.shape[-1], wall)
+        if self.first_pass is None:
+            self.first_pass = wall
+        self.last_pass = (input_ids.shape[-1], wall, cpu)
         self.forwards += 1
         return logits[0, -positions:]
 

@@ -61,6 +61,9 @@ class CostProfile:
     cost_ratio: float
     verify_curve: tuple[tuple[int, float], ...] = ((1, 1.0),)
     host_per_round: float = 0.0
+    # The prompt's pass, where measured (a run's own profile): the first round's pass costs it,
+    # and `ar`, which takes the same pass, is charged it too. 0: every pass on the curve.
+    prompt_pass: float = 0.0
 
     def pass_cost(self, tokens: int) -> float:
         points = sorted(self.verify_curve)
@@ -74,16 +77,25 @@ class CostProfile:
 
 
 def replay(rounds: list[Round], profile: CostProfile) -> dict[str, float]:
-    """The rounds' cost on `profile`, in T(1), by part. `ar` takes one step per token."""
+    """The rounds' cost on `profile`, in T(1), by part."""
+    passes = [profile.pass_cost(r.pass_tokens) for r in rounds]
+    if profile.prompt_pass and passes:
+        passes[0] = profile.prompt_pass
     return {"drafting": sum(r.draft_forwards for r in rounds) * profile.cost_ratio,
-            "target passes": sum(profile.pass_cost(r.pass_tokens) for r in rounds),
-            "host": len(rounds) * profile.host_per_round}
+            "target passes": sum(passes), "host": len(rounds) * profile.host_per_round}
+
+
+def ar_cost(rounds: list[Round], profile: CostProfile) -> float:
+    """`ar`'s cost for the rounds' tokens in T(1): one step a token (after the prompt's pass, where
+    the profile has one)."""
+    tokens = sum(r.tokens for r in rounds)
+    return profile.prompt_pass + tokens - 1 if profile.prompt_pass and tokens else tokens
 
 
 def projected_speedup(rounds: list[Round], profile: CostProfile) -> float | None:
-    """These rounds' tokens per T(1) on `profile`, over `ar`'s one token per T(1)."""
+    """`ar`'s cost for these rounds' tokens on `profile` over the rounds' own."""
     cost = sum(replay(rounds, profile).values())
-    return sum(r.tokens for r in rounds) / cost if rounds and cost > 0 else None
+    return ar_cost(rounds, profile) / cost if rounds and cost > 0 else None
 
 
 def break_even_cost_ratio(rounds: list[Round], profile: CostProfile) -> float | None:
@@ -91,5 +103,5 @@ def break_even_cost_ratio(rounds: list[Round], profile: CostProfile) -> float | 
     (None when they draft nothing, or lose to `ar` even with a free draft)."""
     forwards = sum(r.draft_forwards for r in rounds)
     rest = sum(replay(rounds, profile).values()) - forwards * profile.cost_ratio
-    spare = sum(r.tokens for r in rounds) - rest
+    spare = ar_cost(rounds, profile) - rest
     return spare / forwards if forwards and spare > 0 else None

@@ -1,15 +1,12 @@
 """Seconds per forward pass of each loaded model, by the number of new tokens it was fed,
-recorded as runs go. Speculative decoding's prediction needs the target's one-token step T(1),
-which a speculative run itself never takes; on a CPU a pass over K+1 tokens costs well over T(1).
+recorded as runs go: what the waits told in the line expect of the next run (ui/eta.py). A run's
+own speed figures come from its speed account (speed_account.py), not from here.
 """
 
 import statistics
 import time
 import weakref
 from collections import deque
-
-import torch
-from transformers import DynamicCache
 
 # A pass's cost depends on what else the machine is doing (on a desktop, the browser showing the
 # run): a run's costs are compared with passes from the last FRESH_SECONDS only, as a CLI run's
@@ -34,17 +31,3 @@ def typical(model, new_tokens: int) -> float | None:
     since = time.monotonic() - FRESH_SECONDS
     recent = [seconds for at, seconds in _seconds.get(model, {}).get(new_tokens, ()) if at >= since]
     return statistics.median(recent) if recent else None
-
-
-def single_step_seconds(model, context: int = 64, passes: int = 4) -> float:
-    """T(1), measured on a throwaway cache if no pass in the last FRESH_SECONDS recorded it."""
-    if typical(model, 1) is None:
-        cache = DynamicCache(config=model.config)
-        ids = torch.zeros(1, context, dtype=torch.long, device=model.device)
-        with torch.inference_mode():
-            model(input_ids=ids, past_key_values=cache, use_cache=True, logits_to_keep=1)
-            for _ in range(passes + 1):  # the first pass warms up
-                started = time.perf_counter()
-                model(input_ids=ids[:, :1], past_key_values=cache, use_cache=True, logits_to_keep=1)
-                record(model, 1, time.perf_counter() - started)
-    return typical(model, 1)

@@ -162,7 +162,8 @@ def pyramid_summary(run) -> dict:
     beta_tq = run.stats.acceptance_rate
     speeds = model_speeds(run.steps)
     l_d, l_q = run.config.draft_length, run.config.qualifier_length
-    method_seconds = run.stats.draft_seconds + run.stats.verify_seconds
+    account = run.stats.account
+    method_seconds = account.drafting + account.passes + account.checks
     return {"beta_qd": beta_qd, "beta_tq": beta_tq, "draft_length": l_d, "qualifier_length": l_q,
             "tokens_per_second_by_model": speeds,
             "predicted_tokens_per_second": _predicted_psd(beta_qd, beta_tq, l_d, l_q, speeds, "paper"),

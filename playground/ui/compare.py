@@ -149,4 +149,4 @@ class Comparison:
                             "target mean log-lik": target_log_likelihood(target, prompt, ids,
                                                                          run.config.chat_template),
                             "repeated word 3-grams": repetition(run.text),
-                            "where the seconds went": render.budget_text(run.stats.budget())}}
+                            "where the seconds went": render.budget_text(run)}}

@@ -97,7 +97,8 @@ class Generation:
             session.race.add(run, session.decode)
             if not started.replay:
                 eta.record(run)
-        ending = f"done: {render.tokens(run.stats.tokens)} ({run.stop_reason})" if run.finished else \
+        ending = f"done: {render.tokens(run.stats.tokens)} in {run.stats.account.clock:.2f} s ({run.stop_reason})" \
+            if run.finished else \
             f"stopped after {render.tokens(run.stats.tokens)}: {session.stale_runs.reason}"
         yield self._view(session, ending + (f"; {started.replay}" if started.replay else ""), True)
 

@@ -13,6 +13,7 @@ from pathlib import Path
 import gradio as gr
 import tomllib
 
+from ..decoding.what_if import pass_cost_sentence
 from ..deploy.limits import current_limits
 from ..methods import METHODS
 from ..models.policy import public_mode
@@ -382,7 +383,9 @@ def _generate_tab(ui: Shared) -> None:
                           show_progress="hidden")
     # The charts follow on their own event once the run's has ended (run_charts.py); API callers
     # ask for the last run's charts with /charts.
+    # The what-if opens on the run's own c (its speed account's), not on where the slider was left.
     run.then(_keyed(ui.handlers.charts_after_run), None, plots, **PRIVATE).then(
+        _keyed(ui.handlers.what_if_profile), what_if.profile, what_if.cost, **PRIVATE).then(
         _keyed(ui.handlers.what_if), what_if.inputs, what_if.outputs, **PRIVATE)
     _wire_what_if(ui, what_if)
     tick.change(_keyed(ui.handlers.waiting), None, ui.status, concurrency_limit=None, show_progress="hidden",
@@ -496,11 +499,11 @@ def _step_tab(ui: Shared) -> None:
                 "norm(max(0, p - q)) where the SD rule ran.\n\n"
                 "**What a round costs.** K draft steps (each c of a target step) plus one target pass "
                 "over the K+1 new tokens (a token tree: all its nodes, its siblings costing no draft step). "
-                "On a GPU that pass costs about one target step; on a CPU it "
-                "costs more (the stats show it as *verification pass / target step*), so the predicted "
-                "speedup is tokens per round / (K c + that cost): the draft must be cheap and right "
-                "often enough to pay for both. Both costs are the typical round's (medians), so a moment "
-                "the machine spent on something else does not count as the models' cost. On a CPU, every "
+                f"What that pass costs depends on the machine: {pass_cost_sentence()} (the what-if's "
+                "profiles); the stats show this run's own as *verification pass / target step*. So the "
+                "predicted speedup is tokens per round / (K c + that cost): the draft must be cheap and right "
+                "often enough to pay for both. Both costs are this run's own, in the target step T(1) timed "
+                "on its cache beside its rounds (its speed account). On a CPU, every "
                 "method that drafts with a model runs the draft's linear layers in int8 (*draft int8*), "
                 "about half of c; the target is never quantized, so sd's output stays its own.\n\n"
                 "**Teaching settings** sample at temperature 1 (greedy p and q are one-hot: nothing to "

@@ -131,8 +131,9 @@ def ranking(methods: list[str], timed: list[Timed]) -> list[tuple[int, str]]:
         reference = timed[methods.index("ar")]
         scores = [1.0 if method == "ar" else timed[side].speedup(reference).median or 0.0
                   for side, method in enumerate(methods)]
-        flagged = [method != "ar" and bool(timed[side].speedup(reference).flag) for side, method in enumerate(methods)]
-        figures = ["the reference" if method == "ar" else f"{score:.2f}x ar" + (", impossible: see above" * flag)
+        flagged = [method != "ar" and bool(timed[side].speedup(reference).unsettled)
+                   for side, method in enumerate(methods)]
+        figures = ["the reference" if method == "ar" else "not settled vs ar: see above" if flag else f"{score:.2f}x ar"
                    for method, score, flag in zip(methods, scores, flagged, strict=True)]
     else:
         scores = [statistics.median(t.speeds.values()) if t.speeds else 0.0 for t in timed]
@@ -161,35 +162,28 @@ def replay_repeat(timed: list[Timed], order: list[int]) -> tuple[int, bool]:
 
 
 def flagged_lines(methods: list[str], timed: list[Timed]) -> list[str]:
-    """A warning line per speedup over ar that passes what its method's measured costs allow."""
+    """A line per speedup over ar that the runs did not settle, saying why."""
     if "ar" not in methods:
         return []
     reference, lines = timed[methods.index("ar")], []
     for method, speeds in zip(methods, timed, strict=True):
         speedup = speeds.speedup(reference) if speeds is not reference else None
-        if speedup is not None and speedup.flag:
-            lines.append(f"{method}'s {speedup.text} over ar is impossible: {speedup.flag}.")
-        elif speedup is not None and speedup.range_flag:
-            lines.append(f"{method}'s {speedup.text} over ar: {speedup.range_flag}.")
+        if speedup is not None and speedup.unsettled:
+            lines.append(f"{method}'s speedup over ar is not settled: {speedup.unsettled}.")
     return lines
 
 
 def spread_text(methods: list[str], timed: list[Timed]) -> str:
     """Every method's tokens/s as a median with its range, its speedup over ar paired within each
-    repeat where ar raced too (flagged where it passes what the method's measured costs allow, and
-    called unsettled where its repeats fell on both sides of ar), and a note when the machine was busy."""
+    repeat where ar raced too (or, where its runs did not settle it, a pointer to the line saying
+    why), and a note when the machine was busy."""
     reference = timed[methods.index("ar")] if "ar" in methods else None
     lines = []
     for method, speeds in zip(methods, timed, strict=True):
         vs_ar = ""
         if reference is not None and reference is not speeds:
-            ratios = speeds.ratios(reference)
-            unsettled = " (not settled: faster than ar in some repeats, slower in others)" \
-                if ratios and min(ratios) < 1 < max(ratios) else ""
             speedup = speeds.speedup(reference)
-            marked = " (impossible: see the line above)" if speedup.flag else \
-                " (its range passes its costs' bound: see above)" if speedup.range_flag else ""
-            vs_ar = f", {speedup.text}{marked} vs ar{unsettled}"
+            vs_ar = ", vs ar not settled (see above)" if speedup.unsettled else f", {speedup.text} vs ar"
         lines.append(f"{method} {speeds.text()} tokens/s{vs_ar}")
     return f"Speeds of the runs: {'; '.join(lines)}. {busy_note(timed)}".strip()
 

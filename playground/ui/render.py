@@ -104,6 +104,7 @@ STAT_ROWS = (("tokens", "tokens", "{}"), ("tokens_per_second", "tokens/s", "{:.1
              ("drafted_per_pass", "candidates verified per target forward", "{:.2f}"),
              ("steps", "verification rounds", "{}"), ("drafted", "drafted", "{}"),
              ("accepted", "accepted", "{}"),
+             ("speedup", "speedup over ar (this run's seconds against ar's for its tokens)", "{:.2f}x"),
              ("expected_speedup", "predicted speedup, an estimate (Leviathan: c, pass cost below)", "{:.2f}x"),
              ("cost_ratio", "draft step / target step (c)", "{:.3f}"),
              ("verify_cost", "verification pass / target step", "{:.2f}x"), ("seconds", "seconds", "{:.2f}"),
@@ -129,10 +130,14 @@ def stats_html(stats: dict) -> str:
     for key, label, fmt in STAT_ROWS:
         if staged and key == "acceptance_rate":
             cells += _stage_one_cells(stats)
-        if key in stats:
+        if key == "speedup" and (stats.get("account") or {}).get("unsettled"):
+            cells.append(("not settled", label))
+        elif key in stats:
             cells.append((_format(fmt, stats.get(key)), STAGE_LABELS.get(key, label) if staged else label))
     shown = "".join(f'<div class="stat"><b>{value}</b><span>{escape(label)}</span></div>' for value, label in cells)
-    return f'<div class="stat-grid">{shown}</div>'
+    unsettled = (stats.get("account") or {}).get("unsettled")
+    why = f'<p class="flagged">Speedup not settled: {escape(unsettled)}.</p>' if unsettled else ""
+    return f'<div class="stat-grid">{shown}</div>{why}'
 
 
 def acceptance_metrics(stats: dict) -> dict:
@@ -173,12 +178,14 @@ def vocabulary_html(run) -> str:
             f"token right). {escape(passed)}; the target wrote {target_wrote} of {stats.tokens} tokens itself.</p>")
 
 
-def budget_text(budget: dict | None) -> str | None:
-    """A run's time budget (`Stats.budget`) in one line: its measured parts, then ar's estimate."""
+def budget_text(run) -> str | None:
+    """A run's time budget (its speed account) in one line: its measured parts, then `ar`'s seconds
+    for the same tokens (not for an `ar` run: its own seconds are those)."""
+    budget = run.stats.account.budget()
     if not budget:
         return None
     parts = " · ".join(f"{part} {seconds:.2f} s" for part, seconds in budget["this run (measured)"].items() if seconds)
-    ar = next((row for name, row in budget.items() if name.startswith("ar")), None)
+    ar = budget.get("ar, same tokens") if run.method != "ar" else None
     return parts + (f" (ar, same tokens: about {ar['target passes']:.2f} s)" if ar else "")
 
 
@@ -275,7 +282,7 @@ def compare_html(columns: list[dict], note: str = "") -> str:
     under a note on the machine when there is one."""
     def metric(name, value):
         shown = "–" if value is None else escape(value) if isinstance(value, str) else (
-            flagged_html(value) if isinstance(value, Speedup) else
+            speedup_html(value) if isinstance(value, Speedup) else
             f"{value:.1%}" if name in SHARES else f"{value:.2f}")
         return f"<tr><th>{escape(name)}</th><td>{shown}</td></tr>"
 
@@ -286,15 +293,12 @@ def compare_html(columns: list[dict], note: str = "") -> str:
     return f'{machine}<div class="compare">{cells}</div>'
 
 
-def flagged_html(speedup: Speedup) -> str:
-    """A speedup as shown: plain, or struck through with why it cannot be right where it passes what
-    the measured costs allow (repeats.Speedup)."""
-    if speedup.range_flag:
-        return f'{escape(speedup.text)} <span class="flagged">{escape(speedup.range_flag)}</span>'
-    if not speedup.flag:
+def speedup_html(speedup: Speedup) -> str:
+    """A paired speedup as shown: its figure where settled, else the words saying why not
+    (repeats.Speedup): never a figure the runs contradict."""
+    if not speedup.unsettled:
         return escape(speedup.text)
-    return (f'<span class="flagged"><s>{escape(speedup.text)}</s> impossible: '
-            f"{escape(speedup.flag)}</span>")
+    return f'<span class="flagged">not settled: {escape(speedup.unsettled)}</span>'
 
 
 def memory_html(pairs: list[tuple], total: int, owner: str) -> str:

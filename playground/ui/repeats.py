@@ -12,6 +12,8 @@ from ..decoding.speed_bound import SpeedBound, speedup_bound
 REPEATS = 3  # timed runs of each side
 WARM_UP_TOKENS = 4  # a warm-up run builds what a side's first run would pay for (int8 twins, pruned heads)
 BUSY_SPREAD = 1.25  # a side whose fastest run is this much faster than its slowest: the machine was busy
+UNSETTLED_SPREAD = 1.3  # paired ratios further apart than this settle no speedup
+NOISE_SPREAD = 1.1  # ratios on both sides of 1 but within this of each other: about as fast as ar
 
 
 def schedule(sides: int, repeats: int) -> list[tuple[int, int]]:
@@ -31,17 +33,30 @@ def repeated(runs: list[Callable], repeats: int) -> Iterator[tuple[int, int, obj
 
 @dataclass(frozen=True)
 class Speedup:
-    """A speedup over ar as shown: its text, and `flag`, why it cannot be right where it passes what
-    the side's measured costs allow (speed_bound.py; "" where it does not)."""
+    """A paired speedup over ar as shown: its median with its range where the runs settled it, else
+    `unsettled`, why not and what to do, in words (then no figure is the headline)."""
 
     text: str
-    flag: str = ""
     median: float | None = None
-    range_flag: str = ""  # the median is possible but the range reaches past the bound: why, in one line
+    unsettled: str = ""
 
     def __str__(self) -> str:
-        return self.text + (f" [impossible: {self.flag}]" if self.flag else "") + (
-            f" [{self.range_flag}]" if self.range_flag else "")
+        return f"not settled: {self.unsettled}" if self.unsettled else self.text
+
+
+def settled(ratios: list[float], bound: SpeedBound | None) -> Speedup:
+    """The paired ratios as a figure, or why they settle none: past what the side's own measured
+    costs allow, spread wider than UNSETTLED_SPREAD, or on both sides of ar beyond noise."""
+    median, low, high = statistics.median(ratios), min(ratios), max(ratios)
+    text = f"{median:.2f}x ({low:.2f}-{high:.2f})"
+    if bound is not None and bound.exceeded_by(high):
+        why = (f"the runs gave {low:.2f}-{high:.2f}x, more than this setting's measured costs allow "
+               f"({bound.bound:.2f}x at most: {bound.inputs()}), so something slowed an ar run")
+    elif high / low > UNSETTLED_SPREAD or (low < 1 < high and high / low > NOISE_SPREAD):
+        why = f"its repeats gave {low:.2f}-{high:.2f}x ar"
+    else:
+        return Speedup(text, median)
+    return Speedup(text, median, f"{why}; run it again on a quieter machine (close other programs and tabs)")
 
 
 @dataclass
@@ -77,17 +92,9 @@ class Timed:
         return str(self.speedup(reference))
 
     def speedup(self, reference: "Timed") -> Speedup:
-        """The median of the paired ratios with their range, flagged when the median passes the
-        bound of every run of this side (and noted when only the range's top does)."""
+        """The median of the paired ratios with their range, where they settle it (`settled`)."""
         ratios = self.ratios(reference)
-        if not ratios:
-            return Speedup("–")
-        median, bound = statistics.median(ratios), self.bound()
-        flag = bound.flag(median) if bound is not None and bound.exceeded_by(median) else ""
-        past = not flag and bound is not None and bound.exceeded_by(max(ratios))
-        range_flag = (f"its range passes what the measured costs allow ({bound.bound:.2f}x at most): in that repeat "
-                      "the machine slowed the ar run" if past else "")
-        return Speedup(f"{median:.2f}x ({min(ratios):.2f}-{max(ratios):.2f})", flag, median, range_flag)
+        return settled(ratios, self.bound()) if ratios else Speedup("–")
 
 
 def busy_note(sides: list[Timed]) -> str:

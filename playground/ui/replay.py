@@ -39,7 +39,7 @@ def lane_of(run, decode, label: str) -> Lane:
     reveals = tuple((seconds, render.token_spans(step.tokens, decode))
                     for seconds, step in zip(clock, run.steps, strict=True) if step.tokens)
     return Lane(label, run.prompt, reveals, run.stats.tokens, clock[-1] if clock else 0.0, render.settings_text(run),
-                render.budget_text(run.stats.budget()) or "")
+                render.budget_text(run) or "")
 
 
 def run_label(number: int, run) -> str:

@@ -27,9 +27,10 @@ FOLLOW_NOTE = ("the identical run (same prompt, models, settings and seed) of an
 
 def _fresh(original: Run) -> Run:
     """An empty run with the original's method, settings and models, to grow step by step."""
-    stats = original.stats
-    return Run(original.method, original.config, original.prompt, models=dict(original.models),
-               stats=Stats(stats.target_role, stats.draft_role, stats.single_step_seconds))
+    stats = Stats(original.stats.target_role, original.stats.draft_role)
+    stats.account.reference = list(original.stats.account.reference)  # its figures in the original's T(1)
+    stats.account.first_pass = original.stats.account.first_pass
+    return Run(original.method, original.config, original.prompt, models=dict(original.models), stats=stats)
 
 
 def _grow(run: Run, step, held: float) -> None:

@@ -3,6 +3,8 @@ on the costs of another machine or pair (decoding/what_if.py), with a slider for
 c and the line where the speedup crosses 1. A projection from the run's own acceptance, labelled
 as one: nothing here is measured on the chosen profile."""
 
+from dataclasses import replace
+
 import plotly.graph_objects as go
 
 from ..decoding import what_if
@@ -53,7 +55,7 @@ class WhatIf:
         if "qualifier" in METHODS[run.method].roles:
             return ("PyramidSD drafts with two models (draft and qualifier): the what-if replays one draft's "
                     "rounds, so it does not project this run."), None
-        rounds = what_if.rounds_of(run.steps, run.stats.target_role, run.stats.draft_role)
+        rounds = run.stats.account.rounds
         if not any(r.draft_forwards for r in rounds):
             return f"{run.method} drafted nothing in this run: there is no draft cost to vary.", None
         try:
@@ -69,15 +71,10 @@ class WhatIf:
         if name == OWN_CURVE:
             return CostProfile(OWN_CURVE, "entered on this page", cost_ratio or 0.0, parse_curve(curve_text))
         if name == what_if.THIS_RUN:
-            stats = run.stats if run else None
-            profile = stats and what_if.measured_profile(run.steps, stats.target_step(),
-                                                         stats.step_clock[-1] if stats.step_clock else 0.0,
-                                                         stats.target_role, stats.draft_role)
+            profile = run.stats.account.profile() if run else None
         else:
             profile = next((p for p in what_if.recorded_profiles() if p.name == name), None)
-        if profile and cost_ratio is not None:
-            return CostProfile(profile.name, profile.source, cost_ratio, profile.verify_curve, profile.host_per_round)
-        return profile
+        return replace(profile, cost_ratio=cost_ratio) if profile and cost_ratio is not None else profile
 
 
 def _words(run, rounds, profile: CostProfile) -> str:
@@ -94,8 +91,7 @@ def _words(run, rounds, profile: CostProfile) -> str:
 
 def _speedup_by_cost(rounds, profile: CostProfile) -> go.Figure:
     costs = [i / (C_STEPS - 1) for i in range(C_STEPS)]
-    speedups = [projected_speedup(rounds, CostProfile(profile.name, profile.source, c, profile.verify_curve,
-                                                      profile.host_per_round)) for c in costs]
+    speedups = [projected_speedup(rounds, replace(profile, cost_ratio=c)) for c in costs]
     traces = [go.Scatter(x=costs, y=speedups, mode="lines", name="projected speedup", line={"color": COLORS["draft"]}),
               go.Scatter(x=[0, 1], y=[1, 1], mode="lines", name="as fast as ar",
                          line={"color": "#888888", "dash": "dash"}),

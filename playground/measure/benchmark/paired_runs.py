@@ -161,8 +161,9 @@ def stats_columns(stats: Stats | None) -> dict:
     if stats is None:
         return dict.fromkeys(STATS_COLUMNS)
     return {"acceptance_rate": stats.acceptance_rate, "candidate_acceptance": stats.candidate_acceptance,
-            "mean_acceptance_length": stats.mean_acceptance_length, "expected_speedup": stats.predicted_speedup(),
-            "cost_ratio": stats.cost_ratio(), "verify_cost": stats.verify_cost(),
+            "mean_acceptance_length": stats.mean_acceptance_length,
+            "expected_speedup": stats.account.predicted_speedup(),
+            "cost_ratio": stats.account.cost_ratio(), "verify_cost": stats.account.verify_cost(),
             **{f"share_{origin}": share for origin, share in stats.origin_shares.items()}}
 
 

@@ -1,0 +1,262 @@
+"""One run's speed account: where its seconds went, and the `ar` step it is compared with.
+
+Every speed figure that the CLI's JSON, the UI and the bench show is a function of this account
+and nothing else (docs/speed.md): the speedup, c, the pass cost, the cost model's prediction, the
+bound past which a figure is impossible, the time budget and the what-if's "this run" profile.
+
+The reference is `ar`'s one-token step T(1), timed on the target's own cache between the run's
+rounds (after the first, every REFERENCE_EVERY rounds, and after the last), so that it shares the
+run's context length and the machine's load at the time: on a machine whose load changes, a run
+has one T(1), measured beside its own rounds. An `ar` run is its own reference: its one-token
+passes are T(1).
+
+Beside the wall clock it keeps the decoding thread's CPU seconds: where the thread had its core
+for much less than the run's time, or the T(1) timings disagree, other work moved the figures,
+and the account says the speedup is not settled rather than show it plain (`unsettled`). The CPU
+seconds are no steadier a measure than the wall clock here: torch's worker threads spin while they
+wait for each other, so a busy machine inflates them too (bench/results/speed_account).
+"""
+
+import statistics
+import time
+from dataclasses import dataclass, field
+
+from .cost_model import CostProfile, Round, replay, round_costs
+from .what_if import THIS_RUN
+
+REFERENCE_EVERY = 8  # rounds between two timings of T(1)
+# Measured beside two processes burning both cores (bench/results/speed_account): the decoding
+# thread's CPU over wall time fell from 0.99 to 0.48-0.50, and its T(1) timings spread 2.7-9x.
+BUSY_UTILIZATION = 0.8
+SETTLED_SPREAD = 1.25
+
+
+class Clock:
+    """Wall and CPU seconds since it was made (CPU: of the thread that reads it)."""
+
+    def __init__(self):
+        self.wall, self.cpu = time.perf_counter(), time.thread_time()
+
+    def read(self) -> tuple[float, float]:
+        return time.perf_counter() - self.wall, time.thread_time() - self.cpu
+
+
+@dataclass(frozen=True)
+class Timing:
+    """One timed T(1): wall and CPU seconds, the context it was taken at, after which round, and
+    whether it was a forward of its own (else one of the run's passes, fed one token alone)."""
+
+    wall: float
+    cpu: float
+    context: int
+    after_round: int
+    extra: bool = True
+
+
+@dataclass
+class SpeedAccount:
+    """Written by the engine as the run goes (`add_round`, `add_reference`, `finish_round`)."""
+
+    target_role: str = "target"
+    draft_role: str = "draft"
+    clock: float = 0.0  # seconds since the run started, waiting included: what the status line shows
+    waited: float = 0.0  # held at its yields: other visitors' rounds, a page being updated
+    measuring: float = 0.0  # spent timing T(1) (not the run's own work)
+    decoder_cpu: float = 0.0  # CPU seconds of the decoding thread in the run's rounds
+    tokens: int = 0
+    round_count: int = 0
+    drafting: float = 0.0
+    passes: float = 0.0  # the target's passes, without the checks
+    checks: float = 0.0  # the checks and the walk after each pass
+    draft_forwards: int = 0
+    target_passes: int = 0
+    first_pass: float | None = None  # seconds of the target's first pass: the prompt's
+    reference: list[Timing] = field(default_factory=list)
+    rounds: list[Round] = field(default_factory=list)  # the verified rounds, for the what-if
+    pass_seconds: list[float] = field(default_factory=list)  # each verified round's pass, checks excluded
+    round_drafting: list[float] = field(default_factory=list)
+    started: float = field(default_factory=time.perf_counter, repr=False)
+
+    # Writing ---------------------------------------------------------------------------------
+
+    def add_round(self, step, cpu: float) -> None:
+        """Count a round the method yielded, and the decoding thread's CPU seconds for it."""
+        self.round_count += 1
+        checks = step.extra.get("check_seconds", 0.0)
+        self.tokens += len(step.tokens)
+        self.drafting += step.draft_seconds
+        self.passes += step.verify_seconds - checks
+        self.checks += checks
+        self.decoder_cpu += cpu
+        self.draft_forwards += step.forwards.get(self.draft_role, 0)
+        passes = step.forwards.get(self.target_role, 0)
+        self.target_passes += passes
+        if passes:
+            self.rounds.append(Round(step.forwards.get(self.draft_role, 0), step.drafted + 1, len(step.tokens)))
+            self.pass_seconds.append((step.verify_seconds - checks) / passes)
+            self.round_drafting.append(step.draft_seconds)
+
+    def time_reference(self, runner, sequence: list[int], step, finished: bool) -> None:
+        """Before counting `step`: take T(1) from the target's `runner` (a KVRunner) where this
+        round fed it one token alone (its own pass is `ar`'s step), else time one on its cache
+        after the first round that drafted, every REFERENCE_EVERY rounds and after the last."""
+        if runner is None or runner.first_pass is None:
+            return
+        self.first_pass = self.first_pass or runner.first_pass
+        this_round = self.round_count + 1
+        if step.forwards.get(self.target_role) == 1 and runner.forwards > 1 and runner.last_pass[0] == 1:
+            _, wall, cpu = runner.last_pass
+            self.reference.append(Timing(wall, cpu, len(runner.ids), this_round, extra=False))
+            return
+        last = self.reference[-1].after_round if self.reference else 0
+        # A round that drafted nothing is followed by one-token passes (`ar`'s): wait for them.
+        first = last == 0 and (step.drafted or finished)
+        if not (first or (last and this_round - last >= REFERENCE_EVERY) or finished):
+            return
+        clock = Clock()
+        timing = runner.timed_step(sequence)
+        if timing is not None:
+            self.reference.append(Timing(*timing, len(runner.ids), this_round))
+            self.measuring += clock.read()[0]
+
+    def finish_round(self, waited: float) -> None:
+        """The clock at the end of a round; `waited` is how long the run has been held so far."""
+        self.clock = time.perf_counter() - self.started
+        self.waited = waited
+
+    # The reference ---------------------------------------------------------------------------
+
+    def single_step(self) -> float | None:
+        """T(1): the median of the run's timings of it (an `ar` run: of its one-token passes)."""
+        return statistics.median(t.wall for t in self.reference) if self.reference else None
+
+    def reference_spread(self) -> float | None:
+        """The slowest T(1) timing over the fastest."""
+        walls = [t.wall for t in self.reference]
+        return max(walls) / min(walls) if len(walls) > 1 and min(walls) > 0 else None
+
+    # The run's own seconds -------------------------------------------------------------------
+
+    @property
+    def decoder_seconds(self) -> float:
+        """The run's own wall clock: less its waiting and the timing of T(1)."""
+        return max(self.clock - self.waited - self.measuring, 0.0)
+
+    def parts(self) -> dict[str, float]:
+        """Where the clock's seconds went; they add up to `clock`, the status line's seconds."""
+        parts = {"drafting": self.drafting, "target passes": self.passes, "checks and walk": self.checks}
+        parts["host, between them"] = max(self.decoder_seconds - sum(parts.values()), 0.0)
+        parts["timing ar's step"] = self.measuring
+        parts["waiting for its turn"] = self.waited
+        return parts
+
+    def ar_seconds(self) -> float | None:
+        """`ar`'s seconds for the same tokens: the run's first target pass (the prompt's, which
+        `ar` also takes) and one T(1) for each further token."""
+        step = self.single_step()
+        if step is None or self.first_pass is None or not self.tokens:
+            return None
+        return self.first_pass + (self.tokens - 1) * step
+
+    def speedup(self) -> float | None:
+        """`ar`'s wall seconds for the run's tokens over the run's own."""
+        ar = self.ar_seconds()
+        return ar / self.decoder_seconds if ar and self.decoder_seconds else None
+
+    def utilization(self) -> float | None:
+        """The decoding thread's CPU seconds over its wall seconds: about 1 on a quiet machine,
+        about 0.5 where other work shares its core."""
+        return self.decoder_cpu / self.decoder_seconds if self.decoder_seconds and self.decoder_cpu else None
+
+    def unsettled(self) -> str:
+        """Why this run cannot settle its speedup over `ar` ("" where it can): its thread did not
+        have its core to itself, or its T(1) timings disagree."""
+        used, spread = self.utilization(), self.reference_spread()
+        if used is not None and used < BUSY_UTILIZATION:
+            return (f"the machine was busy: the decoding thread had its core {used:.0%} of this run's time, so "
+                    "its seconds and T(1) moved with the other work")
+        if spread is not None and spread > SETTLED_SPREAD:
+            walls = [t.wall * 1000 for t in self.reference]
+            return f"the machine's load changed during the run: T(1) timed {min(walls):.1f}-{max(walls):.1f} ms"
+        return ""
+
+    # The cost model, in this run's T(1) ---------------------------------------------------------
+
+    def cost_ratio(self) -> float | None:
+        """c: the run's mean seconds per draft forward over its T(1)."""
+        step = self.single_step()
+        return self.drafting / self.draft_forwards / step if step and self.draft_forwards else None
+
+    def verify_cost(self) -> float | None:
+        """A verification pass over T(1): the mean of its passes after the prompt's."""
+        step, later = self.single_step(), self.pass_seconds[1:]
+        return sum(later) / len(later) / step if step and later else None
+
+    def predicted_speedup(self) -> float | None:
+        """Theorem 3.8 with this run's c and pass cost: the tokens of its drafted rounds over their
+        cost in T(1) (each draft forward c, each pass `verify_cost`)."""
+        cost, verify = self.cost_ratio(), self.verify_cost() or 1.0
+        drafted = [r for r in self.rounds if r.draft_forwards]
+        if not drafted or cost is None:
+            return None
+        forwards = sum(r.draft_forwards for r in drafted)
+        return sum(r.tokens for r in drafted) / sum(round_costs(forwards, len(drafted), 0, cost, verify).values())
+
+    def bound(self) -> float | None:
+        """The most this run's speedup can be from its own costs: its draft forwards at c, its
+        passes at no less than T(1) each (its first at what it measured), nothing else."""
+        step, cost = self.single_step(), self.cost_ratio()
+        if not step or self.first_pass is None or not self.target_passes or (self.draft_forwards and cost is None):
+            return None
+        prompt = self.first_pass / step
+        least = self.draft_forwards * (cost or 0.0) + prompt + self.target_passes - 1
+        return (prompt + self.tokens - 1) / least if least > 0 else None
+
+    def budget(self) -> dict[str, dict[str, float]] | None:
+        """Three rows of seconds: where the run's went (adding up to its clock), the cost model's
+        prediction of its rounds (each draft forward c, each pass `verify_cost`, in its T(1)), and
+        `ar`'s for the same tokens."""
+        if not self.round_count:
+            return None
+        out = {"this run (measured)": self.parts()}
+        step, cost, ar = self.single_step(), self.cost_ratio(), self.ar_seconds()
+        if step and cost is not None:
+            later = self.rounds[1:]
+            predicted = round_costs(sum(r.draft_forwards for r in self.rounds), len(later), 0, cost,
+                                    self.verify_cost() or 1.0)
+            predicted["target passes"] += self.first_pass / step
+            out["cost model (predicted)"] = {part: units * step for part, units in predicted.items()}
+        if ar:
+            out["ar, same tokens"] = {"target passes": ar}
+        return out
+
+    def profile(self) -> CostProfile | None:
+        """The run's own costs in its T(1), for the what-if: c, each pass size's mean cost, the
+        prompt's pass, and the rest of its clock per round. Replayed on it, the rounds take the
+        run's own seconds, and project its own speedup."""
+        step = self.single_step()
+        if not step or not self.rounds or self.first_pass is None:
+            return None
+        sizes: dict[int, list[float]] = {}
+        for round_, seconds in zip(self.rounds[1:], self.pass_seconds[1:]):
+            sizes.setdefault(round_.pass_tokens, []).append(seconds / step)
+        curve = tuple((size, sum(costs) / len(costs)) for size, costs in sorted(sizes.items())) or ((1, 1.0),)
+        cost = self.cost_ratio() or 0.0
+        profile = CostProfile(THIS_RUN, "this run's draft forwards, passes and host time, over the "
+                              "T(1) timed beside its rounds", cost, curve, 0.0, self.first_pass / step)
+        rest = self.decoder_seconds / step - sum(replay(self.rounds, profile).values())
+        return CostProfile(profile.name, profile.source, cost, curve, rest / len(self.rounds), profile.prompt_pass)
+
+    def to_dict(self) -> dict:
+        """CONTRACT: the account as the CLI's JSON carries it (stats.account)."""
+        step = self.single_step()
+        return {
+            "clock_seconds": self.clock, "decoder_seconds": self.decoder_seconds,
+            "decoder_cpu_seconds": self.decoder_cpu,
+            "parts": self.parts(), "speedup": self.speedup(), "ar_seconds": self.ar_seconds(),
+            "utilization": self.utilization(), "unsettled": self.unsettled() or None,
+            "single_step_seconds": step, "reference": [vars(t) for t in self.reference],
+            "first_pass_seconds": self.first_pass,
+            "cost_ratio": self.cost_ratio(), "verify_cost": self.verify_cost(),
+            "predicted_speedup": self.predicted_speedup(), "bound": self.bound(),
+        }

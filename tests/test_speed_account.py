@@ -1,0 +1,189 @@
+"""One speed account per run (decoding/speed_account.py): every speed figure on screen, in the JSON
+and in a replay on other costs comes from it, adds up, and says when a busy machine moved it."""
+
+import time
+
+import pytest
+
+import playground
+from playground.decoding import speed_account
+from playground.decoding.cost_model import projected_speedup, replay
+from playground.decoding.speed_account import BUSY_UTILIZATION, SpeedAccount, Timing
+from playground.decoding.speed_bound import speedup_bound
+from playground.decoding.stats import Stats
+from playground.decoding.step import Step, TokenRecord
+from playground.ui import charts, render
+from playground.ui.what_if_panel import WhatIf
+
+PROMPT = "hello there"
+
+
+def step(drafted: int, flags: list[bool], draft_seconds: float, verify_seconds: float) -> Step:
+    tokens = [TokenRecord(0, "draft") for flag in flags if flag] + [TokenRecord(0, "target")]
+    return Step(tokens, drafted=drafted, accepted=sum(flags), accepted_flags=flags, draft_seconds=draft_seconds,
+                verify_seconds=verify_seconds, forwards={"draft": drafted, "target": 1})
+
+
+def stats_of(steps: list[Step], single_step: float = 1.0, prompt_pass: float = 3.0) -> Stats:
+    """Stats whose account has T(1) = `single_step` and a prompt's pass of `prompt_pass` seconds."""
+    stats = Stats()
+    stats.account.reference = [Timing(single_step, single_step, 10, 1)]
+    stats.account.first_pass = prompt_pass
+    for one in steps:
+        stats.add(one)
+    return stats
+
+
+def test_c_the_pass_cost_and_the_prediction_are_the_runs_means_in_its_t1():
+    """The prompt's round, then two blocks of K = 2 (accepted both / rejected the first). Draft
+    steps 0.2 s, later passes 1.5 s, T(1) = 1 s: c = 0.2, a pass 1.5 T(1), and Theorem 3.8 gives
+    the 3 + 3 + 1 tokens of the three drafted rounds over 3 x (2 x 0.2 + 1.5) T(1)."""
+    stats = stats_of([step(2, [True, True], 0.4, 3.0), step(2, [True, True], 0.4, 1.5), step(2, [False], 0.4, 1.5)])
+    account = stats.account
+    assert account.cost_ratio() == pytest.approx(0.2)
+    assert account.verify_cost() == pytest.approx(1.5), "the prompt's pass is not a verification pass"
+    assert account.predicted_speedup() == pytest.approx(7 / (3 * (2 * 0.2 + 1.5)))
+    assert stats.to_dict()["expected_speedup"] == account.predicted_speedup()
+
+
+def test_the_prediction_counts_the_tokens_blocks_of_different_lengths_yielded():
+    """After the prompt's round (1 token), a confident block of 4, all accepted (5 tokens), and a
+    doubtful block of 1, rejected (1 token): acceptance rates pooled over the two (position 0
+    accepted 1 time in 2) would credit the long block with 3 tokens."""
+    stats = stats_of([step(1, [False], 0.2, 3.0), step(4, [True] * 4, 0.8, 1.5), step(1, [False], 0.2, 1.5)])
+    assert stats.account.predicted_speedup() == pytest.approx(7 / (6 * 0.2 + 3 * 1.5))
+
+
+def test_the_bound_is_k_plus_one_over_k_c_plus_one_at_full_acceptance_after_the_prompt():
+    """Ten rounds keeping all K = 5 drafts at c = 0.3, the first pass 1 T(1) like the rest: the
+    bound is (60 + 1 - 1) / (50 x 0.3 + 1 + 9) = 2.4x, below 1/c."""
+    stats = stats_of([step(5, [True] * 5, 5 * 0.003, 0.01) for _ in range(10)], single_step=0.01, prompt_pass=0.01)
+    bound = speedup_bound(stats)
+    assert bound.bound == pytest.approx(6 / (5 * 0.3 + 1))
+    assert (bound.tokens, bound.draft_forwards, bound.target_passes) == (60, 50, 10)
+    assert not bound.exceeded_by(2.5) and bound.exceeded_by(8.94)
+
+
+def test_the_budget_adds_up_to_the_status_lines_clock_waiting_included(family):
+    """A consumer that holds the stream (another visitor's rounds, a page being drawn) adds waiting
+    time: the parts still add up to the clock the status line shows, and the speedup leaves it out."""
+    run = None
+    for _, run in playground.stream(PROMPT, method="sd", **family, max_new_tokens=30, seed=1, temperature=1.0):
+        time.sleep(0.02)
+    account = run.stats.account
+    parts = account.parts()
+    assert parts["waiting for its turn"] >= 0.02 * (run.stats.steps - 1)
+    assert sum(parts.values()) == pytest.approx(account.clock, rel=0.02)
+    assert run.stats.to_dict()["seconds"] == account.clock
+    assert account.speedup() == pytest.approx(account.ar_seconds() / (account.clock - parts["waiting for its turn"]
+                                                                      - parts["timing ar's step"]))
+    assert all(seconds >= 0 for seconds in parts.values())
+    assert [trace.name for trace in charts.time_budget(run, None).data] == list(charts.BUDGET_COLORS)
+
+
+@pytest.mark.parametrize("method", ["sd", "fsd", "csd", "psd-f"])
+def test_t1_is_timed_beside_the_runs_rounds_and_leaves_its_output_as_it_was(family, method, monkeypatch):
+    """Timed after the first round, every round here, and after the last, on the target's own cache:
+    the output is the run's without any timing, and sd's is ar's."""
+    untimed = playground.generate(PROMPT, method=method, **family, max_new_tokens=40, temperature=1.0, seed=4)
+    monkeypatch.setattr(speed_account, "REFERENCE_EVERY", 1)
+    run = playground.generate(PROMPT, method=method, **family, max_new_tokens=40, temperature=1.0, seed=4)
+    assert run.text == untimed.text, "timing T(1) on the target's cache must leave the cache as it was"
+    account = run.stats.account
+    assert [t.after_round for t in account.reference] == list(range(1, run.stats.steps + 1))
+    assert account.measuring > 0 and account.single_step() > 0
+
+
+def test_an_ar_run_is_its_own_reference_and_sd_still_writes_what_ar_writes(family):
+    ar = playground.generate(PROMPT, method="ar", target=family["target"], max_new_tokens=40)
+    sd = playground.generate(PROMPT, method="sd", **family, max_new_tokens=40)
+    assert sd.text == ar.text
+    account = ar.stats.account
+    assert account.measuring == 0 and not any(t.extra for t in account.reference), "its own passes are T(1)"
+    assert [t.after_round for t in account.reference] == list(range(2, ar.stats.steps + 1))
+
+
+def test_on_its_own_account_the_what_if_gives_back_the_runs_speedup(family):
+    run = playground.generate(PROMPT, method="sd", **family, temperature=1.0, max_new_tokens=40, seed=3)
+    account = run.stats.account
+    profile = account.profile()
+    assert sum(r.tokens for r in account.rounds) == run.stats.tokens
+    assert projected_speedup(account.rounds, profile) == pytest.approx(account.speedup(), rel=1e-6)
+    assert sum(replay(account.rounds, profile).values()) * account.single_step() == pytest.approx(
+        account.decoder_seconds, rel=1e-6)
+
+
+class OneSession:
+    """What the what-if panel reads of a session: its last run."""
+
+    def __init__(self, run):
+        self.run = run
+
+    def get(self, key):
+        return self
+
+
+def figures(run) -> dict:
+    """Every speed figure a view shows for `run`, each read from the view itself."""
+    account = run.stats.account
+    predicted, measured = charts.predicted_vs_measured(run, None).data
+    what_if = WhatIf(OneSession(run))
+    cost = what_if.profile_chosen("k", "this run, as measured")
+    words, _ = what_if.project("k", "this run, as measured", cost, "")
+    budget = {trace.name: trace.x for trace in charts.time_budget(run, None).data}
+    stats_panel = render.stats_html(run.stats.to_dict())
+    return {"chart speedup": measured.y[1], "chart predicted": predicted.y[1], "what-if c": cost,
+            "what-if words": words, "budget ar": budget["target passes"][-1], "panel": stats_panel,
+            "json": run.to_dict()["stats"]["account"]["speedup"], "bound": speedup_bound(run.stats).bound,
+            "budget text": render.budget_text(run), "account speedup": account.speedup()}
+
+
+def test_changing_one_recorded_timing_moves_every_views_figure(family):
+    """The issue's check: T(1) timed twice as long makes every view's speedup, c and `ar`'s seconds
+    move with it, because no view measures or estimates on its own."""
+    run = playground.generate(PROMPT, method="sd", **family, temperature=1.0, max_new_tokens=40, seed=3)
+    account = run.stats.account
+    # As on a quiet machine (the thread had its core, its T(1) timings agree): the panel shows the figure.
+    account.decoder_cpu = account.decoder_seconds
+    account.reference = [Timing(account.single_step(), 0.0, t.context, t.after_round) for t in account.reference]
+    before = figures(run)
+    account.reference = [Timing(t.wall * 2, t.cpu, t.context, t.after_round) for t in account.reference]
+    after = figures(run)
+    for name in ("chart speedup", "json", "account speedup", "budget ar", "bound"):
+        assert after[name] != pytest.approx(before[name], rel=0.05), name
+    assert after["chart speedup"] == after["json"] == after["account speedup"]
+    assert after["what-if c"] == pytest.approx(before["what-if c"] / 2)
+    assert f"**{account.speedup():.2f}x**" in after["what-if words"]
+    assert f"{account.speedup():.2f}x" in after["panel"] and after["panel"] != before["panel"]
+    assert after["budget text"] != before["budget text"]
+    assert after["chart predicted"] != pytest.approx(before["chart predicted"], rel=0.05)
+
+
+def test_changing_one_rounds_pass_moves_the_pass_cost_and_the_what_if(family):
+    run = playground.generate(PROMPT, method="sd", **family, temperature=1.0, max_new_tokens=40, seed=3)
+    account = run.stats.account
+    cost, profile = account.verify_cost(), account.profile()
+    account.pass_seconds[-1] += 10 * account.single_step()
+    assert account.verify_cost() > cost
+    assert account.profile().verify_curve != profile.verify_curve
+
+
+def test_a_run_whose_thread_shared_its_core_is_said_not_settled(family):
+    run = playground.generate(PROMPT, method="sd", **family, max_new_tokens=30)
+    account = run.stats.account
+    account.decoder_cpu = account.decoder_seconds * (BUSY_UTILIZATION - 0.3)
+    why = account.unsettled()
+    assert why.startswith("the machine was busy") and f"{BUSY_UTILIZATION - 0.3:.0%}" in why
+    panel = render.stats_html(run.stats.to_dict())
+    assert "<b>not settled</b>" in panel and "Speedup not settled: the machine was busy" in panel
+    notes = [a.text for a in charts.predicted_vs_measured(run, None).layout.annotations]
+    assert any(note.startswith("not settled") for note in notes)
+    assert run.to_dict()["stats"]["account"]["unsettled"] == why
+
+
+def test_t1_timings_that_disagree_leave_the_speedup_unsettled():
+    account = SpeedAccount()
+    account.reference = [Timing(0.02, 0.02, 10, 1), Timing(0.09, 0.05, 20, 9)]
+    assert "T(1) timed 20.0-90.0 ms" in account.unsettled()
+    account.reference = [Timing(0.02, 0.02, 10, 1), Timing(0.021, 0.021, 20, 9)]
+    assert account.unsettled() == ""
