@@ -109,3 +109,19 @@ def test_the_upload_route_is_limited_per_address_and_by_the_disk(family, folders
         assert full.status_code == 507 and "disk for visitors' files is full" in full.text
     finally:
         demo.close()
+
+
+@pytest.mark.slow
+def test_one_upload_request_stores_one_file(family, folders, monkeypatch):
+    """The probe's request carried 999 files, counted as one upload: 413 in one line, none stored."""
+    monkeypatch.setenv("PLAYGROUND_PUBLIC", "1")
+    demo, url = launch_tiny_app(family)
+    try:
+        many = [("files", (f"m{n}.json", b"{}")) for n in range(999)]
+        refused = httpx.post(url + "gradio_api/upload", files=many, timeout=30)
+        assert refused.status_code == 413 and refused.text == "this upload carries 999 files; upload 1 file at a time"
+        assert not any((folders / "gradio").rglob("m*.json")), "nothing stored"
+        one = httpx.post(url + "gradio_api/upload", files=[("files", ("m.json", b"{}"))], timeout=30)
+        assert one.status_code == 200 and len(one.json()) == 1
+    finally:
+        demo.close()

@@ -105,25 +105,45 @@ async def _replay(body: list, receive):
 
 UPLOAD_ROUTE = "/gradio_api/upload"
 UPLOADS_PER_VISITOR = "uploads per minute per visitor"
+# The app's one upload takes one file; Gradio's route stores up to 1,000 from one request.
+FILES_PER_UPLOAD = 1
 
 
 class UploadGuard:
-    """ASGI middleware: an upload past the visitor's uploads per minute (429) or while the disk is
-    full (507) is answered with one line of text, and Gradio never stores it."""
+    """ASGI middleware: an upload past the visitor's uploads per minute (429), while the disk is
+    full (507), or carrying more than FILES_PER_UPLOAD files (413) is answered with one line of
+    text, and Gradio never stores it."""
 
     def __init__(self, app):
         self.app, self.times = app, RateTable()
 
     async def __call__(self, scope, receive, send):
         if scope["type"] == "http" and scope.get("method") == "POST" and scope["path"].endswith(UPLOAD_ROUTE):
-            refused = disk.refusal("an upload")
-            status = 507
+            refused, status = disk.refusal("an upload"), 507
             if refused is None:
                 try:
                     self.times.admit(visitor_address(Request(scope)), 1, current_limits().uploads_per_minute,
                                      UPLOADS_PER_VISITOR)
                 except PlaygroundError as error:
                     refused, status = str(error), 429
+            if refused is None:
+                body, receive = await _buffered(receive)
+                files = body.count(b"filename=")  # one in each file part's header
+                if files > FILES_PER_UPLOAD:
+                    refused, status = (f"this upload carries {files:,} files; upload {FILES_PER_UPLOAD} file at a "
+                                       "time"), 413
             if refused is not None:
                 return await PlainTextResponse(refused, status_code=status)(scope, receive, send)
         return await self.app(scope, receive, send)
+
+
+async def _buffered(receive):
+    """(the request's body, a receive that hands it to the app as sent); RequestSizeGuard, before
+    this, bounds its size."""
+    chunks, more = [], True
+    while more:
+        message = await receive()
+        chunks.append(message.get("body", b""))
+        more = message.get("more_body", False)
+    body = b"".join(chunks)
+    return body, lambda: _replay([{"type": "http.request", "body": body, "more_body": False}], receive)

@@ -36,7 +36,7 @@ from .options import (
 )
 from .queue_cap import cap_events_per_visitor
 from .server_settings import queue_settings
-from .stepper import Toy
+from .stepper import TOY_SEEDS, Toy
 from .visitors import session_key
 from .what_if_panel import profile_names
 
@@ -117,6 +117,18 @@ class ThresholdSlider(OptionSlider):
 
 class Number(_NumberInput, gr.Number):
     pass
+
+
+class Choice(gr.Dropdown):
+    """A dropdown whose value reaches its handler unchecked: the handler refuses an unknown one in
+    its own words, the value cut short (boundary.py). Gradio's own check echoed a 100,000-character
+    method name whole, and refused the method a page sent while a Load changed the choices."""
+
+    def preprocess(self, payload):
+        return payload
+
+    def get_block_name(self) -> str:
+        return "dropdown"  # the page draws a component by its class name: Gradio's own
 
 
 def _keyed(handler):
@@ -324,7 +336,7 @@ def _family_panel(handlers: Handlers, status):
             load = gr.Button("Load", elem_id="load")
             unload = gr.Button("Unload", elem_id="unload")
         family = gr.Markdown(first.description, elem_id="family-info")
-    method = gr.Dropdown(method_choices(), value=DEFAULT_METHOD, label="method", elem_id="method")
+    method = Choice(method_choices(), value=DEFAULT_METHOD, label="method", elem_id="method")
 
     def on_load(target, draft, qualifier, current, request: gr.Request, progress=gr.Progress()):
         return handlers.load(session_key(request), target, draft, qualifier, current, progress)
@@ -429,9 +441,10 @@ def _what_if_panel() -> WhatIfPanel:
                       elem_id="what-if"):
         with gr.Row():
             names = profile_names()
-            profile = gr.Dropdown(names, value=names[0], label="costs of", elem_id="what-if-profile", scale=3)
-            cost = gr.Slider(0.0, 1.0, value=0.1, step=0.005, label="c: a draft forward in target steps",
-                             elem_id="what-if-c", scale=2)
+            profile = Choice(names, value=names[0], label="costs of", elem_id="what-if-profile", scale=3)
+            # A run's own c may pass the slider's end (a slow draft): the what-if reads it as it is.
+            cost = OptionSlider(0.0, 2.0, value=0.1, step=0.005, label="c: a draft forward in target steps",
+                                elem_id="what-if-c", scale=2)
         curve = gr.Textbox("2: 1.09, 4: 1.26, 8: 1.40, 16: 1.84", label="your own T(n)/T(1) (tokens: cost, ...)",
                            elem_id="what-if-curve")
         words = gr.Markdown(elem_id="what-if-words")
@@ -534,7 +547,7 @@ def _toy_tab(handlers: Handlers) -> None:
                 "a rejection draws from the residual norm(max(0, p - q)) = [1, 0, 0]. Over many rounds "
                 "the emitted tokens follow p exactly.")
     with gr.Row():
-        seed = Number(0, precision=0, label="seed", elem_id="toy-seed")
+        seed = Number(0, precision=0, minimum=0, maximum=TOY_SEEDS - 1, label="seed", elem_id="toy-seed")
         one = gr.Button("Step one round", variant="primary", elem_id="toy-step")
         many = gr.Button("Run 100 rounds", elem_id="toy-many")
         reset = gr.Button("Reset", elem_id="toy-reset")

@@ -9,6 +9,7 @@ from ..engine import stream
 from ..errors import PlaygroundError
 from ..methods import METHODS
 from . import eta, model_thread
+from .boundary import check_method
 from .family_panel import FamilyPanel
 from .identical import Claim, Identical, signature
 from .line import POLL_SECONDS, Job, Line, ordinal, queued
@@ -28,6 +29,7 @@ class Runs:
 
     def _prepare(self, key: str, method: str, values, override: dict) -> tuple[dict, dict]:
         """(the method's models, every argument of the engine's call but the prompt)."""
+        check_method(method)
         options = {**options_from_values(method, values), **override}
         models = self.family.models_for(key, method)
         memory = self.memories.for_models(key, models) if METHODS[method].uses_memory else None

@@ -6,12 +6,12 @@ import gradio as gr
 
 from ..methods import METHODS
 from . import charts, render
-from .boundary import error_status
+from .boundary import error_status, toast_text
 from .family_panel import decoder
 from .options import finite_number
 from .runs import Runs
 from .session import Stepping
-from .stepper import Toy, bars, explain_step
+from .stepper import TOY_SEEDS, Toy, bars, explain_step
 
 
 class StepMode:
@@ -64,8 +64,11 @@ class StepMode:
         return render.status_html("step mode reset: press Step to start a new run")
 
     def toy_reset(self, key: str, seed: int):
+        if not (finite_number(seed) and float(seed).is_integer() and 0 <= seed < TOY_SEEDS):
+            raise gr.Error(toast_text(f"the toy's seed must be a whole number from 0 to {TOY_SEEDS - 1:,}, "
+                                      f"got {seed!r}: type one in that range"))
         session = self.sessions.get(key)
-        session.toy = Toy(int(seed) if finite_number(seed) else 0)
+        session.toy = Toy(int(seed))
         return render.toy_html(session.toy), charts.toy_bars(session.toy)
 
     def toy_step(self, key: str, rounds: int = 1):

@@ -120,6 +120,7 @@ def bars(e: Evidence, decode) -> dict[str, dict[str, float]]:
 
 
 # The seed-001 worked example.
+TOY_SEEDS = 2**32  # its seeds are 0 .. TOY_SEEDS - 1
 TOY_TOKENS = ("A", "B", "C")
 TOY_P = torch.tensor([0.6, 0.3, 0.1])
 TOY_Q = torch.tensor([0.4, 0.4, 0.2])

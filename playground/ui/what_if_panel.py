@@ -11,11 +11,14 @@ from ..decoding import what_if
 from ..decoding.cost_model import CostProfile, break_even_cost_ratio, projected_speedup
 from ..errors import PlaygroundError
 from ..methods import METHODS
+from .boundary import toast_text
 from .charts import COLORS, LEGEND_BELOW, small_figure
 from .session import Sessions
 
 OWN_CURVE = "your own: c from the slider, T(n)/T(1) from the box"
-C_STEPS = 101  # points of the speedup-vs-c line over 0..1
+C_STEPS = 101  # points of the speedup-vs-c line over 0..1 (0..2 past a c of 1)
+# A curve is a handful of measured pass sizes: 400,000 typed pairs (7.3 MB) took 41 s of the server's CPU.
+MAX_CURVE_CHARS, MAX_CURVE_POINTS = 2000, 64
 
 
 def profile_names() -> list[str]:
@@ -24,6 +27,11 @@ def profile_names() -> list[str]:
 
 def parse_curve(text: str) -> tuple[tuple[int, float], ...]:
     """'2: 1.09, 4: 1.26' -> ((1, 1.0), (2, 1.09), (4, 1.26)); T(1)/T(1) is 1 by definition."""
+    if not isinstance(text, str | None):
+        raise PlaygroundError(f"the curve must be text like '2: 1.09, 4: 1.26', got {type(text).__name__}")
+    if text and (len(text) > MAX_CURVE_CHARS or text.count(",") >= MAX_CURVE_POINTS):
+        raise PlaygroundError(f"the curve is {len(text):,} characters; write at most {MAX_CURVE_POINTS} pairs "
+                              f"({MAX_CURVE_CHARS:,} characters) like '2: 1.09, 4: 1.26'")
     points = {1: 1.0}
     for item in filter(None, (part.strip() for part in (text or "").split(","))):
         size, _, ratio = item.partition(":")
@@ -44,12 +52,16 @@ class WhatIf:
 
     def profile_chosen(self, key: str, name: str):
         """The slider moves to the chosen profile's own c (the run's, for this run)."""
+        if name not in profile_names():
+            return None
         profile = self._profile(key, name, None, "")
         return profile.cost_ratio if profile else None
 
     def project(self, key: str, name: str, cost_ratio: float, curve_text: str) -> tuple[str, go.Figure | None]:
         """(the projection in words, speedup against c on the chosen profile)."""
         run = self.sessions.get(key).run
+        if name not in profile_names():
+            return f"**what-if:** {toast_text(f'unknown costs {name!r}: choose one of the list')}", None
         if run is None:
             return "Run something first: the what-if replays the last run's rounds.", None
         if "qualifier" in METHODS[run.method].roles:
@@ -59,6 +71,8 @@ class WhatIf:
         if not any(r.draft_forwards for r in rounds):
             return f"{run.method} drafted nothing in this run: there is no draft cost to vary.", None
         try:
+            if cost_ratio is not None and cost_ratio < 0:
+                raise PlaygroundError(f"c must be 0 or more (a draft forward in target steps), got {cost_ratio:g}")
             profile = self._profile(key, name, cost_ratio, curve_text)
         except PlaygroundError as error:
             return f"**what-if:** {error}", None
@@ -90,10 +104,11 @@ def _words(run, rounds, profile: CostProfile) -> str:
 
 
 def _speedup_by_cost(rounds, profile: CostProfile) -> go.Figure:
-    costs = [i / (C_STEPS - 1) for i in range(C_STEPS)]
+    end = 2.0 if profile.cost_ratio > 1 else 1.0
+    costs = [end * i / (C_STEPS - 1) for i in range(C_STEPS)]
     speedups = [projected_speedup(rounds, replace(profile, cost_ratio=c)) for c in costs]
     traces = [go.Scatter(x=costs, y=speedups, mode="lines", name="projected speedup", line={"color": COLORS["draft"]}),
-              go.Scatter(x=[0, 1], y=[1, 1], mode="lines", name="as fast as ar",
+              go.Scatter(x=[0, end], y=[1, 1], mode="lines", name="as fast as ar",
                          line={"color": "#888888", "dash": "dash"}),
               go.Scatter(x=[profile.cost_ratio], y=[projected_speedup(rounds, profile)], mode="markers",
                          name=f"c = {profile.cost_ratio:.3f}", marker={"color": COLORS["target"], "size": 10})]
