@@ -16,6 +16,7 @@ from .charts import COLORS, LEGEND_BELOW, small_figure
 from .session import Sessions
 
 OWN_CURVE = "your own: c from the slider, T(n)/T(1) from the box"
+SHOWN_DIGITS = 3  # of c on the slider
 C_STEPS = 101  # points of the speedup-vs-c line over 0..1 (0..2 past a c of 1)
 # A curve is a handful of measured pass sizes: 400,000 typed pairs (7.3 MB) took 41 s of the server's CPU.
 MAX_CURVE_CHARS, MAX_CURVE_POINTS = 2000, 64
@@ -55,7 +56,7 @@ class WhatIf:
         if name not in profile_names():
             return None
         profile = self._profile(key, name, None, "")
-        return profile.cost_ratio if profile else None
+        return round(profile.cost_ratio, SHOWN_DIGITS) if profile else None
 
     def project(self, key: str, name: str, cost_ratio: float, curve_text: str) -> tuple[str, go.Figure | None]:
         """(the projection in words, speedup against c on the chosen profile)."""
@@ -78,7 +79,9 @@ class WhatIf:
             return f"**what-if:** {error}", None
         if profile is None:
             return "This run has no measured one-token step T(1) to put its costs in.", None
-        return _words(run, rounds, profile), _speedup_by_cost(rounds, profile)
+        words = _words(run, rounds, profile)
+        unsettled = run.stats.account.unsettled() if name == what_if.THIS_RUN else ""
+        return words + (f" Not settled: {unsettled}." if unsettled else ""), _speedup_by_cost(rounds, profile)
 
     def _profile(self, key: str, name: str, cost_ratio: float | None, curve_text: str) -> CostProfile | None:
         run = self.sessions.get(key).run
@@ -88,7 +91,9 @@ class WhatIf:
             profile = run.stats.account.profile() if run else None
         else:
             profile = next((p for p in what_if.recorded_profiles() if p.name == name), None)
-        return replace(profile, cost_ratio=cost_ratio) if profile and cost_ratio is not None else profile
+        if profile is None or cost_ratio is None or round(profile.cost_ratio, SHOWN_DIGITS) == cost_ratio:
+            return profile  # the slider at the profile's own c, as shown: the profile's c exactly
+        return replace(profile, cost_ratio=cost_ratio)
 
 
 def _words(run, rounds, profile: CostProfile) -> str:
