@@ -6,13 +6,18 @@ forwarded address (a gradio_client client, or a Chromium page), and the waits th
 
 Scenarios, one after another on one server (the app as `app.py` builds it, in a process of its
 own, models warmed first by one run of the defaults with another seed):
+  topics    N visitors press Generate at once, each with a prompt of its own ("Explain <topic> in two
+            sentences."), the default method and settings: a class that types its own prompts
   class     N visitors press Generate on the defaults at once: one run is computed, the rest follow it
   compare   one visitor's Compare (ar and sd side by side) while another visitor's Generate streams
   distinct  M visitors at once, each its own seed at temperature 0.7 (nothing to replay: a real line),
             with K Chromium pages pressing Generate on prompts of their own meanwhile
   exports   ten class visitors download their run's JSON and charts three times each
-Reported: first output p50/p95/max, refusals and errors, the wait each page was told (its first
-"about N s") against the wait it had until its first tokens, the longest pause of the stream while
+`--only topics` runs the warm-up and that scenario alone; PLAYGROUND_RUNS_SHARING (inherited by the
+server) sets how many runs take turns on the model at once.
+Reported: first output p50/p95/max, first status p95/max, done p50/p95, refusals and errors, the
+wait each page was told (its first "about N s", a range's middle) against the wait it had until its
+first tokens, the longest pause of the stream while
 the Compare ran, what the Chromium pages showed while they waited, and the growth of the app's
 files on disk (Gradio's copies and the sessions' downloads).
 """
@@ -48,13 +53,26 @@ CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--no-first-run"]
 
 
-def generate_at_once(url: str, names: list[str], prompt: str, overrides, submitted=None) -> list[Visit]:
+TOPICS = ("photosynthesis", "gravity", "a hash map", "recursion", "the water cycle", "inflation", "a black hole",
+          "DNA", "a compiler", "democracy", "plate tectonics", "an electric motor", "the immune system",
+          "a neural network", "the French Revolution", "supply and demand", "a rainbow", "vaccines",
+          "the stock market", "a volcano",
+          "encryption", "the moon's phases", "evolution", "a binary search", "climate change", "the internet",
+          "a prime number", "osmosis", "the Roman Empire", "a sorting algorithm")
+
+
+def topic_prompt(n: int) -> str:
+    return f"Explain {TOPICS[n % len(TOPICS)]} in two sentences."
+
+
+def generate_at_once(url: str, names: list[str], prompt, overrides, submitted=None) -> list[Visit]:
     """Every visitor presses Generate at once (then `submitted` is set); returns their visits once
-    all have ended."""
+    all have ended. `prompt` is one prompt for all, or a function of the visitor's number."""
     clients = [client_for(url, f"10.45.{n // 250}.{n % 250 + 1}") for n in range(len(names))]
     visits, threads, start = [Visit(name) for name in names], [], time.monotonic()
     for n, (client, visit) in enumerate(zip(clients, visits, strict=True)):
-        job = client.submit(prompt, "sd", False, *controls(**overrides(n)), api_name="/generate")
+        text = prompt(n) if callable(prompt) else prompt
+        job = client.submit(text, "sd", False, *controls(**overrides(n)), api_name="/generate")
         threads.append(threading.Thread(target=follow, args=(visit, job, start)))
         threads[-1].start()
     if submitted is not None:
@@ -67,6 +85,15 @@ def generate_at_once(url: str, names: list[str], prompt: str, overrides, submitt
 
 def log(line: str) -> None:
     print(f"{time.strftime('%H:%M:%S')} {line}", file=sys.stderr, flush=True)
+
+
+def percentiles(values: list[float]) -> dict:
+    """p50, p95 and max of `values` (None where there are none)."""
+    values = sorted(values)
+    if not values:
+        return {"p50": None, "p95": None, "max": None}
+    return {"p50": _round(statistics.median(values)), "p95": _round(values[round(0.95 * (len(values) - 1))]),
+            "max": _round(values[-1])}
 
 
 def waits(visits: list[Visit]) -> dict:
@@ -86,6 +113,11 @@ def waits(visits: list[Visit]) -> dict:
             "eta_error_median": _round(statistics.median(abs(e) for e in errors)) if errors else None,
             "eta_error_worst": _round(max(errors, key=abs)) if errors else None,
             "eta_within_30pct": sum(abs(e) <= 0.3 for e in errors),
+            "eta_within_50pct": sum(abs(e) <= 0.5 for e in errors),
+            "first_status_s": percentiles([v.first_status for v in visits if v.first_status is not None]),
+            "no_status_in_2s": sum(v.first_status is None or v.first_status > 2 for v in visits),
+            "done_s": percentiles([v.done for v in visits if v.done is not None]),
+            "tokens_told": [v.told_all[:1] for v in visits][:3],
             "eta_error_every_update_median": _round(statistics.median(every)) if every else None,
             "eta_every_update_within_30pct": f"{sum(e <= 0.3 for e in every)} of {len(every)}"}
 
@@ -228,16 +260,24 @@ def main() -> None:
     parser.add_argument("--out", default=str(HERE / "results" / "class_visitors"))
     parser.add_argument("--serve", choices=["embedded", "tiny"], help=argparse.SUPPRESS)  # the server's process
     parser.add_argument("--port", type=int, default=0, help=argparse.SUPPRESS)
+    parser.add_argument("--only", choices=["topics"], help="the warm-up and this scenario alone")
     args = parser.parse_args()
     if args.serve:
         return serve(args.serve, args.port)
     server, url = launch(args.family)
     prompt = load_examples()[0]["prompt"]
-    figures = {"family": args.family, "cpus": os.cpu_count(), "files_mb_before": round(app_files_mb(), 1)}
+    sharing = os.environ.get("PLAYGROUND_RUNS_SHARING", "default")
+    figures = {"family": args.family, "cpus": os.cpu_count(), "runs_sharing": sharing,
+               "files_mb_before": round(app_files_mb(), 1)}
     try:
         # The lecturer tries the defaults before class (another seed: not replayed): models loaded, pace measured
         warm = generate_at_once(url, ["warm"], prompt, lambda n: {"seed": 99})
         figures["warm_up"] = warm[0].outcome
+        names = [f"visitor {n}" for n in range(args.visitors)]
+        figures["topics"] = waits(generate_at_once(url, names, topic_prompt, lambda n: {}))
+        log(f"topics: {figures['topics']}")
+        if args.only:
+            return
         names = [f"visitor {n}" for n in range(args.visitors)]
         class_visits = generate_at_once(url, names, prompt, lambda n: {})
         figures["class"] = waits(class_visits)
@@ -262,10 +302,11 @@ def main() -> None:
     finally:
         server.terminate()
         server.wait(30)
-    out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
-    (out / f"{args.family}.json").write_text(json.dumps(figures, indent=1, default=str) + "\n")
-    print(json.dumps(figures, indent=1, default=str))
+        out = Path(args.out)
+        out.mkdir(parents=True, exist_ok=True)
+        name = f"{args.family}-topics-sharing-{sharing}" if args.only else args.family
+        (out / f"{name}.json").write_text(json.dumps(figures, indent=1, default=str) + "\n")
+        print(json.dumps(figures, indent=1, default=str))
 
 
 if __name__ == "__main__":

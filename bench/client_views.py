@@ -9,7 +9,8 @@ from dataclasses import dataclass, field
 
 from playground.ui.options import all_controls
 
-ETA = re.compile(r"about (\d+) s")
+ETA = re.compile(r"about (\d+)(?:-(\d+))? s")  # "about 8 s", or a range "about 6-12 s"
+WAITING_WORDS = ("in line", "identical run", "in turn")
 
 
 @dataclass
@@ -20,6 +21,8 @@ class Visit:
     told: tuple | None = None  # (when, seconds) of the first wait it was told
     told_all: list = field(default_factory=list)  # (when, seconds) of every wait it was told
     first_output: float | None = None
+    first_status: float | None = None  # when its page first showed a status
+    done: float | None = None  # when its run ended
     updates: list = field(default_factory=list)  # when each update with tokens arrived
     outcome: str = ""
     last_status: str = ""
@@ -65,15 +68,19 @@ def follow(visit: Visit, job, start: float) -> None:
             now = time.monotonic() - start
             status = text_of(output[0])
             visit.last_status = status or visit.last_status
-            waiting = "in line" in status or "identical run" in status
+            if status and visit.first_status is None:
+                visit.first_status = now
+            waiting = any(word in status for word in WAITING_WORDS)
             if waiting and (found := ETA.search(status)):
-                visit.told = visit.told or (now, float(found[1]))
-                visit.told_all.append((now, float(found[1])))
+                told = (float(found[1]) + float(found[2] or found[1])) / 2  # a range's middle
+                visit.told = visit.told or (now, told)
+                visit.told_all.append((now, told))
             shown = output[1].count('class="tok') if isinstance(output[1], str) else 0
             if shown > tokens:
                 tokens = shown
                 visit.first_output = visit.first_output or now
                 visit.updates.append(now)
+        visit.done = time.monotonic() - start
         outputs = job.outputs()  # the iteration may end before it hands out the last update
         visit.last_status = (text_of(outputs[-1][0]) if outputs else "") or visit.last_status
         visit.outcome = "replayed" if "a replay of" in visit.last_status else \

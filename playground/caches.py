@@ -2,7 +2,7 @@
 
 - models/loading.py: each loaded model, by spec, device, dtype and placement, shared by every run and
   every visitor (loading takes seconds to minutes);
-- forward_costs.py: each model's recent forward times by number of new tokens (a run's T(1) and c);
+- forward_costs.py: each model's recent forward times by number of new tokens (the waits' pace);
 - int8_draft.py: a float32 draft's int8 copy, built once per model;
 - vocabulary.py: each tokenizer's token strings and each pair's intersection (tli, slrs, slem).
 

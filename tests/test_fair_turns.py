@@ -185,6 +185,36 @@ def test_turns_tell_how_long_the_model_was_held():
     assert 0.05 <= turns.busy_seconds(started) <= held < time.monotonic() - started
 
 
+def test_turns_tell_the_quartiles_of_their_lengths_once_a_few_are_known(monkeypatch):
+    turns, clock = Turns(), [1000.0]
+    monkeypatch.setattr("playground.ui.turns.time.monotonic", lambda: clock[0])
+    for length in (0.1, 0.1, 0.2, 0.2, 0.3, 0.3, 0.4):
+        with turns.turn("A"):
+            clock[0] += length
+    assert turns.turn_seconds() is None, "7 turns say little"
+    with turns.turn("B"):
+        clock[0] += 0.4
+    assert turns.turn_seconds() == (pytest.approx(0.2), pytest.approx(0.4))
+
+
+def test_a_wait_is_told_as_the_range_recent_runs_lengths_put_around_it(family):
+    from playground import generate  # noqa: PLC0415
+
+    eta.clear()
+    assert eta.length_spread(30) == (1.0, 1.0), "nothing known: no range"
+    run = generate(PROMPT, method="ar", target=family["target"], max_new_tokens=30)
+    for written in (10, 10, 20, 30, 40):  # as if they had stopped at an end-of-text token
+        run.stats.tokens = written
+        eta.record(run)
+    assert eta.length_spread(30) == (0.5, 1.5), "(p25, p75) over the median"
+    assert Place(1, 20.0, (0.5, 1.0)).wait_text() == "about 10-20 s" and Place(1, 20.0).wait_text() == "about 20 s"
+    line = Line(sharing=1, size=10)
+    line.join(Job("A", [(0.1, 100)]))
+    waiting = Job("B", [(0.1, 20)], spread=eta.length_spread(30))
+    line.join(waiting)
+    assert place_text(line.place(waiting)) == "waiting for the model: 1st in line, about 5-15 s"
+
+
 def test_a_full_line_refuses_in_one_line():
     line = Line(sharing=1, size=1)
     line.join(Job("A", [(0.1, 1)]))
@@ -214,6 +244,40 @@ def test_a_visitor_past_their_model_seconds_waits_for_the_window(handlers, monke
     assert "used 31 s of the model in the last minute" in status and "30 s a minute per visitor" in status
     assert "done" in list(handlers.generate(SessionKey("s2", "203.0.113.5"), PROMPT, "ar", False,
                                             *values()))[-1][0], "another visitor runs"
+
+
+def test_a_page_says_where_it_stands_at_once_while_other_runs_hold_the_model(handlers, monkeypatch):
+    """The class's pages waited a turn of the ring for models loaded long before, 72-81 s without a
+    status: a loaded model is handed over at once, and a run that starts beside others says how
+    many share the model and when its first tokens should come."""
+    from playground.ui import model_thread  # noqa: PLC0415
+
+    monkeypatch.setattr(model_thread, "turns", Turns())
+    list(handlers.generate(SessionKey("s0", "192.0.2.1"), PROMPT, "sd", False, *values()))  # loads the models
+    for length in (0.05,) * 8:  # turns of a known length
+        with model_thread.turns.turn("earlier"):
+            time.sleep(length)
+    other = Job("198.51.100.9", [(0.01, 10)])
+    handlers.runs.line.join(other)  # another visitor's run takes turns
+    held, release = threading.Event(), threading.Event()
+
+    def hold():  # ...and holds the model now
+        with model_thread.turns.turn("198.51.100.9"):
+            held.set()
+            release.wait(10)
+    threading.Thread(target=hold).start()
+    held.wait(5)
+    started = time.monotonic()
+    views = handlers.generate(SessionKey("s1", "203.0.113.5"), PROMPT, "sd", False, *values())
+    try:
+        statuses = [next(views)[0] for _ in range(2)]
+        assert time.monotonic() - started < 2, "its first statuses come at once"
+        assert "other runs are using it" in statuses[0]
+        assert "generating: 1 other run shares the model, a round each in turn: first tokens in about" in statuses[1]
+    finally:
+        release.set()
+        views.close()
+        handlers.runs.line.leave(other)
 
 
 def _step_times(handlers, key, method: str, tokens: int) -> list[float]:

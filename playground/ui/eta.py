@@ -95,6 +95,19 @@ def expected_tokens(method: str, models: dict, prompt: str, asked: int, temperat
     return max(1, round(statistics.median(lengths))) if len(lengths) >= MIN_LENGTHS else asked
 
 
+def length_spread(asked: int) -> tuple[float, float]:
+    """How much shorter and longer than their median recent runs asking `asked` tokens ran: (p25 /
+    median, p75 / median) of what they wrote, once MIN_LENGTHS are known; (1, 1) before. A wait is
+    told as the range these put around its estimate."""
+    since = time.monotonic() - KEPT_SECONDS
+    with _lock:
+        lengths = sorted(written for at, _, most, written in _written if at >= since and most == asked and written)
+    if len(lengths) < MIN_LENGTHS:
+        return 1.0, 1.0
+    middle = statistics.median(lengths)
+    return lengths[len(lengths) // 4] / middle, lengths[3 * len(lengths) // 4] / middle
+
+
 @dataclass(frozen=True)
 class Rate:
     """Seconds per token, and where the figure came from (shown beside every estimate)."""

@@ -68,6 +68,8 @@ class Generation:
                 yield _status_only(render.status_html(f"stopped before it started: {session.stale_runs.reason}"))
                 return
             steps = started.steps()
+            if (turn := started.turn_text()) is not None:
+                yield _status_only(render.status_html(turn))
             doing = started.doing
             text_pace, stats_pace = Pacer(TEXT_INTERVAL), Pacer(STATS_INTERVAL)
             for _, run in steps:

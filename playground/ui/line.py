@@ -37,6 +37,7 @@ class Job:
     tokens: int = 0  # tokens its runs wrote so far
     # Its first turn and first step's tokens: the prefill (and a model's one-time setup), not its pace
     first: tuple | None = None
+    spread: tuple = (1.0, 1.0)  # how much shorter and longer than `asked` says runs like it end (eta.py)
 
     def charge(self, seconds: float) -> None:
         self.used += seconds
@@ -79,10 +80,17 @@ class Job:
 
 @dataclass(frozen=True)
 class Place:
-    """Where a waiting job stands: its place (1: next) and the seconds until it starts (None: unknown)."""
+    """Where a waiting job stands: its place (1: next), the seconds until it starts (None: unknown),
+    and the range around them (the spread of recent runs' lengths)."""
 
     position: int
     seconds: float | None
+    spread: tuple = (1.0, 1.0)
+
+    def wait_text(self) -> str:
+        """'about 8 s', or 'about 6-12 s' where recent runs' lengths spread."""
+        low, high = (max(1, round(self.seconds * factor)) for factor in self.spread)
+        return f"about {low} s" if low == high else f"about {low}-{high} s"
 
 
 class Line:
@@ -125,7 +133,12 @@ class Line:
         with self._changed:
             if job not in self._waiting:
                 return None
-            return Place(self._waiting.index(job) + 1, self._forecast().get(job))
+            return Place(self._waiting.index(job) + 1, self._forecast().get(job), job.spread)
+
+    def running(self) -> int:
+        """Jobs taking turns on the model now."""
+        with self._changed:
+            return len(self._active)
 
     def full(self) -> bool:
         """Every place taking turns is taken: a new job waits."""
@@ -188,8 +201,7 @@ def ordinal(place: int) -> str:
 
 def place_text(place: Place) -> str:
     """'waiting for the model: 3rd in line, about 8 s'."""
-    wait = (f"about {max(1, round(place.seconds))} s" if place.seconds is not None else
-            "the wait is known once a run has been measured here")
+    wait = place.wait_text() if place.seconds is not None else "the wait is known once a run has been measured here"
     return f"waiting for the model: {ordinal(place.position)} in line, {wait}"
 
 

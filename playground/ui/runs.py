@@ -12,7 +12,7 @@ from . import eta, model_thread
 from .boundary import check_method
 from .family_panel import FamilyPanel
 from .identical import Claim, Identical, signature
-from .line import POLL_SECONDS, Job, Line, ordinal, queued
+from .line import POLL_SECONDS, Job, Line, Place, ordinal, queued
 from .memory import CorrectionMemories
 from .options import options_from_values
 from .replayed import FOLLOW_NOTE, followed, replay_note, replayed
@@ -133,10 +133,26 @@ class Started:
         method, most = self.arguments["method"], self.arguments["max_new_tokens"]
         tokens = eta.expected_tokens(method, self.models, self.prompt, most, self.arguments["temperature"],
                                      self.arguments["seed"])
-        self.job = Job(self.visitor, [(seconds_per_token(method, self.models), tokens)], most=most)
+        self.job = Job(self.visitor, [(seconds_per_token(method, self.models), tokens)], most=most,
+                       spread=eta.length_spread(most))
         if (claim := identical.computing(self.signature)) is not None:
             claim.job, self.computing = self.job, claim
         yield from self.runs.in_line(self.job, given_up)
+
+    def turn_text(self) -> str | None:
+        """Where a run that starts beside others stands: how many share the model, and when its
+        first tokens should come, as a range (each run ahead in the ring takes one turn first; its
+        own first turn holds the prompt's pass): None when it computes alone."""
+        others = self.runs.line.running() - 1
+        if self.job is None or others < 1:
+            return None
+        lengths = model_thread.turns.turn_seconds()
+        runs = "1 other run shares" if others == 1 else f"{others} other runs share"
+        share = f"generating: {runs} the model, a round each in turn"
+        if lengths is None:
+            return share
+        seconds = (others + 1) * lengths[0]
+        return f"{share}: first tokens in {Place(0, seconds, (1.0, (others + 2) * lengths[1] / seconds)).wait_text()}"
 
     def _following(self, claim: Claim) -> str:
         place = self.runs.line.place(claim.job) if claim.job is not None else None
@@ -144,7 +160,7 @@ class Started:
             where, wait = "starting", "in a moment"
         else:
             where = f"{ordinal(place.position)} in line"
-            wait = f"about {max(1, round(place.seconds))} s" if place.seconds is not None else \
+            wait = place.wait_text() if place.seconds is not None else \
                 "the wait is known once it has been measured"
         return (f"waiting for the model: the identical run (same prompt, models, settings and seed) of another visitor "
                 f"is {where} and will be shown here as it is computed, {wait}")

@@ -64,11 +64,13 @@ class StepMode:
         return render.status_html("step mode reset: press Step to start a new run")
 
     def toy_reset(self, key: str, seed: int):
-        if not (finite_number(seed) and float(seed).is_integer() and 0 <= seed < TOY_SEEDS):
-            raise gr.Error(toast_text(f"the toy's seed must be a whole number from 0 to {TOY_SEEDS - 1:,}, "
-                                      f"got {seed!r}: type one in that range"))
+        """A fresh toy from `seed`; a seed out of range is refused in a toast, the toy kept as it was."""
         session = self.sessions.get(key)
-        session.toy = Toy(int(seed))
+        if finite_number(seed) and float(seed).is_integer() and 0 <= seed < TOY_SEEDS:
+            session.toy = Toy(int(seed))
+        else:
+            gr.Warning(toast_text(f"the toy's seed must be a whole number from 0 to {TOY_SEEDS - 1:,}, got {seed!r}: "
+                                  "type one in that range"))
         return render.toy_html(session.toy), charts.toy_bars(session.toy)
 
     def toy_step(self, key: str, rounds: int = 1):

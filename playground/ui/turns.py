@@ -17,6 +17,7 @@ from contextlib import contextmanager
 
 WINDOW_SECONDS = 60
 BUSY_WINDOW = 60.0  # how far back busy_seconds can look
+TURNS_KNOWN = 8  # turns before their lengths are told
 
 
 class Usage:
@@ -114,6 +115,15 @@ class Turns:
         with self._changed:
             periods = [*self._turns, *([(self._started, now)] if self._busy else [])]
         return sum(max(0.0, end - max(start, since)) for start, end in periods)
+
+    def turn_seconds(self) -> tuple[float, float] | None:
+        """The quartiles (p25, p75) of the last BUSY_WINDOW s of turns' lengths: a round's, mostly
+        (None before TURNS_KNOWN turns)."""
+        with self._changed:
+            lengths = sorted(end - start for start, end in self._turns)
+        if len(lengths) < TURNS_KNOWN:
+            return None
+        return lengths[len(lengths) // 4], lengths[3 * len(lengths) // 4]
 
     def _forget(self, visitor: str, call: object) -> None:
         calls = self._calls[visitor]
