@@ -3,12 +3,12 @@ seed match one finished moments ago is replayed from its record on the record's 
 as a replay of the run at that time, and touches no model; one that matches a run still being
 computed follows it round by round. Visitors are sessions of their own addresses."""
 
+import re
 import threading
 import time
 
 import pytest
 
-from playground.decoding import forward_costs
 from playground.methods import METHODS
 from playground.models.presets import Preset
 from playground.ui.handlers import Handlers
@@ -89,11 +89,9 @@ def _until(condition, views) -> None:
 def test_a_run_identical_to_one_being_computed_follows_it_round_by_round(handlers, forwards, monkeypatch,
                                                                          every_refresh):
     monkeypatch.setenv("PLAYGROUND_REPLAY_SECONDS", "0")
-    forward_costs.clear()  # each side measures the target's one-token step afresh: the same one-off passes
     _last(SessionKey("solo", "192.0.2.9"), Handlers(loader=handlers.family.loader, presets=handlers.presets))
     alone, forwards[0] = forwards[0], 0
     monkeypatch.delenv("PLAYGROUND_REPLAY_SECONDS")
-    forward_costs.clear()
     first = _held_after_its_first_rounds(handlers)
     second, views = _follower(handlers)
     _until(lambda: any("following" in str(view[0]) for view in views), views)
@@ -115,6 +113,19 @@ def test_a_follower_of_a_run_stopped_unfinished_says_so_in_one_line(handlers, ev
     second.join(30)
     status = views[-1][0]
     assert "ended unfinished" in status and "press Generate to compute it here" in status and "\n" not in status
+
+
+def test_a_follower_that_presses_stop_ends_with_its_own_status(handlers, every_refresh):
+    """The probe's follower kept "following... 44 tokens" as its last status after its Stop, while the
+    run it followed waited: it ends at its next look, and says it was stopped."""
+    first = _held_after_its_first_rounds(handlers)
+    second, views = _follower(handlers)
+    _until(lambda: any("following" in str(view[0]) for view in views), views)
+    handlers.stop(SECOND)
+    second.join(10)
+    assert not second.is_alive(), "it does not wait for the run it followed"
+    assert re.search(r"stopped after \d+ tokens?: Stop was pressed", views[-1][0])
+    first.close()
 
 
 def test_identical_runs_replay_only_while_recent_and_few():

@@ -67,7 +67,7 @@ class Generation:
             if session.stale_runs.stale(ticket):
                 yield _status_only(render.status_html(f"stopped before it started: {session.stale_runs.reason}"))
                 return
-            steps = started.steps()
+            steps = started.steps(lambda: session.stale_runs.stale(ticket))
             if (turn := started.turn_text()) is not None:
                 yield _status_only(render.status_html(turn))
             doing = started.doing
@@ -95,6 +95,9 @@ class Generation:
                 started.close(session.run)
             session.final_charts_due = session.run is not None
         run = session.run
+        if run is None:  # stopped while it followed another visitor's run, before its first tokens
+            yield _status_only(render.status_html(f"stopped before its first tokens: {session.stale_runs.reason}"))
+            return
         if run.finished:
             session.race.add(run, session.decode)
             if not started.replay:

@@ -63,13 +63,14 @@ def replayed(record: Run, note: str):
         held += time.perf_counter() - paused
 
 
-def followed(claim):
+def followed(claim, given_up=lambda: False):
     """Yield (step, run) as the run `claim` stands for is computed (identical.Claim), each step
     once the next one has come (the last is told by the run's end): a fresh run that grows step by
     step, and at the last step a copy of the finished record carrying FOLLOW_NOTE. A run that ends
-    unfinished (its visitor stopped it, or it failed) ends this one with a one-line error."""
+    unfinished (its visitor stopped it, or it failed) ends this one with a one-line error; once
+    `given_up()` (this page's Stop), it ends at its next look, whether a step came or not."""
     run, shown, held = None, 0, 0.0
-    while True:
+    while not given_up():
         steps, ended = claim.steps_when(shown + 1, FOLLOW_POLL_SECONDS)  # one beyond the newest shown
         new = steps[shown:]
         if ended and claim.run is None:

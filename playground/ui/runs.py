@@ -165,12 +165,13 @@ class Started:
         return (f"waiting for the model: the identical run (same prompt, models, settings and seed) of another visitor "
                 f"is {where} and will be shown here as it is computed, {wait}")
 
-    def steps(self):
-        """(step, run) as the run goes: replayed on the record's clock, followed, or computed a round a turn."""
+    def steps(self, given_up=lambda: False):
+        """(step, run) as the run goes: replayed on the record's clock, followed (until `given_up()`),
+        or computed a round a turn."""
         if self.record is not None:
             return replayed(self.record.run, self.replay)
         if self.following is not None:
-            return followed(self.following)
+            return followed(self.following, given_up)
         return self._computed()
 
     def _computed(self):
