@@ -127,14 +127,17 @@ def _steps_with_text(steps, ctx: Decoding, run: Run, detokenizer: Detokenizer, s
             run.stop_reason = "eos" if hit_eos else "max_new_tokens"
             run.finished = True
         _, cpu = clock.read()
-        run.stats.account.time_reference(ctx.target, ctx.ids, step, run.finished)
+        account = run.stats.account
+        account.take_own_pass(ctx.target, step)
+        account.time_step(ctx.target, ctx.ids, starting=False, finished=run.finished)
         run.stats.add(step, waited, cpu)
         paused = time.perf_counter()
         yield step, run
         waited += time.perf_counter() - paused
-        clock = Clock()
         if run.finished:
             return
+        account.time_step(ctx.target, ctx.ids, starting=True)
+        clock = Clock()
 
 
 def _truncate(tokens: list[TokenRecord], stop_ids: set[int], budget: int):

@@ -14,7 +14,7 @@ from playground.models.presets import Preset
 from playground.ui import layout
 from playground.ui.handlers import Handlers
 from playground.ui.options import all_controls
-from playground.ui.what_if_panel import MAX_CURVE_CHARS, parse_curve
+from playground.ui.what_if_panel import MAX_CURVE_CHARS, OWN_CURVE, parse_curve
 
 KEY = "session-1"
 PROMPT = "hello there"
@@ -56,6 +56,7 @@ def test_the_what_if_refuses_a_c_that_is_no_number_and_a_profile_it_does_not_kno
     assert figure is None and words.startswith("**what-if:** unknown costs &#x27;&lt;b&gt;xxx") and len(words) < 400
     assert "characters) choose one of the list" in words and "<b>" not in words
     assert handlers.what_if_profile(KEY, "nobody's") is None
+    assert handlers.what_if_profile(KEY, OWN_CURVE) == gr.skip(), "your own curve keeps the slider's c"
     words, _ = handlers.what_if(KEY, what_if.THIS_RUN, None, "")
     assert "**Projection, not a measurement:**" in words
 

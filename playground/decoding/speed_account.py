@@ -5,7 +5,8 @@ and nothing else (docs/speed.md): the speedup, c, the pass cost, the cost model'
 bound past which a figure is impossible, the time budget and the what-if's "this run" profile.
 
 The reference is `ar`'s one-token step T(1), timed on the target's own cache between the run's
-rounds (after the first, every REFERENCE_EVERY rounds, and after the last), so that it shares the
+rounds (as the second round starts, then every REFERENCE_EVERY / 2 rounds, alternately as a round
+ends and as the next starts), so that it shares the
 run's context length and the machine's load at the time: on a machine whose load changes, a run
 has one T(1), measured beside its own rounds. An `ar` run is its own reference: its one-token
 passes are T(1).
@@ -24,11 +25,14 @@ from dataclasses import dataclass, field
 from .cost_model import CostProfile, Round, replay, round_costs
 from .what_if import THIS_RUN
 
-REFERENCE_EVERY = 8  # rounds between two timings of T(1)
+REFERENCE_EVERY = 8  # rounds between two timings of T(1) at the same phase of a round
 # Measured beside two processes burning both cores (bench/results/speed_account): the decoding
 # thread's CPU over wall time fell from 0.99 to 0.48-0.50, and its T(1) timings spread 2.7-9x.
 BUSY_UTILIZATION = 0.8
-SETTLED_SPREAD = 1.25
+# T(1) timings further apart than this leave the speedup unsettled: beside two burners they spread
+# 2.7-9x, beside a browser drawing the page 1.1-1.4x.
+SETTLED_SPREAD = 1.5
+MANY_TIMINGS = 8  # timings past which their spread is read between the quartiles
 
 
 class Clock:
@@ -43,14 +47,16 @@ class Clock:
 
 @dataclass(frozen=True)
 class Timing:
-    """One timed T(1): wall and CPU seconds, the context it was taken at, after which round, and
-    whether it was a forward of its own (else one of the run's passes, fed one token alone)."""
+    """One timed T(1): wall and CPU seconds, the context it was taken at, after which round, whether
+    it was a forward of its own (else one of the run's passes, fed one token alone), and whether it
+    was taken as the next round started (else as the round ended)."""
 
     wall: float
     cpu: float
     context: int
     after_round: int
     extra: bool = True
+    starting: bool = False
 
 
 @dataclass
@@ -96,27 +102,38 @@ class SpeedAccount:
             self.pass_seconds.append((step.verify_seconds - checks) / passes)
             self.round_drafting.append(step.draft_seconds)
 
-    def time_reference(self, runner, sequence: list[int], step, finished: bool) -> None:
-        """Before counting `step`: take T(1) from the target's `runner` (a KVRunner) where this
-        round fed it one token alone (its own pass is `ar`'s step), else time one on its cache
-        after the first round that drafted, every REFERENCE_EVERY rounds and after the last."""
+    def take_own_pass(self, runner, step) -> None:
+        """Before counting `step`: where it fed the target's `runner` (a KVRunner) one token alone
+        (an `ar` round, a round that drafted nothing), that pass was `ar`'s step: a timing of T(1)."""
         if runner is None or runner.first_pass is None:
             return
         self.first_pass = self.first_pass or runner.first_pass
-        this_round = self.round_count + 1
         if step.forwards.get(self.target_role) == 1 and runner.forwards > 1 and runner.last_pass[0] == 1:
             _, wall, cpu = runner.last_pass
-            self.reference.append(Timing(wall, cpu, len(runner.ids), this_round, extra=False))
+            self.reference.append(Timing(wall, cpu, len(runner.ids), self.round_count + 1, extra=False))
+
+    def time_step(self, runner, sequence: list[int], starting: bool, finished: bool = False) -> None:
+        """Between two rounds of a run that drafts, where due: time `ar`'s step on the target's
+        cache. The timings alternate between a round's start (`starting`: its page draws the last
+        round's tokens beside it) and its end (the page is quiet), every REFERENCE_EVERY / 2 rounds
+        from the second round's start, so that their mean sees the load the rounds saw; and at the
+        end of a run timed fewer than twice."""
+        if runner is None or runner.first_pass is None or not self.draft_forwards:
             return
-        last = self.reference[-1].after_round if self.reference else 0
-        # A round that drafted nothing is followed by one-token passes (`ar`'s): wait for them.
-        first = last == 0 and (step.drafted or finished)
-        if not (first or (last and this_round - last >= REFERENCE_EVERY) or finished):
+        extra = [t for t in self.reference if t.extra]
+        after = self.round_count + (0 if starting else 1)  # as a round ends, it is not counted yet
+        if finished:
+            due = len(self.reference) < 2
+        elif not extra:
+            due = starting
+        else:
+            due = extra[-1].starting != starting and after - extra[-1].after_round >= REFERENCE_EVERY // 2
+        if not due:
             return
         clock = Clock()
         timing = runner.timed_step(sequence)
         if timing is not None:
-            self.reference.append(Timing(*timing, len(runner.ids), this_round))
+            self.reference.append(Timing(*timing, len(runner.ids), after, starting=starting))
             self.measuring += clock.read()[0]
 
     def finish_round(self, waited: float) -> None:
@@ -127,13 +144,22 @@ class SpeedAccount:
     # The reference ---------------------------------------------------------------------------
 
     def single_step(self) -> float | None:
-        """T(1): the median of the run's timings of it (an `ar` run: of its one-token passes)."""
-        return statistics.median(t.wall for t in self.reference) if self.reference else None
+        """T(1): the mean of the run's timings of it (an `ar` run: of its one-token passes), as its
+        rounds paid their slow moments too."""
+        return statistics.fmean(t.wall for t in self.reference) if self.reference else None
 
     def reference_spread(self) -> float | None:
-        """The slowest T(1) timing over the fastest."""
-        walls = [t.wall for t in self.reference]
-        return max(walls) / min(walls) if len(walls) > 1 and min(walls) > 0 else None
+        """How far the T(1) timings of one phase spread (the widest of the two phases): the slowest
+        over the fastest, or where there are many (an `ar` run's), the upper quartile over the lower."""
+        spreads = [_spread([t.wall for t in self.reference if t.starting == starting]) for starting in (False, True)]
+        return max((spread for spread in spreads if spread is not None), default=None)
+
+    def phase_gap(self) -> tuple[float, float] | None:
+        """(T(1) timed as rounds ended, as rounds started), in seconds: a page drawing each round's
+        tokens beside the next slows the second (None without both)."""
+        ending = [t.wall for t in self.reference if t.extra and not t.starting]
+        starting = [t.wall for t in self.reference if t.starting]
+        return (statistics.fmean(ending), statistics.fmean(starting)) if ending and starting else None
 
     # The run's own seconds -------------------------------------------------------------------
 
@@ -171,10 +197,14 @@ class SpeedAccount:
     def unsettled(self) -> str:
         """Why this run cannot settle its speedup over `ar` ("" where it can): its thread did not
         have its core to itself, or its T(1) timings disagree."""
-        used, spread = self.utilization(), self.reference_spread()
+        used, spread, gap = self.utilization(), self.reference_spread(), self.phase_gap()
         if used is not None and used < BUSY_UTILIZATION:
             return (f"the machine was busy: the decoding thread had its core {used:.0%} of this run's time, so "
                     "its seconds and T(1) moved with the other work")
+        if gap is not None and gap[1] > SETTLED_SPREAD * gap[0]:
+            return (f"the page drawing each round beside the next slowed `ar`'s step from {gap[0] * 1000:.1f} ms "
+                    f"(timed as rounds ended) to {gap[1] * 1000:.1f} ms (as they started), on the same cores; the "
+                    "Compare tab times this setting against `ar` without the page")
         if spread is not None and spread > SETTLED_SPREAD:
             walls = [t.wall * 1000 for t in self.reference]
             return f"the machine's load changed during the run: T(1) timed {min(walls):.1f}-{max(walls):.1f} ms"
@@ -260,3 +290,10 @@ class SpeedAccount:
             "cost_ratio": self.cost_ratio(), "verify_cost": self.verify_cost(),
             "predicted_speedup": self.predicted_speedup(), "bound": self.bound(),
         }
+
+
+def _spread(walls: list[float]) -> float | None:
+    walls = sorted(walls)
+    if len(walls) >= MANY_TIMINGS:
+        walls = walls[len(walls) // 4:3 * len(walls) // 4 + 1]
+    return walls[-1] / walls[0] if len(walls) > 1 and walls[0] > 0 else None

@@ -175,7 +175,9 @@ def _branched(step) -> bool:
     return "tree" in step.extra and branches(step.extra["tree"]["parents"])
 
 
-PREDICTED_LABEL = "predicted"  # tokens: Eq. 1 for a chain, from acceptance by depth for a tree (README)
+# Tokens: Eq. 1 for a chain, from acceptance by depth for a tree (README); speedup: Theorem 3.8 on
+# the tokens this run's drafted rounds yielded and its measured costs (SpeedAccount.predicted_speedup).
+PREDICTED_LABEL = "predicted (tokens: Eq. 1 from acceptance; speedup: this run's rounds at its c and pass cost)"
 
 
 def predicted_tokens_per_round(run) -> float | None:

@@ -455,7 +455,8 @@ def _what_if_panel() -> WhatIfPanel:
 def _wire_what_if(ui: Shared, panel: WhatIfPanel) -> None:
     project = {"fn": _keyed(ui.handlers.what_if), "inputs": panel.inputs, "outputs": panel.outputs, **PRIVATE}
     panel.profile.change(_keyed(ui.handlers.what_if_profile), panel.profile, panel.cost, **PRIVATE).then(**project)
-    gr.on([panel.cost.release, panel.curve.submit], **project)
+    # A c typed into the slider's box counts as it is typed (Enter alone sends nothing there).
+    gr.on([panel.cost.release, panel.cost.input, panel.curve.submit], trigger_mode="always_last", **project)
 
 
 def _compare_tab(ui: Shared, tab) -> gr.CheckboxGroup:
@@ -510,15 +511,17 @@ def _step_tab(ui: Shared) -> None:
                 "the sampling settings, which the SD ratio and the draws use (one-hot when greedy), the "
                 "raw temperature-1 ones, which divergences and the CSD gate compare, and the residual "
                 "norm(max(0, p - q)) where the SD rule ran.\n\n"
-                "**What a round costs.** K draft steps (each c of a target step) plus one target pass "
-                "over the K+1 new tokens (a token tree: all its nodes, its siblings costing no draft step). "
+                "**What a round costs.** Up to K draft steps (each c of a target step; fewer where the "
+                "draft's confidence ends the block) plus one target pass over the drafted tokens and one "
+                "more (a token tree: all its nodes, its siblings costing no draft step). "
                 f"What that pass costs depends on the machine: {pass_cost_sentence()} (the what-if's "
                 "profiles); the stats show this run's own as *verification pass / target step*. So the "
-                "predicted speedup is tokens per round / (K c + that cost): the draft must be cheap and right "
-                "often enough to pay for both. Both costs are this run's own, in the target step T(1) timed "
-                "on its cache beside its rounds (its speed account). On a CPU, every "
-                "method that drafts with a model runs the draft's linear layers in int8 (*draft int8*), "
-                "about half of c; the target is never quantized, so sd's output stays its own.\n\n"
+                "predicted speedup is the tokens a drafted round yields / (its draft steps x c + that "
+                "cost), over this run's rounds: the draft must be cheap and right often enough to pay for "
+                "both. Both costs are this run's own, in the target step T(1) timed on its cache beside its "
+                "rounds (its speed account). On a CPU, with *draft int8* ticked (the default), the draft's "
+                "linear layers run in int8, about half of c; the target is never quantized, so sd's output "
+                "stays its own.\n\n"
                 "**Teaching settings** sample at temperature 1 (greedy p and q are one-hot: nothing to "
                 "weigh) and draft full blocks (draft confidence 0), so each round has candidates to check.")
     with gr.Row():

@@ -124,19 +124,25 @@ def _stage_one_cells(stats: dict) -> list[tuple[str, str]]:
             (str(stats["drafted"] - kept), "tokens the qualifier wrote (for a rejected draft token, or a bonus)")]
 
 
+# The costs a busy machine moves with the speedup: marked where the speedup is not settled.
+BUSY_MARKED = ("expected_speedup", "cost_ratio", "verify_cost")
+
+
 def stats_html(stats: dict) -> str:
     staged = "qualifier_drafted" in stats
+    unsettled = (stats.get("account") or {}).get("unsettled")
     cells = []
     for key, label, fmt in STAT_ROWS:
         if staged and key == "acceptance_rate":
             cells += _stage_one_cells(stats)
-        if key == "speedup" and (stats.get("account") or {}).get("unsettled"):
+        if key == "speedup" and unsettled:
             cells.append(("not settled", label))
         elif key in stats:
-            cells.append((_format(fmt, stats.get(key)), STAGE_LABELS.get(key, label) if staged else label))
+            mark = " *" if unsettled and key in BUSY_MARKED and stats.get(key) is not None else ""
+            cells.append((_format(fmt, stats.get(key)) + mark, STAGE_LABELS.get(key, label) if staged else label))
     shown = "".join(f'<div class="stat"><b>{value}</b><span>{escape(label)}</span></div>' for value, label in cells)
-    unsettled = (stats.get("account") or {}).get("unsettled")
-    why = f'<p class="flagged">Speedup not settled: {escape(unsettled)}.</p>' if unsettled else ""
+    why = (f'<p class="flagged">Speedup not settled: {escape(unsettled)}. The figures marked * were measured on '
+           "the busy machine too.</p>") if unsettled else ""
     return f'<div class="stat-grid">{shown}</div>{why}'
 
 

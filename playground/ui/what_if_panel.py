@@ -5,6 +5,7 @@ as one: nothing here is measured on the chosen profile."""
 
 from dataclasses import replace
 
+import gradio as gr
 import plotly.graph_objects as go
 
 from ..decoding import what_if
@@ -55,6 +56,8 @@ class WhatIf:
         """The slider moves to the chosen profile's own c (the run's, for this run)."""
         if name not in profile_names():
             return None
+        if name == OWN_CURVE:
+            return gr.skip()  # your own curve keeps the c the slider shows
         profile = self._profile(key, name, None, "")
         return round(profile.cost_ratio, SHOWN_DIGITS) if profile else None
 
@@ -79,9 +82,10 @@ class WhatIf:
             return f"**what-if:** {error}", None
         if profile is None:
             return "This run has no measured one-token step T(1) to put its costs in.", None
-        words = _words(run, rounds, profile)
         unsettled = run.stats.account.unsettled() if name == what_if.THIS_RUN else ""
-        return words + (f" Not settled: {unsettled}." if unsettled else ""), _speedup_by_cost(rounds, profile)
+        busy = (f"**Not settled:** {unsettled}; this run's costs were measured on the busy machine. "
+                if unsettled else "")
+        return busy + _words(run, rounds, profile), _speedup_by_cost(rounds, profile)
 
     def _profile(self, key: str, name: str, cost_ratio: float | None, curve_text: str) -> CostProfile | None:
         run = self.sessions.get(key).run
