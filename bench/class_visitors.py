@@ -117,7 +117,8 @@ def waits(visits: list[Visit]) -> dict:
             "first_status_s": percentiles([v.first_status for v in visits if v.first_status is not None]),
             "no_status_in_2s": sum(v.first_status is None or v.first_status > 2 for v in visits),
             "done_s": percentiles([v.done for v in visits if v.done is not None]),
-            "tokens_told": [v.told_all[:1] for v in visits][:3],
+            "pages": [{"told_at": _round(v.told[0]) if v.told else None, "told_s": v.told[1] if v.told else None,
+                       "first_output": _round(v.first_output), "done": _round(v.done)} for v in visits],
             "eta_error_every_update_median": _round(statistics.median(every)) if every else None,
             "eta_every_update_within_30pct": f"{sum(e <= 0.3 for e in every)} of {len(every)}"}
 

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 
 from playground.ui.options import all_controls
 
-ETA = re.compile(r"about (\d+)(?:-(\d+))? s")  # "about 8 s", or a range "about 6-12 s"
+ETA = re.compile(r"about ([\d.]+)(?:-([\d.]+))? s")  # "about 8 s", or a range "about 6-12 s"
 WAITING_WORDS = ("in line", "identical run", "in turn")
 
 

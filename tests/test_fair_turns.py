@@ -112,7 +112,8 @@ def test_a_running_job_is_forecast_at_its_own_pace_once_it_has_written_some():
     running.charge(2.0)
     running.wrote(40)  # then 0.05 s a token, 59 tokens left
     assert line.place(waiting).seconds == pytest.approx(59 * 0.05)
-    assert place_text(Place(3, 8.2)) == "waiting for the model: 3rd in line, about 8 s"
+    assert place_text(Place(3, 8.2)) == "waiting for the model: 3rd in line, about 8.2 s"  # tenths under 10 s
+    assert place_text(Place(3, 18.2)) == "waiting for the model: 3rd in line, about 18 s"
 
 
 def test_a_machine_slower_than_when_the_rates_were_measured_scales_the_waits_ahead():

@@ -88,9 +88,13 @@ class Place:
     spread: tuple = (1.0, 1.0)
 
     def wait_text(self) -> str:
-        """'about 8 s', or 'about 6-12 s' where recent runs' lengths spread."""
-        low, high = (max(1, round(self.seconds * factor)) for factor in self.spread)
-        return f"about {low} s" if low == high else f"about {low}-{high} s"
+        """'about 8 s', or 'about 6-12 s' where recent runs' lengths spread; tenths under 10 s
+        ('about 2.5-3.5 s'), where a whole second is a large part of the wait."""
+        low, high = (self.seconds * factor for factor in self.spread)
+        digits = 1 if high < 10 else 0
+        low, high = (max(0.1 if digits else 1, round(value, digits)) for value in (low, high))
+        shown = [f"{value:.{digits}f}" for value in (low, high)]
+        return f"about {shown[0]} s" if shown[0] == shown[1] else f"about {shown[0]}-{shown[1]} s"
 
 
 class Line:
@@ -139,6 +143,16 @@ class Line:
         """Jobs taking turns on the model now."""
         with self._changed:
             return len(self._active)
+
+    def duty(self) -> float:
+        """The share of the clock the model was held lately while jobs ran (1 before it is known)."""
+        with self._changed:
+            return self._duty()
+
+    def unstarted(self) -> int:
+        """Jobs taking turns that have not had their first step yet (its turn holds the prompt's pass)."""
+        with self._changed:
+            return sum(job.first is None for job in self._active)
 
     def full(self) -> bool:
         """Every place taking turns is taken: a new job waits."""

@@ -141,18 +141,21 @@ class Started:
 
     def turn_text(self) -> str | None:
         """Where a run that starts beside others stands: how many share the model, and when its
-        first tokens should come, as a range (each run ahead in the ring takes one turn first; its
-        own first turn holds the prompt's pass): None when it computes alone."""
+        first tokens should come, as a range: each run ahead in the ring takes one turn first (a
+        first step, with its prompt's pass, for those that have not started; a round for the rest,
+        between the quartiles of recent turns), then its own first step, on the clock at the share
+        of it the model was held lately (Line.duty). None when it computes alone."""
         others = self.runs.line.running() - 1
         if self.job is None or others < 1:
             return None
-        lengths = model_thread.turns.turn_seconds()
         runs = "1 other run shares" if others == 1 else f"{others} other runs share"
         share = f"generating: {runs} the model, a round each in turn"
-        if lengths is None:
+        lengths, first = model_thread.turns.turn_seconds(), eta.first_step_seconds()
+        if lengths is None or first is None:
             return share
-        seconds = (others + 1) * lengths[0]
-        return f"{share}: first tokens in {Place(0, seconds, (1.0, (others + 2) * lengths[1] / seconds)).wait_text()}"
+        new, duty = self.runs.line.unstarted() - 1, self.runs.line.duty()
+        low, high = (((others - new) * length + (new + 1) * first) / duty for length in lengths)
+        return f"{share}: first tokens in {Place(0, low, (1.0, high / low)).wait_text()}"
 
     def _following(self, claim: Claim) -> str:
         place = self.runs.line.place(claim.job) if claim.job is not None else None
