@@ -23,6 +23,18 @@ def test_a_foreign_vocabulary_run_says_why_few_drafts_pass_with_its_numbers(fami
     assert render.vocabulary_html(same) == ""
 
 
+def test_tlis_note_states_its_own_rule_the_sd_rule_on_the_shared_vocabulary(family):
+    """The walkthrough's tli note gave slem's rule (a draft passes only when its text spells the
+    target's next token); tli is speculative decoding on the vocabularies' intersection."""
+    run = generate("hello there", method="tli", max_new_tokens=24, target=family["target"], draft=foreign_draft(),
+                   temperature=1.0, seed=3)
+    note = render.vocabulary_html(run)
+    assert "spells the target" not in note
+    assert f"tli drafts only from the {run.pair.intersection:,} token strings both vocabularies share" in note
+    assert "min(1, p/q), over that shared vocabulary" in note
+    assert f"Here {run.stats.accepted} of {run.stats.drafted} drafted tokens passed" in note
+
+
 def test_rejected_candidates_are_marks_that_never_break_the_line(family):
     run = generate("hello there", method="slem", max_new_tokens=24, target=family["target"], draft=foreign_draft(),
                    temperature=1.0, seed=3)

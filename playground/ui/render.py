@@ -177,11 +177,23 @@ def vocabulary_html(run) -> str:
     passed = (f"Here {stats.accepted} of {stats.drafted} drafted tokens passed ({stats.accepted / stats.drafted:.1%})"
               if stats.drafted else "Here nothing was drafted")
     target_wrote = stats.origins.get("target", 0)
-    return (f'<p class="vocabulary-note"><b>Why so few drafts pass:</b> {escape(sizes)}this answer\'s target tokens '
-            f"average {chars:.1f} characters, and a drafted token passes only when the draft's text spells the "
-            f"target's next token exactly ({escape(run.method)} verifies the target's tokens, not the draft's). Pieces "
-            "of another vocabulary rarely line up with the target's tokens (a byte draft needs every byte of a "
-            f"token right). {escape(passed)}; the target wrote {target_wrote} of {stats.tokens} tokens itself.</p>")
+    why = _shared_vocabulary_rule(pair) if run.method == "tli" else (
+        f"this answer's target tokens average {chars:.1f} characters, and a drafted token passes only when the "
+        f"draft's text spells the target's next token exactly ({escape(run.method)} verifies the target's tokens, "
+        "not the draft's). Pieces of another vocabulary rarely line up with the target's tokens (a byte draft needs "
+        "every byte of a token right).")
+    return (f'<p class="vocabulary-note"><b>Why so few drafts pass:</b> {escape(sizes)}{why} {escape(passed)}; the '
+            f"target wrote {target_wrote} of {stats.tokens} tokens itself.</p>")
+
+
+def _shared_vocabulary_rule(pair) -> str:
+    """tli's rule in words: speculative decoding on the token strings both vocabularies share."""
+    shared = (f"the {pair.intersection:,} token strings both vocabularies share ({pair.share_of_target:.0%} of the "
+              f"target's, {pair.share_of_draft:.0%} of the draft's)" if pair.intersection is not None
+              else "the token strings both vocabularies share")
+    return (f"tli drafts only from {shared}, and checks each drafted token with speculative decoding's rule, "
+            "min(1, p/q), over that shared vocabulary: a token passes as often as the two models agree there, and "
+            "what the draft would say outside it is never proposed.")
 
 
 def budget_text(run) -> str | None:
