@@ -293,3 +293,10 @@ def test_step_mode_tells_one_story_of_a_hand_computed_tree_round():
     assert "drawn from" not in html  # no token of this round was drawn in place of the candidates
     assert "from branch 2 of its node (a sibling the tree added), after 1 rejected before it" in html
     assert "every candidate on the accepted path was kept" in html
+
+
+def test_teaching_settings_say_they_changed_the_shared_sidebar(handlers):
+    """The walkthrough's next Generate sampled at temperature 1 with full blocks, unannounced."""
+    status = handlers.teaching_set(KEY)
+    assert "temperature 1 and draft confidence 0 are set in the sidebar" in status
+    assert "Generate, Compare and Race use too" in status and "step mode reset" in status

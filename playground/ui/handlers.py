@@ -54,6 +54,7 @@ class Handlers:
         self.what_if_profile, self.what_if = what_if.profile_chosen, what_if.project
         self.compare, self.compare_estimate = comparison.compare, comparison.estimate
         self.step, self.step_position, self.step_reset = steps.step, steps.step_position, steps.step_reset
+        self.teaching_set = steps.teaching_set
         self.toy_reset, self.toy_step = steps.toy_reset, steps.toy_step
         self.export_json, self.export_charts = exports.export_json, exports.export_charts
         self.correction_memory, self.upload_memory = memories.show, memories.upload

@@ -36,6 +36,7 @@ from .options import (
 )
 from .queue_cap import cap_events_per_visitor
 from .server_settings import queue_settings
+from .step_mode import TEACHING
 from .stepper import TOY_SEEDS, Toy
 from .visitors import session_key
 from .what_if_panel import profile_names
@@ -500,7 +501,6 @@ def _compare_tab(ui: Shared, tab) -> gr.CheckboxGroup:
     return methods
 
 
-TEACHING = {"temperature": 1.0, "draft_confidence": 0.0}  # step mode's one-click settings
 
 
 def _step_tab(ui: Shared) -> None:
@@ -540,7 +540,7 @@ def _step_tab(ui: Shared) -> None:
     by_name = {c.name: w for c, w in zip(all_controls(), ui.widgets, strict=True)}
     teaching.click(lambda: (TEACHING["temperature"], TEACHING["draft_confidence"]), None,
                    [by_name["temperature"], by_name["draft_confidence"]], **PRIVATE).then(
-        _keyed(ui.handlers.step_reset), None, status, **PRIVATE)
+        _keyed(ui.handlers.teaching_set), None, status, **PRIVATE)
     position.change(_keyed(ui.handlers.step_position), position, bars, **PRIVATE)
 
 

@@ -13,6 +13,8 @@ from .runs import Runs
 from .session import Stepping
 from .stepper import TOY_SEEDS, Toy, bars, explain_step
 
+TEACHING = {"temperature": 1.0, "draft_confidence": 0.0}  # step mode's one-click settings
+
 
 class StepMode:
     def __init__(self, runs: Runs):
@@ -62,6 +64,16 @@ class StepMode:
             session.stepping.steps.close()
         session.stepping = None
         return render.status_html("step mode reset: press Step to start a new run")
+
+    def teaching_set(self, key: str):
+        """After the teaching settings changed the shared sidebar: a fresh step-mode run, and the
+        page told that every tab's runs now use them (the next Generate sampled silently before)."""
+        self.step_reset(key)
+        settings = " and ".join(f"{name.replace('_', ' ')} {value:g}" for name, value in TEACHING.items())
+        said = (f"step mode reset with the teaching settings: {settings} are set in the sidebar, which Generate, "
+                "Compare and Race use too (set them back there)")
+        gr.Info(toast_text(said))
+        return render.status_html(said)
 
     def toy_reset(self, key: str, seed: int):
         """A fresh toy from `seed`; a seed out of range is refused in a toast, the toy kept as it was."""
