@@ -167,6 +167,19 @@ def test_a_family_this_machine_lacks_is_named_not_fetched(opened):
     assert "not on this machine" in shown["status"] and "press Load" in shown["status"]
 
 
+def test_a_method_switch_names_a_links_values_as_the_links(opened):
+    """An fsd link carries fsd's drafting (draft_vocab 0, tree_width 1, draft_confidence 0); choosing
+    sd then keeps them, and said it had set "the shared defaults" where the page had started sd with
+    8192 / 2 / 0.6."""
+    handlers, _, sharing = opened
+    sharing(True).open(KEY, {"method": "fsd", "draft_vocab": "0", "tree_width": "1", "draft_confidence": "0"}, "sd")
+    *_, about = handlers.method_changed(KEY, "sd")
+    assert "Choosing sd set" in about and "(the values of the link this page opened)" in about
+    assert "the shared defaults" not in about
+    *_, about = Handlers(loader=handlers.family.loader, presets=PRESETS).method_changed(KEY, "sd")
+    assert "set tree_width = 2, draft_vocab = 8192, draft_confidence = 0.6 (the shared defaults)" in about, "no link"
+
+
 def test_the_links_values_stop_counting_once_another_family_is_loaded(opened):
     handlers, _, sharing = opened
     sharing(True).open(KEY, {"method": "fsd", "tau": "0.4"}, "sd")

@@ -36,14 +36,16 @@ def _method_defaults(method) -> dict:
     return {name: method.defaults.get(name, getattr(RunConfig(), name)) for name in overridden}
 
 
-def _set_on_switch(method, defaults: dict) -> str:
+def _set_on_switch(method, defaults: dict, linked: frozenset = frozenset()) -> str:
     """What choosing the method set among the options methods default differently (a student
-    comparing sd and fsd should know the draft changed with the rule)."""
+    comparing sd and fsd should know the draft changed with the rule), and whose values they are:
+    the link the page opened (`linked`: the names it set), the method's own, or the shared ones."""
     shown = {name: value for name, value in defaults.items() if name in _method_defaults(method)
              and name in method.reads}
     if not shown:
         return ""
-    whose = f"{method.name}'s own defaults" if method.defaults else "the shared defaults"
+    whose = ("the values of the link this page opened" if linked & set(shown) else
+             f"{method.name}'s own defaults" if method.defaults else "the shared defaults")
     return f"Choosing {method.name} set {', '.join(f'{name} = {value:g}' for name, value in shown.items())} ({whose})."
 
 
@@ -69,13 +71,14 @@ class Controls:
         visible, preset = visible_options(method), self.family.preset_in_use(key)
         chosen = METHODS.get(method) if isinstance(method, str) else None
         defaults = {**_method_defaults(chosen), **(preset.settings(method) if preset and chosen else {})}
-        defaults = {**defaults, **linked_values(self.family.sessions.get(key), preset)}
+        linked = linked_values(self.family.sessions.get(key), preset)
+        defaults = {**defaults, **linked}
         updates = [gr.update(visible=c.name in visible, **({"value": defaults[c.name]} if c.name in defaults else {}),
                              **_scale_of(c.name, defaults.get("divergence")))
                    for c in all_controls()]
         about = f"**{chosen.name}**: {chosen.summary} ({'lossless' if chosen.lossless else 'lossy'})" if chosen else ""
         if chosen:
-            about += "\n\n" + _set_on_switch(chosen, defaults)
+            about += "\n\n" + _set_on_switch(chosen, defaults, frozenset(linked))
         if chosen and preset and chosen.name in preset.sources:
             about += f"\n\nPreset `{preset.name}`: {preset.sources[method]}."
         return [*updates, about]
