@@ -177,7 +177,7 @@ def test_a_method_switch_names_a_links_values_as_the_links(opened):
     assert "Choosing sd set" in about and "(the values of the link this page opened)" in about
     assert "the shared defaults" not in about
     *_, about = Handlers(loader=handlers.family.loader, presets=PRESETS).method_changed(KEY, "sd")
-    assert "set tree_width = 2, draft_vocab = 8192, draft_confidence = 0.6 (the shared defaults)" in about, "no link"
+    assert "set draft_confidence = 0.6, draft_vocab = 8192, tree_width = 2 (the shared defaults)" in about, "no link"
 
 
 def test_the_links_values_stop_counting_once_another_family_is_loaded(opened):

@@ -30,7 +30,7 @@ def _scale_of(name: str, divergence: str | None) -> dict:
 def _method_defaults(method) -> dict:
     """The fields some method sets its own default for, at the chosen method's value (its own, or
     RunConfig's): switching from fsd to sd puts sd's draft confidence back."""
-    overridden = {name for m in METHODS.values() for name in m.defaults}
+    overridden = sorted({name for m in METHODS.values() for name in m.defaults})  # one order, every process
     if method is None:
         return {}
     return {name: method.defaults.get(name, getattr(RunConfig(), name)) for name in overridden}
