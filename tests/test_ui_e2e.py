@@ -204,6 +204,14 @@ def test_browser_generate_shows_colored_tokens_and_charts(page, tree_width):
     page.locator("#show-rejected input").check()
     page.locator("#output s.tok-rejected").first.wait_for()
     page.screenshot(path=str(ARTIFACTS / f"ui-generate-tree-{tree_width}.png"), full_page=True)
+    # Selected and copied, the answer is the text the model wrote: the struck candidates stay out.
+    copied = page.evaluate("""() => { const range = document.createRange();
+        range.selectNodeContents(document.querySelector('#output .token-text') || document.querySelector('#output'));
+        const selection = window.getSelection(); selection.removeAllRanges(); selection.addRange(range);
+        return selection.toString(); }""")
+    kept = page.evaluate("() => Array.from(document.querySelectorAll('#output span.tok')).map(t => t.textContent)"
+                         ".join('')")
+    assert copied.replace("\n", "") == kept.replace("\n", ""), (copied[:200], kept[:200])
 
 
 def test_browser_stats_draw_the_running_lines(page):
