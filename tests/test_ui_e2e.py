@@ -547,6 +547,9 @@ def test_browser_switching_families_loads_each_and_never_sticks(page):
     page.wait_for_function("() => document.querySelector('#method input').value.startsWith('sd:')")
     assert page.locator(".toast-body").count() == 0, "no error toast"
     generate_and_wait(page)
+    assert page.locator(".toast-body").count() == 0, "no error toast after the run either"
+    family = page.locator("#family-info").inner_text()
+    assert "tiny-draft" in family and "tiny-foreign-draft" not in family, "the panel names the models the run used"
     page.locator("#draft-spec textarea").press_sequentially("-x")  # typed (as a person types), not loaded
     page.locator("#status", has_text="press Load").wait_for()
     page.locator("#generate").click()
