@@ -85,7 +85,8 @@ def test_the_page_projects_the_last_run_and_says_it_is_a_projection(page):
     run = page.sessions.get(KEY).run
     own_c = page.what_if_profile(KEY, what_if.THIS_RUN)
     words, figure = page.what_if(KEY, what_if.THIS_RUN, own_c, "")
-    assert words.startswith("**Projection, not a measurement:**") and f"{len(run.steps)} rounds" in words
+    # A busy machine (two test workers) may put "Not settled: ..." before it.
+    assert "**Projection, not a measurement:**" in words and f"{len(run.steps)} rounds" in words
     assert [trace.name for trace in figure.data][:2] == ["projected speedup", "as fast as ar"]
     gpu = what_if.recorded_profiles()[1]
     assert page.what_if_profile(KEY, gpu.name) == gpu.cost_ratio
