@@ -61,7 +61,7 @@ class Timing:
 
 @dataclass
 class SpeedAccount:
-    """Written by the engine as the run goes (`add_round`, `add_reference`, `finish_round`)."""
+    """Written by the engine as the run goes: `take_own_pass` and `time_step` (T(1)), `add_round`."""
 
     target_role: str = "target"
     draft_role: str = "draft"
@@ -80,13 +80,15 @@ class SpeedAccount:
     reference: list[Timing] = field(default_factory=list)
     rounds: list[Round] = field(default_factory=list)  # the verified rounds, for the what-if
     pass_seconds: list[float] = field(default_factory=list)  # each verified round's pass, checks excluded
-    round_drafting: list[float] = field(default_factory=list)
     started: float = field(default_factory=time.perf_counter, repr=False)
 
     # Writing ---------------------------------------------------------------------------------
 
-    def add_round(self, step, cpu: float) -> None:
-        """Count a round the method yielded, and the decoding thread's CPU seconds for it."""
+    def add_round(self, step, cpu: float, waited: float) -> None:
+        """Count a round the method yielded, the decoding thread's CPU seconds for it, and the
+        clock at its end; `waited` is how long the run has been held so far."""
+        self.clock = time.perf_counter() - self.started
+        self.waited = waited
         self.round_count += 1
         checks = step.extra.get("check_seconds", 0.0)
         self.tokens += len(step.tokens)
@@ -100,7 +102,6 @@ class SpeedAccount:
         if passes:
             self.rounds.append(Round(step.forwards.get(self.draft_role, 0), step.drafted + 1, len(step.tokens)))
             self.pass_seconds.append((step.verify_seconds - checks) / passes)
-            self.round_drafting.append(step.draft_seconds)
 
     def take_own_pass(self, runner, step) -> None:
         """Before counting `step`: where it fed the target's `runner` (a KVRunner) one token alone
@@ -135,11 +136,6 @@ class SpeedAccount:
         if timing is not None:
             self.reference.append(Timing(*timing, len(runner.ids), after, starting=starting))
             self.measuring += clock.read()[0]
-
-    def finish_round(self, waited: float) -> None:
-        """The clock at the end of a round; `waited` is how long the run has been held so far."""
-        self.clock = time.perf_counter() - self.started
-        self.waited = waited
 
     # The reference ---------------------------------------------------------------------------
 

@@ -37,8 +37,7 @@ class Stats:
     def add(self, step: Step, waited: float = 0.0, cpu: float = 0.0) -> None:
         """Count one step; `waited` is how long the run has waited so far, `cpu` the decoding
         thread's CPU seconds for this step."""
-        self.account.add_round(step, cpu)
-        self.account.finish_round(waited)
+        self.account.add_round(step, cpu, waited)
         self.step_clock.append(self.account.decoder_seconds)
         self.steps += 1
         self.drafted += step.drafted

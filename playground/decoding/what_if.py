@@ -3,6 +3,7 @@ run's own costs as a profile (its speed account's, `SpeedAccount.profile`), and 
 recorded from measurements of other machines and pairs (assets/cost_profiles.json, each naming
 its source and what its passes count)."""
 
+import functools
 import json
 import pathlib
 
@@ -12,9 +13,11 @@ PROFILES_FILE = pathlib.Path(__file__).resolve().parents[2] / "assets" / "cost_p
 THIS_RUN = "this run, as measured"
 
 
-def recorded_profiles() -> list[CostProfile]:
-    return [CostProfile(p["name"], p["source"], p["cost_ratio"], tuple(map(tuple, p["verify_curve"])))
-            for p in json.loads(PROFILES_FILE.read_text(encoding="utf-8"))]
+@functools.cache
+def recorded_profiles() -> tuple[CostProfile, ...]:
+    """The profiles of assets/cost_profiles.json, read once (the what-if asks at each event)."""
+    return tuple(CostProfile(p["name"], p["source"], p["cost_ratio"], tuple(map(tuple, p["verify_curve"])))
+                 for p in json.loads(PROFILES_FILE.read_text(encoding="utf-8")))
 
 
 def pass_cost_sentence(tokens: int = 5) -> str:
