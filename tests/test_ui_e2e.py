@@ -153,9 +153,19 @@ def wait_for_finished_run(page) -> None:
     }""")
 
 
-def test_browser_load_describes_the_family(page):
+def load_and_wait(page) -> None:
+    """Click Load and wait for the family panel to describe what loaded; a Load that does not
+    finish fails with what the page's status said instead."""
     page.locator("#load").click()
-    page.locator("#family-info", has_text="MiB").wait_for()
+    try:
+        page.locator("#family-info", has_text="MiB").wait_for()
+    except Exception as error:
+        raise AssertionError(f"Load did not describe a family; the status said "
+                             f"{page.locator('#status').inner_text()!r}") from error
+
+
+def test_browser_load_describes_the_family(page):
+    load_and_wait(page)
     assert "share one vocabulary" in page.locator("#family-info").inner_text()
 
 
@@ -165,8 +175,7 @@ def test_browser_compare_and_race_offer_only_the_loaded_familys_methods(page):
         return page.locator(f"#{picker} label").all_inner_texts()
 
     page.locator("#qualifier-spec textarea").fill("")
-    page.locator("#load").click()
-    page.locator("#family-info", has_text="MiB").wait_for()
+    load_and_wait(page)
     page.get_by_role("tab", name="Race").click()
     page.wait_for_function("() => !(document.querySelector('#race-methods')?.innerText ?? 'psd-f').includes('psd-f')")
     assert "sd" in offered("race-methods")
