@@ -59,8 +59,8 @@ def stream(prompt: str, config: RunConfig | None = None, *, target=None, draft=N
     primary = models[method.roles[0]]
     prompt_ids = prompt_guard.format_prompt(primary.tokenizer, prompt, config.chat_template, model=primary.model,
                                max_new_tokens=config.max_new_tokens)
-    drafting = draft_setup(config, method, models.get("draft"))
-    ctx = _decoding(drafting.config, models, prompt_ids, method, drafting.runner)
+    drafting = draft_setup(config, method, models.get("draft"), models.get("target"))
+    ctx = _decoding(drafting.config, models, prompt_ids, method, drafting.runner, drafting.target_runner)
     if draft == NGRAM:
         ctx.lookup = PromptLookup()
     if correction_memory is not None:
@@ -157,9 +157,11 @@ def eos_ids(loaded: LoadedModel) -> set[int]:
 
 
 def _decoding(config: RunConfig, models: dict[str, LoadedModel], prompt_ids: list[int], method,
-              draft_runner: KVRunner | None) -> Decoding:
-    """The run's context: `config` as it runs, the draft with its levers applied."""
-    runners = {role: draft_runner if role == "draft" else KVRunner(m.model, name=role, tokens=len(m.tokenizer))
+              draft_runner, target_runner: KVRunner | None = None) -> Decoding:
+    """The run's context: `config` as it runs, the draft with its levers applied (a feature
+    draft's with the target runner that keeps its features)."""
+    given = {"draft": draft_runner, "target": target_runner}
+    runners = {role: given.get(role) or KVRunner(m.model, name=role, tokens=len(m.tokenizer))
                for role, m in models.items()}
     device = next(iter(models.values())).model.device
     sampler = Sampler(config.temperature, config.top_k, config.top_p, config.seed, device=device)

@@ -18,9 +18,12 @@ class KVRunner:
     """`head`, when given, replaces the model's output layer (e.g. a pruned draft head): it maps
     the last hidden states to logits. `tokens`, when given, is how many ids the tokenizer knows:
     logits past it belong to the padding rows of the output layer and are set to -inf, so padded
-    ids have probability 0 everywhere and are never drawn."""
+    ids have probability 0 everywhere and are never drawn. With `feature_layers` (a target a
+    feature draft reads) it also keeps, per cached position, the inputs of those layers joined
+    (`features`), from the same passes."""
 
-    def __init__(self, model, name: str = "model", head=None, tokens: int | None = None):
+    def __init__(self, model, name: str = "model", head=None, tokens: int | None = None,
+                 feature_layers: list[int] | None = None):
         self.model = model
         self.name = name
         self.head = head
@@ -32,6 +35,8 @@ class KVRunner:
         self.first_pass: float | None = None  # seconds of its first forward
         self.last_pass: tuple[int, float, float] | None = None  # (new tokens, wall, CPU) of its latest
         self._tree_base: int | None = None  # after tree_logits: where the tree's nodes start in the cache
+        self.feature_layers = feature_layers
+        self.features: torch.Tensor | None = None  # [cached positions, len(feature_layers) x width]
 
     @property
     def vocab_size(self) -> int:
@@ -79,7 +84,10 @@ class KVRunner:
         keep = base + _common_prefix(nodes, list(range(len(nodes))))  # nodes stored in place
         moved = [base + node for node in nodes[keep - base:]]
         if moved or len(self.ids) > keep:
-            _keep_positions(self.cache, keep, torch.tensor(moved, dtype=torch.long, device=self.device))
+            moved_rows = torch.tensor(moved, dtype=torch.long, device=self.device)
+            _keep_positions(self.cache, keep, moved_rows)
+            if self.features is not None:
+                self.features = torch.cat([self.features[:keep], self.features.index_select(0, moved_rows)])
         self.ids = self.ids[:keep] + [self.ids[i] for i in moved]
 
     def _reusable(self, sequence: list[int], positions: int) -> int:
@@ -107,6 +115,8 @@ class KVRunner:
             self._forward(self._as_input([token]), 1)
         timing = clock.read()
         self.cache.crop(-1)  # the one position it fed (transformers 5.x: a count to remove)
+        if self.features is not None:
+            self.features = self.features[:-1]
         return timing
 
     def _timed_forward(self, input_ids: torch.Tensor, positions: int, **extra) -> torch.Tensor:
@@ -124,11 +134,23 @@ class KVRunner:
         return logits[0, -positions:]
 
     def _forward(self, input_ids: torch.Tensor, positions: int, **extra) -> torch.Tensor:
+        if self.feature_layers:
+            extra["output_hidden_states"] = True
         if self.head is None:
-            return self.model(input_ids=input_ids, past_key_values=self.cache, use_cache=True,
-                              logits_to_keep=positions, **extra).logits
-        hidden = self.model.base_model(input_ids=input_ids, past_key_values=self.cache, use_cache=True, **extra)
-        return self.head(hidden.last_hidden_state[:, -positions:])
+            out = self.model(input_ids=input_ids, past_key_values=self.cache, use_cache=True,
+                             logits_to_keep=positions, **extra)
+            logits = out.logits
+        else:
+            out = self.model.base_model(input_ids=input_ids, past_key_values=self.cache, use_cache=True, **extra)
+            logits = self.head(out.last_hidden_state[:, -positions:])
+        if self.feature_layers:
+            self._keep_features(out.hidden_states)
+        return logits
+
+    def _keep_features(self, hidden_states) -> None:
+        """hidden_states[i] is layer i's input: the fed positions' rows of `feature_layers` join the store."""
+        new = torch.cat([hidden_states[i][0] for i in self.feature_layers], dim=-1)
+        self.features = new if self.features is None else torch.cat([self.features, new])
 
     def rollback(self, length: int) -> None:
         """Drop cached positions past `length`."""
@@ -137,6 +159,8 @@ class KVRunner:
             _ensure_croppable(self.cache, self.name)
             self.cache.crop(-excess)  # transformers 5.x: a negative count of tokens to remove
             self.ids = self.ids[:length]
+            if self.features is not None:
+                self.features = self.features[:length]
 
 
 def _common_prefix(a: list[int], b: list[int]) -> int:

@@ -71,5 +71,11 @@ class Method:
         return (*self.options, *self.levers)
 
     @property
+    def drafts_by_features(self) -> bool:
+        """Takes a feature draft (EAGLE-3): like a prompt lookup, it drafts right after the context
+        the target has read, so the head finds the target's features of all of it."""
+        return self.drafts_by_lookup
+
+    @property
     def uses_memory(self) -> bool:
         return "memory" in self.options

@@ -12,6 +12,10 @@ them (`Method.levers`), so that comparing methods compares rules, not drafts.
 - `tree_width`: a token tree, with siblings beside the tokens the draft doubts and a prompt
   lookup's branch, verified by every method's one walk (methods/drafting.py, methods/walk.py).
 
+A feature draft (EAGLE-3, models/feature_draft.py) takes the same levers but `draft_vocab` (it
+scores a vocabulary of its own already); it reads the target's features, so its runner comes with
+the target's, which keeps them (decoding/feature_runner.py).
+
 A lever that cannot run is recorded as off in the run's config and named once in its notes.
 """
 
@@ -22,6 +26,9 @@ from ..decoding import int8_draft
 from ..decoding.cache import KVRunner
 from ..decoding.divergence import SCALES
 from ..decoding.draft_vocab import pruned_head
+from ..decoding.feature_runner import FeatureRunner
+from ..errors import PlaygroundError
+from ..models.feature_draft import FeatureDraft, check_target
 from ..models.loading import LoadedModel
 
 OFF = {"draft_int8": False, "draft_vocab": 0, "draft_confidence": 0.0, "tree_width": 1}
@@ -31,7 +38,8 @@ OFF = {"draft_int8": False, "draft_vocab": 0, "draft_confidence": 0.0, "tree_wid
 class DraftSetup:
     config: RunConfig  # the run's config with every lever that did not run switched off
     notes: list[str] = field(default_factory=list)  # why a lever that was asked for did not run
-    runner: KVRunner | None = None
+    runner: KVRunner | FeatureRunner | None = None
+    target_runner: KVRunner | None = None  # a feature draft's target: it keeps the features the draft reads
 
 
 def lever_blocker(config: RunConfig, method, draft: LoadedModel | None, lever: str) -> str | None:
@@ -43,8 +51,14 @@ def lever_blocker(config: RunConfig, method, draft: LoadedModel | None, lever: s
     if lever == "draft_int8" and not int8_draft.applies(draft.model):
         return "the draft is not a float32 model on an x86 CPU"
     if lever == "draft_vocab":
+        if is_feature_draft(draft):
+            return f"a feature draft scores its own {draft.model.config.draft_vocab_size} tokens already"
         return _pruning_blocker(config, method, draft)
     return None
+
+
+def is_feature_draft(draft: LoadedModel | None) -> bool:
+    return draft is not None and isinstance(draft.model, FeatureDraft)
 
 
 def _pruning_blocker(config: RunConfig, method, draft: LoadedModel) -> str | None:
@@ -57,9 +71,10 @@ def _pruning_blocker(config: RunConfig, method, draft: LoadedModel) -> str | Non
     return None
 
 
-def draft_setup(config: RunConfig, method, draft: LoadedModel | None) -> DraftSetup:
+def draft_setup(config: RunConfig, method, draft: LoadedModel | None, target: LoadedModel | None = None) -> DraftSetup:
     """The levers that run for this method and draft, the config that records them, and the
-    draft runner that applies them (None without a draft)."""
+    draft runner that applies them (None without a draft); for a feature draft, the `target`'s
+    runner too."""
     setup, blocked = DraftSetup(config), {}
     for lever, off in OFF.items():
         if getattr(config, lever) == off:
@@ -70,9 +85,30 @@ def draft_setup(config: RunConfig, method, draft: LoadedModel | None) -> DraftSe
             if lever in method.levers:
                 blocked.setdefault(blocker, []).append(lever)
     setup.notes = [f"{', '.join(levers)} off: {blocker}" for blocker, levers in blocked.items()]
-    if draft is not None:
+    if is_feature_draft(draft):
+        setup.target_runner, setup.runner = feature_runners(setup.config, method, draft, target)
+    elif draft is not None:
         setup.runner = draft_runner(setup.config, draft)
     return setup
+
+
+def feature_runners(config: RunConfig, method, draft: LoadedModel, target: LoadedModel | None):
+    """(the target's runner, keeping the head's layers' inputs; the head's runner reading them)."""
+    if not method.drafts_by_features or target is None:
+        takes = ", ".join(m.name for m in _methods() if m.drafts_by_features)
+        raise PlaygroundError(f"{method.name} cannot draft with a feature draft ({draft.spec!r} reads the target's "
+                              f"own features as the target reads the context): use one of {takes}, or a draft model")
+    check_target(draft.model, draft.spec, target.model.config)
+    target_runner = KVRunner(target.model, name="target", tokens=len(target.tokenizer),
+                             feature_layers=draft.model.layer_ids)
+    head = int8_draft.int8_twin(draft.model) if config.draft_int8 else draft.model
+    return target_runner, FeatureRunner(head, target_runner, target.model.get_input_embeddings())
+
+
+def _methods():
+    from . import METHODS  # noqa: PLC0415  (the registry imports every method, this module among them)
+
+    return METHODS.values()
 
 
 def describe(config: RunConfig) -> str:

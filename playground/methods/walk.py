@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 import torch
 
 from ..decoding.divergence import divergence
+from ..decoding.feature_runner import FeatureRunner
 from ..decoding.sampling import raw_probs, residual
 from ..decoding.step import Step, TokenRecord
 from .base import Decoding
@@ -285,6 +286,12 @@ def lookup_figures(ctx: Decoding) -> dict:
     return {"ngram_match": ctx.lookup.matched} if ctx.lookup else {}
 
 
+def feature_figures(ctx: Decoding) -> dict:
+    """A feature draft's round: which target layers it read, at how many new positions, and how
+    many of its tokens read its own output features instead."""
+    return {"feature_draft": dict(ctx.draft.read)} if isinstance(ctx.draft, FeatureRunner) else {}
+
+
 def model_drafter(ctx: Decoding, k: int) -> Drafted:
     return draft_tree(ctx, ctx.draft, k)
 
@@ -302,4 +309,4 @@ def rounds(ctx: Decoding, rule, drafter=None, rescue=None):
         yield walk.step(drafted, draft_seconds=drafted_at - start, verify_seconds=time.perf_counter() - drafted_at,
                         forwards={**({ctx.draft.name: drafted.draft_forwards} if ctx.draft else {}),
                                   ctx.target.name: 1},
-                        extra=lookup_figures(ctx))
+                        extra={**lookup_figures(ctx), **feature_figures(ctx)})

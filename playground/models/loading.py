@@ -16,6 +16,7 @@ from transformers import AutoConfig, AutoModelForCausalLM, AutoTokenizer
 from ..decoding.cache import check_rollback_support
 from ..decoding.prepacked import prepack_linears
 from ..errors import PlaygroundError
+from .feature_draft import is_feature_draft, load_feature_draft
 from .policy import check_allowed, check_fits
 
 DTYPES = {"float32": torch.float32, "bfloat16": torch.bfloat16, "float16": torch.float16}
@@ -108,6 +109,8 @@ def _load_uncached(spec, device, dtype, device_map, trust_remote_code) -> Loaded
     try:
         if not device_map:
             check_fits(spec, estimate_memory_bytes(spec, dtype), device)
+        if is_feature_draft(folder):
+            return _loaded_head(spec, folder, device, dtype)
         tokenizer = AutoTokenizer.from_pretrained(folder, **extra, trust_remote_code=trust_remote_code)
         if device_map:
             model = AutoModelForCausalLM.from_pretrained(folder, device_map=device_map, **kwargs)
@@ -125,6 +128,18 @@ def _load_uncached(spec, device, dtype, device_map, trust_remote_code) -> Loaded
         prepack_linears(model)
     check_rollback_support(model, spec)
     return LoadedModel(spec, model, tokenizer, str(model.device), dtype)
+
+
+def _loaded_head(spec: str, folder: str, device: str, dtype: str) -> LoadedModel:
+    """A feature draft (EAGLE-3 head): it drafts only beside the target it was trained on, whose
+    tokenizer its folder must hold (published heads come without one)."""
+    if not any((Path(folder) / name).is_file() for name in ("tokenizer.json", "tokenizer.model", "vocab.json")):
+        raise PlaygroundError(f"the feature draft {spec!r} has no tokenizer: copy its target's tokenizer files "
+                              f"(tokenizer.json, tokenizer_config.json) into {folder}")
+    tokenizer = AutoTokenizer.from_pretrained(folder)
+    head = load_feature_draft(folder, DTYPES[dtype]).to(device)
+    prepack_linears(head)
+    return LoadedModel(spec, head, tokenizer, str(head.device), dtype)
 
 
 def resolve_spec(spec: str) -> tuple[str, dict]:

@@ -87,10 +87,25 @@ def _correction_reason(token) -> str:
 
 def explain_step(step, config) -> Explanation:
     emitted = [(t.id, t.origin, reason(t)) for t in step.tokens]
-    notes = [_lookup_note(step) or describe(config), _draft_pieces_note(step)]
+    notes = [_lookup_note(step) or describe(config), _feature_note(step), _draft_pieces_note(step)]
     tree = step.extra.get("tree")  # drawn where it branches; a chain's round reads as a block
     return Explanation(step.drafted, list(step.evidence), emitted, " ".join(note for note in notes if note),
                        tree if tree and branches(tree["parents"]) else None)
+
+
+def _feature_note(step) -> str:
+    """What a feature draft read this round ("" for any other draft)."""
+    read = step.extra.get("feature_draft")
+    if not read:
+        return ""
+    layers = ", ".join(map(str, read["layers"]))
+    source = ("the target first read the prompt for it (round one only)" if read["target_read_prompt"]
+              else "kept from the target's own verification pass: no extra target forward")
+    own = read["own_features"]
+    return (f"The feature draft read the inputs of the target's layers {layers} at {read['target_positions']} new "
+            f"position(s) ({source}), with each next token's embedding; "
+            + (f"its {own} later token(s) read its own output feature instead, since the target has not read "
+               "those tokens yet." if own else "it drafted one token from them."))
 
 
 def _draft_pieces_note(step) -> str:
