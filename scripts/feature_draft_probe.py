@@ -29,9 +29,9 @@ import time
 import torch
 from distill_prompts import HELD_OUT
 from embedded_recipe.batches import length_batches
-from embedded_recipe.data import cached, teacher_pass
+from embedded_recipe.data import cached, stored_conversations, teacher_pass
 from embedded_recipe.measure import load_prepared
-from embedded_recipe.settings import DATA_DIR, EVAL_MAX_NEW_TOKENS, SEED, WARMUP_STEPS
+from embedded_recipe.settings import EVAL_MAX_NEW_TOKENS, SEED, WARMUP_STEPS
 from embedded_recipe.students import top_k_kl
 from torch import nn
 from tqdm import tqdm
@@ -43,13 +43,7 @@ from playground.measure.agreement import generate_answers
 from playground.models import embedded
 from playground.models.loading import load_model
 
-STORED = ("answers-640", "answers-extra-1920", "answers-self-2560")
 DRAFT_VOCAB = 8192  # the default pruned head of sd
-
-
-def stored_conversations() -> list[tuple[list[int], list[int]]]:
-    return [example for name in STORED for half in ("greedy", "sampled")
-            for example in torch.load(DATA_DIR / f"{name}-{half}.pt")]
 
 
 class FeatureDraft(nn.Module):

@@ -40,6 +40,11 @@ def answered(target, tokenizer, prompts, name):
     return cached(DATA_DIR / f"{name}-greedy.pt", greedy) + cached(DATA_DIR / f"{name}-sampled.pt", sampled)
 
 
+def stored_conversations() -> list[tuple[list[int], list[int]]]:
+    """Every stored (prompt ids, answer ids): the three sets, greedy and sampled halves."""
+    return [example for path in sorted(DATA_DIR.glob("answers-*.pt")) for example in torch.load(path)]
+
+
 def own_prompts(target, tokenizer) -> list[str]:
     """The first SELF_PROMPTS questions the target writes. They come as one seeded stream, so a
     longer stored run starts with the same questions and serves a smaller count."""

@@ -31,3 +31,8 @@ EVAL_MAX_NEW_TOKENS = 128
 # generates nothing).
 BPE_DRAFT = {"base": embedded.DEFAULT_DRAFT, "layers": [0, 1, 4], "vocab_size": 4096, "rank": 32,
              "epochs": 2, "lr": 2e-3, "embedding_lr": 1e-3, "self_questions": 2560}
+# The feature draft (EAGLE-3, `embedded_recipe/feature_drafter.py`): one layer reading the target's
+# layer inputs 2, 15 and 27, over the most frequent `draft_vocab` target tokens, trained with
+# `ttt_steps` steps of training-time test on every stored conversation.
+FEATURE_DRAFT = {"draft_vocab": 8192, "ttt_steps": 4, "epochs": 2, "lr": 1e-3, "batch_tokens": 2048}
+FEATURE_DRAFT_DIR = embedded.ASSETS_DIR / embedded.FEATURE_DRAFT
