@@ -1,6 +1,7 @@
 """The recipe's settings: data sizes, the students' shapes and training, what is measured."""
 
 from playground.models import embedded
+from playground.models.default_family import FEATURE_DRAFT as FEATURE_DRAFT_NAME
 
 SEED = 20261122
 # The target's prompts and answers, committed: generating them takes over an hour on a 2-core CPU.
@@ -35,4 +36,4 @@ BPE_DRAFT = {"base": embedded.DEFAULT_DRAFT, "layers": [0, 1, 4], "vocab_size": 
 # layer inputs 2, 15 and 27, over the most frequent `draft_vocab` target tokens, trained with
 # `ttt_steps` steps of training-time test on every stored conversation.
 FEATURE_DRAFT = {"draft_vocab": 8192, "ttt_steps": 4, "epochs": 2, "lr": 1e-3, "batch_tokens": 2048}
-FEATURE_DRAFT_DIR = embedded.ASSETS_DIR / embedded.FEATURE_DRAFT
+FEATURE_DRAFT_DIR = embedded.ASSETS_DIR / FEATURE_DRAFT_NAME
