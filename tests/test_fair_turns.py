@@ -186,16 +186,31 @@ def test_turns_tell_how_long_the_model_was_held():
     assert 0.05 <= turns.busy_seconds(started) <= held < time.monotonic() - started
 
 
-def test_turns_tell_the_quartiles_of_their_lengths_once_a_few_are_known(monkeypatch):
+def test_turns_tell_the_quartiles_of_their_work_once_a_few_are_known(monkeypatch):
     turns, clock = Turns(), [1000.0]
     monkeypatch.setattr("playground.ui.turns.time.monotonic", lambda: clock[0])
-    for length in (0.1, 0.1, 0.2, 0.2, 0.3, 0.3, 0.4):
-        with turns.turn("A"):
-            clock[0] += length
+    for work in (0.1, 0.1, 0.2, 0.2, 0.3, 0.3, 0.4):
+        with turns.turn("A") as held:
+            clock[0], held.cpu = clock[0] + 2 * work, work  # the thread had its core half the time
     assert turns.turn_seconds() is None, "7 turns say little"
-    with turns.turn("B"):
-        clock[0] += 0.4
-    assert turns.turn_seconds() == (pytest.approx(0.2), pytest.approx(0.4))
+    with turns.turn("B") as held:
+        clock[0], held.cpu = clock[0] + 0.8, 0.4
+    assert turns.turn_seconds() == (pytest.approx(0.2), pytest.approx(0.4)), "CPU seconds, not the clock's"
+    assert turns.pace() == pytest.approx(0.5), "the recent turns had the core half of their time"
+
+
+def test_the_pace_is_a_quiet_machines_until_a_few_recent_turns_are_known(monkeypatch):
+    turns, clock = Turns(), [1000.0]
+    monkeypatch.setattr("playground.ui.turns.time.monotonic", lambda: clock[0])
+    for _ in range(2):
+        with turns.turn("A") as held:
+            clock[0], held.cpu = clock[0] + 1.0, 0.25
+    assert turns.pace() == 1.0, "2 turns say little"
+    with turns.turn("A") as held:
+        clock[0], held.cpu = clock[0] + 1.0, 0.25
+    assert turns.pace() == pytest.approx(0.25)
+    clock[0] += 60
+    assert turns.pace() == 1.0, "turns of a minute ago say nothing of now"
 
 
 def test_a_wait_is_told_as_the_range_recent_runs_lengths_put_around_it(family):

@@ -22,6 +22,7 @@ class Stats:
         # it waited (its consumer held it paused, other visitors' rounds) or timed T(1). What a
         # race replays.
         self.step_clock: list[float] = []
+        self.first_step_cpu = 0.0  # the decoding thread's CPU seconds in the first step (the prompt's pass)
         self.steps = self.drafted = self.accepted = self.tokens = 0
         self.block_tokens = 0  # tokens of the steps that drafted
         self.block_draft_forwards = 0  # draft forwards of those steps (a tree verifies more nodes than that)
@@ -39,6 +40,8 @@ class Stats:
         thread's CPU seconds for this step."""
         self.account.add_round(step, cpu, waited)
         self.step_clock.append(self.account.decoder_seconds)
+        if not self.steps:
+            self.first_step_cpu = cpu
         self.steps += 1
         self.drafted += step.drafted
         self.accepted += step.accepted

@@ -29,7 +29,7 @@ _recent: dict[tuple, deque] = {}  # (method, family) -> (monotonic time, seconds
 KEPT_WRITTEN = 256
 MIN_LENGTHS = 5  # recent runs asking as many before their median length is told (a few say little)
 _written: deque = deque(maxlen=KEPT_WRITTEN)  # (monotonic time, same_run(...), tokens asked, tokens written)
-_first_steps: deque = deque(maxlen=KEPT_RUNS)  # (monotonic time, seconds of a run's first step: its prompt's)
+_first_steps: deque = deque(maxlen=KEPT_RUNS)  # (monotonic time, CPU seconds of a run's first step: its prompt's)
 
 
 def family_of(models: dict) -> tuple:
@@ -46,8 +46,8 @@ def record(run) -> None:
         config = run.config
         key = same_run(run.method, run.models, run.prompt, config.max_new_tokens, config.temperature, config.seed)
         _written.append((time.monotonic(), key, config.max_new_tokens, run.stats.tokens))
-        if run.stats.step_clock:
-            _first_steps.append((time.monotonic(), run.stats.step_clock[0]))
+        if run.stats.first_step_cpu:
+            _first_steps.append((time.monotonic(), run.stats.first_step_cpu))
         after_first = run.stats.tokens - (len(run.steps[0].tokens) if run.steps else 0)
         seconds = run.stats.decoder_seconds - (run.stats.step_clock[0] if run.stats.step_clock else 0.0)
         if after_first >= MIN_TOKENS and seconds > 0:
@@ -99,8 +99,8 @@ def expected_tokens(method: str, models: dict, prompt: str, asked: int, temperat
     return max(1, round(statistics.median(lengths))) if len(lengths) >= MIN_LENGTHS else asked
 
 
-def first_step_seconds() -> float | None:
-    """The median seconds of recent runs' first steps (the prompt's pass, the first round), or None."""
+def first_step_cpu() -> float | None:
+    """The median CPU seconds of recent runs' first steps (the prompt's pass, the first round), or None."""
     since = time.monotonic() - KEPT_SECONDS
     with _lock:
         recent = [seconds for at, seconds in _first_steps if at >= since]

@@ -10,6 +10,7 @@ round, a Compare's or Race's runs too.
 """
 
 import threading
+import time
 from concurrent.futures import ThreadPoolExecutor
 
 from .turns import Turns
@@ -31,8 +32,9 @@ def call_as(visitor: str, charge, function, *args, **kwargs):
     (or None) is told the turn's length."""
     if getattr(_on_model_thread, "value", False):
         return function(*args, **kwargs)
-    with turns.turn(visitor, charge):
-        return _executor.submit(_marked, function, *args, **kwargs).result()
+    with turns.turn(visitor, charge) as held:
+        result, held.cpu = _executor.submit(_marked, function, *args, **kwargs).result()
+        return result
 
 
 def iterate(generator, visitor: str = "", charge=None):
@@ -46,5 +48,7 @@ def iterate(generator, visitor: str = "", charge=None):
 
 
 def _marked(function, *args, **kwargs):
+    """(`function`'s result, the model thread's CPU seconds computing it)."""
     _on_model_thread.value = True
-    return function(*args, **kwargs)
+    started = time.thread_time()
+    return function(*args, **kwargs), time.thread_time() - started

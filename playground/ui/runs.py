@@ -143,18 +143,20 @@ class Started:
         """Where a run that starts beside others stands: how many share the model, and when its
         first tokens should come, as a range: each run ahead in the ring takes one turn first (a
         first step, with its prompt's pass, for those that have not started; a round for the rest,
-        between the quartiles of recent turns), then its own first step, on the clock at the share
-        of it the model was held lately (Line.duty). None when it computes alone."""
+        between the quartiles of recent turns), then its own first step. That work is counted in
+        the model thread's CPU seconds and put on the clock at the share of its core the thread
+        had lately (Turns.pace) and the share of the clock the model was held (Line.duty). None
+        when it computes alone."""
         others = self.runs.line.running() - 1
         if self.job is None or others < 1:
             return None
         runs = "1 other run shares" if others == 1 else f"{others} other runs share"
         share = f"generating: {runs} the model, a round each in turn"
-        lengths, first = model_thread.turns.turn_seconds(), eta.first_step_seconds()
+        lengths, first = model_thread.turns.turn_seconds(), eta.first_step_cpu()
         if lengths is None or first is None:
             return share
-        new, duty = self.runs.line.unstarted() - 1, self.runs.line.duty()
-        low, high = (((others - new) * length + (new + 1) * first) / duty for length in lengths)
+        new, clock_share = self.runs.line.unstarted() - 1, self.runs.line.duty() * model_thread.turns.pace()
+        low, high = (((others - new) * length + (new + 1) * first) / clock_share for length in lengths)
         return f"{share}: first tokens in {Place(0, low, (1.0, high / low)).wait_text()}"
 
     def _following(self, claim: Claim) -> str:

@@ -8,6 +8,12 @@ are served in a ring, one call each, so between two rounds of one visitor each o
 at most one. A visitor's own calls (two runs at once) go in the order they came. Each turn's
 seconds are counted to its visitor (`used`: model seconds in the last minute) and to the caller's
 `charge`, if it has one (the job in line.py).
+
+A turn also counts the model thread's CPU seconds (`Held.cpu`, set by its caller): the work a
+turn holds, apart from how long the core was shared. Waits are told from the work and the recent
+share of the clock the model thread had its core (`pace`): a class's 30 clients, their pages'
+updates and anything else on the machine slowed the first steps of a burst to about twice the
+quiet run's, and waits told from the quiet run's clock came out half the real ones.
 """
 
 import threading
@@ -18,6 +24,14 @@ from contextlib import contextmanager
 WINDOW_SECONDS = 60
 BUSY_WINDOW = 60.0  # how far back busy_seconds can look
 TURNS_KNOWN = 8  # turns before their lengths are told
+PACE_WINDOW = 5.0  # seconds of recent turns whose CPU share tells how fast work goes now
+PACE_TURNS = 3  # turns within it before their share is told (1: as fast as on a quiet machine)
+
+
+class Held:
+    """A turn being taken: its caller sets `cpu`, the model thread's CPU seconds in it."""
+
+    cpu: float = 0.0
 
 
 class Usage:
@@ -67,7 +81,7 @@ class Turns:
         self._ring: deque[str] = deque()  # visitors with a call waiting, the next one first
         self._calls: dict[str, deque] = {}  # visitor -> its waiting calls, oldest first
         self._busy = False
-        self._turns: deque[tuple[float, float]] = deque()  # (start, end) of the turns of the last BUSY_WINDOW s
+        self._turns: deque[tuple[float, float, float]] = deque()  # (start, end, CPU) of the last BUSY_WINDOW s
         self._started: float | None = None  # the turn being taken's start
         self.used = Usage()
 
@@ -94,14 +108,14 @@ class Turns:
             else:
                 del self._calls[visitor]
             self._busy, self._started = True, time.monotonic()
-        started = time.perf_counter()
+        started, held = time.perf_counter(), Held()
         try:
-            yield
+            yield held
         finally:
             seconds = time.perf_counter() - started
             with self._changed:
                 self._busy = False
-                self._turns.append((self._started, time.monotonic()))
+                self._turns.append((self._started, time.monotonic(), held.cpu))
                 while self._turns and self._turns[0][1] < time.monotonic() - BUSY_WINDOW:
                     self._turns.popleft()
                 self._changed.notify_all()
@@ -114,16 +128,28 @@ class Turns:
         now = time.monotonic()
         with self._changed:
             periods = [*self._turns, *([(self._started, now)] if self._busy else [])]
-        return sum(max(0.0, end - max(start, since)) for start, end in periods)
+        return sum(max(0.0, end - max(start, since)) for start, end, *_ in periods)
 
     def turn_seconds(self) -> tuple[float, float] | None:
-        """The quartiles (p25, p75) of the last BUSY_WINDOW s of turns' lengths: a round's, mostly
-        (None before TURNS_KNOWN turns)."""
+        """The quartiles (p25, p75) of the last BUSY_WINDOW s of turns' work, in the model thread's
+        CPU seconds: a round's, mostly (None before TURNS_KNOWN turns)."""
         with self._changed:
-            lengths = sorted(end - start for start, end in self._turns)
+            lengths = sorted(cpu for *_, cpu in self._turns)
         if len(lengths) < TURNS_KNOWN:
             return None
         return lengths[len(lengths) // 4], lengths[3 * len(lengths) // 4]
+
+    def pace(self) -> float:
+        """The model thread's CPU seconds over the wall seconds of the turns of the last
+        PACE_WINDOW s: about 1 with a core of its own, lower where others share it (1 before
+        PACE_TURNS turns are known)."""
+        since = time.monotonic() - PACE_WINDOW
+        with self._changed:
+            recent = [(end - start, cpu) for start, end, cpu in self._turns if end >= since]
+        wall, cpu = sum(w for w, _ in recent), sum(c for _, c in recent)
+        if len(recent) < PACE_TURNS or wall <= 0 or cpu <= 0:
+            return 1.0
+        return min(1.0, cpu / wall)
 
     def _forget(self, visitor: str, call: object) -> None:
         calls = self._calls[visitor]
