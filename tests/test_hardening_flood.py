@@ -268,3 +268,18 @@ def test_one_address_cannot_hold_the_servers_threads_with_events_that_have_no_li
     finally:
         gate.set()
         demo.close()
+
+
+def test_an_upload_event_given_a_path_it_was_not_sent_says_so_in_one_line(family, tmp_path):
+    """Gradio refuses a server path in an upload event (it was never uploaded) with an error of no
+    text; here the refusal names what to do. Given as a file's data or as plain text."""
+    readable = tmp_path / "memory.json"
+    readable.write_text("{}")
+    demo, url = launch_tiny_app(family)
+    try:
+        for given in ({"path": str(readable), "meta": {"_type": "gradio.FileData"}}, str(readable)):
+            event = httpx.post(url + "gradio_api/call/upload_memory", json={"data": [given]}, timeout=30).json()
+            answer = httpx.get(url + f"gradio_api/call/upload_memory/{event['event_id']}", timeout=30).text
+            assert "event: error" in answer and "send the file to the upload route first" in answer, answer
+    finally:
+        demo.close()

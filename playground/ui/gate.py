@@ -15,6 +15,8 @@ an upload is answered in one line too.
 """
 
 import gradio as gr
+from gradio.exceptions import InvalidPathError
+from pydantic import ValidationError
 from starlette.datastructures import URL, Headers
 from starlette.middleware import Middleware
 from starlette.requests import Request
@@ -24,6 +26,7 @@ from ..deploy.limits import current_limits
 from ..errors import PlaygroundError
 from ..models.policy import public_mode
 from . import disk
+from .boundary import toast_text
 from .visitors import RateTable, visitor_address
 
 MAX_URL_CHARS = 65_536  # httpx's limit, which Gradio's parse of the address runs into
@@ -41,6 +44,16 @@ class GuardedBlocks(gr.Blocks):
     @api_open.setter
     def api_open(self, value: bool) -> None:
         self._api_open = value
+
+    async def preprocess_data(self, *args, **kwargs):
+        """Gradio's, with a file that was never uploaded refused in words: it answers a server
+        path given to an upload event with an error of no text ({"error": null})."""
+        try:
+            return await super().preprocess_data(*args, **kwargs)
+        except (InvalidPathError, ValidationError) as error:
+            raise gr.Error(toast_text("send the file to the upload route first (gradio_client: handle_file): this "
+                                      f"server reads no path it was not sent ({type(error).__name__})"),
+                           print_exception=False) from None
 
     def launch(self, *args, app_kwargs: dict | None = None, **kwargs):
         app_kwargs = dict(app_kwargs or {})
