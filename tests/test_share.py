@@ -188,6 +188,19 @@ def test_the_links_values_stop_counting_once_another_family_is_loaded(opened):
     assert dict(zip((c.name for c in all_controls()), controls))["tau"]["value"] == 1.5  # other's own default
 
 
+def test_back_on_the_links_family_its_values_are_not_set_again(opened):
+    """The issue: a link opened with max_new_tokens 16; the visitor chose 8, switched presets and
+    back, and the page put 16 back, unannounced."""
+    handlers, _, sharing = opened
+    sharing(True).open(KEY, {"method": "fsd", "tau": "0.4", "max_new_tokens": "16"}, "sd")
+    handlers.load(KEY, "tiny-target", "tiny-draft", "")  # another family
+    handlers.load(KEY, *PRESETS[0].specs().values())  # the link's family again
+    *controls, about = handlers.method_changed(KEY, "fsd")
+    set_now = dict(zip((c.name for c in all_controls()), controls))
+    assert "value" not in set_now["max_new_tokens"] and set_now["tau"]["value"] != 0.4
+    assert "the link" not in about
+
+
 def test_the_share_button_links_the_current_controls(opened):
     handlers, _, sharing = opened
     box, status = sharing(True).link(KEY, "http://host/app/", "hi", "fsd", *values(tau=0.3))

@@ -92,6 +92,8 @@ class FamilyPanel:
         session.specs, session.specs_edited = loaded, False
         self._failed_loads.pop(key, None)
         session.preset = next((p for p in self.presets if p.specs() == {r: s or "" for r, s in specs.items()}), None)
+        if session.link is not None and (session.preset is None or session.preset.name != session.link.family):
+            session.link = None  # its values were the defaults of its family only until another was loaded
         choices = runnable_methods(models)
         usable = [name for _, name in choices]
         preferred = [session.preset.default_method if session.preset else "", method, *usable[:1]]

@@ -135,7 +135,7 @@ def _typed(control, text: str):
 
 def linked_values(session, preset) -> dict:
     """The opened link's option values, which count as the defaults of its family (for every
-    method) while the session runs that family or has loaded none yet."""
+    method) until another family is loaded (FamilyPanel.load forgets the link then)."""
     link = session.link
     if link is None or (session.specs and (preset is None or preset.name != link.family)):
         return {}
