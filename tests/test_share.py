@@ -99,7 +99,7 @@ def opened(family):
 
 
 def outputs(opened_list: list) -> dict:
-    names = ["preset", "target", "draft", "qualifier", "family", "method", "prompt", "status"]
+    names = ["preset", "target", "draft", "qualifier", "family", "method", "prompt", "status", "show_rejected"]
     *controls, about = opened_list[len(names):]
     return dict(zip(names, opened_list)) | {"controls": dict(zip((c.name for c in all_controls()), controls)),
                                             "about": about}
@@ -186,6 +186,18 @@ def test_the_links_values_stop_counting_once_another_family_is_loaded(opened):
     handlers.load(KEY, "tiny-target", "tiny-draft", "")  # the family 'other', not the link's
     *controls, _ = handlers.method_changed(KEY, "fsd")
     assert dict(zip((c.name for c in all_controls()), controls))["tau"]["value"] == 1.5  # other's own default
+
+
+def test_a_link_carries_whether_the_page_shows_the_rejected_drafts(opened):
+    handlers, _, sharing = opened
+    link, _ = sharing(True).link(KEY, "http://host/", "why?", "sd", *[c.default for c in all_controls()],
+                                 show_rejected=True)
+    query = dict(parse_qsl(urlsplit(link["value"]).query))
+    assert query["show_rejected"] == "true"
+    assert outputs(sharing(True).open(KEY, query, "sd"))["show_rejected"] is True
+    refused = outputs(sharing(True).open(KEY, {**query, "show_rejected": "maybe"}, "sd"))
+    assert "show_rejected must be true or false, got 'maybe'" in unescape(refused["status"])
+    assert refused["show_rejected"] == gr.skip()
 
 
 def test_back_on_the_links_family_its_values_are_not_set_again(opened):

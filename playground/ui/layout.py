@@ -179,6 +179,7 @@ class Shared:
     widgets: list
     status: gr.HTML
     prompt: gr.Textbox = None
+    show_rejected: gr.Checkbox = None
     # The run's controls (prompt, method, show rejected, options) and the page's one list of
     # their values, which a browser-only event keeps equal to them (see `page_and_api`).
     run_inputs: list = None
@@ -388,6 +389,7 @@ def _generate_tab(ui: Shared) -> None:
     # dropdown, a checkbox, the method) re-runs the same prompt and seed once the changes settle;
     # they may overlap, the last wins.
     tick = gr.State(0)
+    ui.show_rejected = show_rejected
     ui.run_inputs = [ui.prompt, ui.method, show_rejected, *ui.widgets]
     ui.settings = gr.JSON([c.value for c in ui.run_inputs], visible="hidden", elem_id="run-settings")
     gr.on([c.change for c in ui.run_inputs], None, ui.run_inputs, ui.settings, js="(...values) => [values]",

@@ -1,8 +1,9 @@
 """Share a setting: a link that reopens the same family, prompt, method, options and seed.
 
 The link is the page's address with query parameters (Gradio hands them to `demo.load` in
-gr.Request): `family` (a preset's name), `method`, `prompt`, and each option the method reads,
-by its name (`tau=0.3`, `lambda=6`, `seed=7`). Opening it fills the controls; what the link gets
+gr.Request): `family` (a preset's name), `method`, `prompt`, each option the method reads, by
+its name (`tau=0.3`, `lambda=6`, `seed=7`), and `show_rejected=true` where the page showed the
+rejected drafts. Opening it fills the controls; what the link gets
 wrong is named in one line and that control keeps its default. A family this machine does not
 have is named, not fetched: the visitor decides to press Load.
 """
@@ -43,9 +44,10 @@ class Setting:
     prompt: str | None = None
     values: dict = field(default_factory=dict)  # control name -> value, as the config field's type
     problems: tuple = ()  # one phrase per refused parameter
+    show_rejected: bool | None = None  # whether the page shows the rejected drafts
 
 
-def link_query(family: str | None, method: str, prompt: str | None, values) -> str:
+def link_query(family: str | None, method: str, prompt: str | None, values, show_rejected: bool = False) -> str:
     """The query string of a setting: the family, method, prompt (None: left out) and every option
     the method reads (defaults too, so a later change of a default does not change the scenario).
     `values` are the controls' values in all_controls order; a bad one is refused in one line."""
@@ -53,16 +55,18 @@ def link_query(family: str | None, method: str, prompt: str | None, values) -> s
     params = {"family": family} if family else {}
     params |= {"method": method} | ({"prompt": prompt} if prompt is not None else {})
     params |= {parameter(c): _text(options[c.name]) for c in all_controls() if c.name in options}
+    params |= {"show_rejected": "true"} if show_rejected else {}
     return "?" + urlencode(params)
 
 
-def shareable_link(page: str, family: str | None, method: str, prompt: str, values) -> tuple[str, str]:
+def shareable_link(page: str, family: str | None, method: str, prompt: str, values,
+                   show_rejected: bool = False) -> tuple[str, str]:
     """The link to a setting from `page`, and a note when the prompt had to be left out to keep it
     under MAX_LINK_CHARS (a long prompt of CJK text is nine characters a character in a link)."""
-    link = page + link_query(family, method, prompt, values)
+    link = page + link_query(family, method, prompt, values, show_rejected)
     if len(link) <= MAX_LINK_CHARS:
         return link, ""
-    shorter = page + link_query(family, method, None, values)
+    shorter = page + link_query(family, method, None, values, show_rejected)
     if len(shorter) > MAX_LINK_CHARS:
         raise PlaygroundError(f"this page's address is too long to share ({len(page)} characters)")
     return shorter, (f"the prompt is left out (with it the link would be {len(link)} characters, over the "
@@ -89,6 +93,11 @@ def parse_query(query: dict, presets: list) -> Setting:
     if method is not None and method not in METHODS:
         problems.append(f"unknown method {method!r} (known: {', '.join(METHODS)})")
         method = None
+    show_rejected = query.pop("show_rejected", None)
+    if show_rejected is not None:
+        if show_rejected.lower() not in TRUE + FALSE:
+            problems.append(f"show_rejected must be true or false, got {show_rejected!r}")
+        show_rejected = show_rejected.lower() in TRUE if show_rejected.lower() in TRUE + FALSE else None
     prompt = query.pop("prompt", None)
     if prompt is not None and len(prompt) > current_limits().max_prompt_chars:
         problems.append(f"prompt of {len(prompt)} characters, over the limit of {current_limits().max_prompt_chars}")
@@ -105,7 +114,7 @@ def parse_query(query: dict, presets: list) -> Setting:
                 values[controls[name].name] = coerce(controls[name], _typed(controls[name], text), divergence)
             except PlaygroundError as error:
                 problems.append(str(error))
-    return Setting(family, method, prompt, values, tuple(problems))
+    return Setting(family, method, prompt, values, tuple(problems), show_rejected)
 
 
 
@@ -150,17 +159,17 @@ class Sharing:
         self.handlers, self.available = handlers, available
 
     def open(self, key: str, query: dict, page_method: str) -> list:
-        """Outputs: preset, target, draft, qualifier, family info, method, prompt, status, then
-        the method's controls and its description (as method_changed returns them)."""
+        """Outputs: preset, target, draft, qualifier, family info, method, prompt, status, show
+        rejected drafts, then the method's controls and its description (as method_changed returns them)."""
         if all(name.startswith("__") for name in query):  # no link: the page as it is
-            return [*[gr.skip()] * 8, *self.handlers.method_changed(key, page_method)]
+            return [*[gr.skip()] * 9, *self.handlers.method_changed(key, page_method)]
         try:
             return self._open(key, query, page_method)
         except Exception as error:  # noqa: BLE001  (the page must open whatever the link says)
             log.exception("a share link failed to open")
             return [*[gr.skip()] * 7, render.status_html(shortened(f"this link could not be opened ({error}): the "
                                                                    "page keeps its defaults"), "error"),
-                    *self.handlers.method_changed(key, page_method)]
+                    gr.skip(), *self.handlers.method_changed(key, page_method)]
 
     def _open(self, key: str, query: dict, page_method: str) -> list:
         presets = self.handlers.presets
@@ -173,7 +182,9 @@ class Sharing:
         if family is not presets[0]:
             family_outputs, dropdown, method, notes = self._family(key, family, method)
         return [*family_outputs, dropdown, setting.prompt if setting.prompt is not None else gr.skip(),
-                self._status(setting, family.name, notes), *self.handlers.method_changed(key, method)]
+                self._status(setting, family.name, notes),
+                setting.show_rejected if setting.show_rejected is not None else gr.skip(),
+                *self.handlers.method_changed(key, method)]
 
     def _family(self, key: str, family, method: str):
         """Load the link's family if this machine has it; else fill its names in and say so.
@@ -203,7 +214,7 @@ class Sharing:
                                                 f"those{tail}"), "error")
         return render.status_html(f"opened a shared setting: family {family}{tail}")
 
-    def link(self, key: str, page: str, prompt: str, method: str, *values):
+    def link(self, key: str, page: str, prompt: str, method: str, *values, show_rejected: bool = False):
         """The link to the current controls on `page` (the address the browser shows, without
         its query). Returns (link box, status)."""
         session, presets = self.handlers.sessions.get(key), self.handlers.presets
@@ -212,7 +223,8 @@ class Sharing:
             if not isinstance(method, str) or method not in METHODS:
                 raise PlaygroundError(f"unknown method {method!r}: choose one of {', '.join(METHODS)}")
             link, left_out = shareable_link(page if isinstance(page, str) else "", family, method,
-                                            prompt if isinstance(prompt, str) else "", values)
+                                            prompt if isinstance(prompt, str) else "", values,
+                                            show_rejected is True)
         except PlaygroundError as error:
             return gr.skip(), render.status_html(shortened(str(error)), "error")
         notes = [] if family else ["the loaded family is not a preset, so the link opens the default family"]
@@ -239,10 +251,11 @@ def wire(demo, button, box, handlers, family_controls: list, method, ui, about) 
         return sharing.open(request.session_hash, dict(request.query_params), page_method)
 
     def on_link(request: gr.Request, page, settings):
-        prompt_text, chosen, _show_rejected, *values = settings
-        return sharing.link(request.session_hash, page, prompt_text, chosen, *values)
+        prompt_text, chosen, show_rejected, *values = settings
+        return sharing.link(request.session_hash, page, prompt_text, chosen, *values, show_rejected=show_rejected)
 
-    demo.load(on_open, method, [*family_controls, method, ui.prompt, ui.status, *ui.widgets, about], **PRIVATE)
+    demo.load(on_open, method, [*family_controls, method, ui.prompt, ui.status, ui.show_rejected, *ui.widgets, about],
+              **PRIVATE)
     # The page's own address (a Space's proxy hides it from the server) goes in as the first input;
     # the controls come as the page's one list of them (layout.py says why).
     button.click(on_link, [box, ui.settings], [box, ui.status],
