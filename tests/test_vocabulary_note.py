@@ -43,3 +43,19 @@ def test_rejected_candidates_are_marks_that_never_break_the_line(family):
     assert spans.count('class="tok tok-rejected"') == sum(len(t.replaced_candidates) for t in run.tokens) > 0
     assert '<s class="tok tok-rejected" title="rejected draft candidate">↵↵</s>' in spans
     assert render.rejected_text("") == "∅" and render.rejected_text(" Paris") == " Paris"
+
+
+def test_the_stats_count_a_foreign_drafts_candidates_as_the_target_tokens_its_text_spelled(family):
+    """A byte draft showed '3.50 candidates verified per target forward' beside 0 accepted, with no
+    word that its candidates are its text cut into the target's tokens."""
+    from playground.ui.handlers import Handlers  # noqa: PLC0415
+    from playground.ui.options import all_controls  # noqa: PLC0415
+
+    by_spec = {m.spec: m for m in (*family.values(), foreign_draft())}
+    handlers = Handlers(loader=by_spec.__getitem__)
+    handlers.load("k", "tiny-target", "tiny-foreign-draft", "")
+    values = [{"max_new_tokens": 16, "temperature": 1.0}.get(c.name, c.default) for c in all_controls()]
+    *_, (_, _, stats) = handlers.generate("k", "hello there", "slem", False, *values)
+    assert "candidates verified per target forward (the draft&#x27;s text cut into target tokens)" in stats
+    *_, (_, _, same) = handlers.generate("k", "hello there", "ar", False, *values)
+    assert "cut into target tokens" not in same

@@ -128,7 +128,15 @@ def _stage_one_cells(stats: dict) -> list[tuple[str, str]]:
 BUSY_MARKED = ("expected_speedup", "cost_ratio", "verify_cost")
 
 
-def stats_html(stats: dict) -> str:
+# A draft with a vocabulary of its own proposes text: its candidates are that text cut into the
+# target's tokens (a byte draft's 14 bytes may be 3 or 4 of them), counted and checked as such.
+RETOKENIZED = {"drafted_per_pass": "candidates verified per target forward (the draft's text cut into target tokens)",
+               "drafted": "drafted (target tokens its text spelled)"}
+
+
+def stats_html(stats: dict, retokenized: bool = False) -> str:
+    """The stats grid; `retokenized`: the draft has a vocabulary of its own (its text is cut into
+    the target's tokens, and those are the candidates counted)."""
     staged = "qualifier_drafted" in stats
     unsettled = (stats.get("account") or {}).get("unsettled")
     cells = []
@@ -139,7 +147,9 @@ def stats_html(stats: dict) -> str:
             cells.append(("not settled", label))
         elif key in stats:
             mark = " *" if unsettled and key in BUSY_MARKED and stats.get(key) is not None else ""
-            cells.append((_format(fmt, stats.get(key)) + mark, STAGE_LABELS.get(key, label) if staged else label))
+            shown_label = STAGE_LABELS.get(key, label) if staged else RETOKENIZED.get(key, label) if retokenized \
+                else label
+            cells.append((_format(fmt, stats.get(key)) + mark, shown_label))
     shown = "".join(f'<div class="stat"><b>{value}</b><span>{escape(label)}</span></div>' for value, label in cells)
     why = (f'<p class="flagged">Speedup not settled: {escape(unsettled)}. The figures marked * were measured on '
            "the busy machine too.</p>") if unsettled else ""
