@@ -94,3 +94,10 @@ def test_a_target_with_only_other_methods_runs_is_taken_at_their_pace(family):
     assert rate.seconds == eta.seconds_per_token("sd", {"target": "tiny-target", "draft": "tiny-draft"}).seconds
     assert "other methods'" in rate.basis
     assert eta.seconds_per_token("fsd", {"target": "other-target", "draft": "tiny-draft"}) is None
+
+
+def test_a_jobs_time_left_follows_its_own_pace():
+    """Runs done took twice their estimate (a busy machine): what is left is told at that pace."""
+    assert eta.paced(300.0, 100.0, 200.0) == 600.0
+    assert eta.paced(300.0, 100.0, 50.0) == 150.0, "and a quicker pace tells it shorter"
+    assert eta.paced(300.0, None, 200.0) == 300.0 and eta.paced(None, 100.0, 200.0) is None, "nothing to scale by"

@@ -1,6 +1,7 @@
 """The Compare tab: the prompt run with the same seed several times (one option swept, or methods
 side by side), each column scored against a target-only reference run."""
 
+import time
 from functools import partial
 from html import escape
 
@@ -103,6 +104,7 @@ class Comparison:
             for waiting in self.runs.in_line(job):
                 yield render.status_html(waiting)
             yield render.status_html(f"Starting: {self._expected(key, plan)[1]}")
+            started = time.perf_counter()
             runs = [partial(self._run, key, prompt, variant, values, extra, job) for _, variant, extra in sides]
             timed, first = [Timed() for _ in sides], {}
             for done, (side, repeat, run) in enumerate(repeated(runs, repeats), start=1):
@@ -110,7 +112,8 @@ class Comparison:
                 if repeat >= 0:
                     timed[side].add(repeat, run)
                     first.setdefault(side, run)
-                left = self._expected(key, plan[done:])[0] if done < len(plan) else 0.0
+                left = eta.paced(self._expected(key, plan[done:])[0], self._expected(key, plan[:done])[0],
+                                 time.perf_counter() - started) if done < len(plan) else 0.0
                 time_left = f", {eta.duration_text(left)} left" if left else ""
                 yield render.status_html(f"run {done} of {len(plan)} done ({sides[side][0]}: "
                                          f"{'warm-up' if repeat < 0 else f'repeat {repeat + 1}'}){time_left}")
