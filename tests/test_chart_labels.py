@@ -8,7 +8,7 @@ from playground.ui import charts
 def test_legends_sit_under_the_plot_and_position_bars_say_what_they_count(family):
     run = generate("hello there", method="sd", max_new_tokens=24, target=family["target"], draft=family["draft"],
                    temperature=1.0)
-    for make in (charts.acceptance_over_steps, charts.divergence_vs_tau):  # two traces each: a legend
+    for make in (charts.acceptance_over_steps, charts.rule_test):  # two traces each: a legend
         layout = make(run, charts.Timeline()).layout
         assert layout.showlegend and layout.legend.y < 0 and layout.legend.yanchor == "top"
     position = charts.per_position(run, charts.Timeline()).layout

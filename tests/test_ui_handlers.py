@@ -599,19 +599,36 @@ def test_distribution_bars_keep_their_legend_under_the_plot():
     assert figure.layout.legend.y < 0 and figure.layout.legend.yanchor == "top"
 
 
-@pytest.mark.parametrize(("method", "shape"), [("sd", {}), ("csd", {}), ("fsd", {}), ("fsd", {"tree_width": 2})])
+@pytest.mark.parametrize(("method", "shape"), [("fsd", {}), ("fsd", {"tree_width": 2})])
 def test_the_divergence_chart_draws_every_checked_candidate_as_it_was_decided(family, method, shape):
-    """A default run (sd's and csd's a token tree, fsd's a chain): each kept candidate is an
-    accepted point, each candidate it or a correction replaced a rejected one, every point at the
-    divergence its check recorded."""
+    """A threshold rule's run (fsd's default is a chain): each kept candidate is an accepted point,
+    each candidate it or a correction replaced a rejected one, every point at the divergence its
+    check recorded."""
     run = playground.generate("hello there", method=method, target=family["target"], draft=family["draft"],
                               temperature=1.0, seed=2, max_new_tokens=40, **shape)
-    accepted, rejected = charts.divergence_vs_tau(run, None).data[:2]
+    accepted, rejected = charts.rule_test(run, None).data[:2]
     kept = [t.diagnostics["divergence"] for t in run.tokens if "divergence" in t.diagnostics]
     replaced = [c["divergence"] for t in run.tokens for c in t.replaced]
     checks = [c for step in run.steps for c in step.evidence]
     assert len(rejected.y) == len(replaced) == sum(c.verdict == "rejected" for c in checks) > 0
     assert list(rejected.y) == replaced and list(accepted.y) == kept and len(kept) == len(checks) - len(replaced)
+
+
+@pytest.mark.parametrize("method", ["sd", "csd"])
+def test_a_ratio_rules_chart_is_its_own_test_the_draw_against_min_1_p_over_q(family, method):
+    """sd's chart plotted JS, which its rule never reads (rejected at 0.22 beside accepted at 0.59).
+    Now each candidate is at its min(1, p/q) and its draw u: accepted under the line, rejected on
+    or over it, as many of each as the walk decided."""
+    run = playground.generate("hello there", method=method, target=family["target"], draft=family["draft"],
+                              temperature=1.0, seed=2, max_new_tokens=40)
+    figure = charts.rule_test(run, None)
+    accepted, rejected = figure.data[:2]
+    checks = [c for step in run.steps for c in step.evidence if c.checks.get("accept_prob") is not None]
+    assert len(rejected.x) == sum(c.verdict == "rejected" for c in checks) > 0
+    assert len(accepted.x) == sum(c.verdict == "accepted" for c in checks) > 0
+    assert all(u < ratio for ratio, u in zip(accepted.x, accepted.y))
+    assert all(u >= ratio for ratio, u in zip(rejected.x, rejected.y))
+    assert "min(1, p/q)" in figure.layout.title.text and "divergence" not in figure.layout.title.text.lower()
 
 
 @pytest.mark.parametrize("method", ["sd", "psd-f", "ar"])

@@ -30,7 +30,7 @@ class Ratio:
         return self.u < self.accept_prob
 
     def figures(self) -> dict:
-        return {"accept_prob": self.accept_prob}
+        return {"accept_prob": self.accept_prob, "u": self.u}
 
     def describe(self, verifier, proposer, at_candidate, decode) -> str:
         return (f"keep with min(1, {verifier}(x) / {proposer}(x)) = min(1, {number(at_candidate[verifier])} / "

@@ -106,6 +106,37 @@ def _tau(run) -> float | None:
     return None
 
 
+def rule_test(run, timeline) -> go.Figure:
+    """Each checked candidate on the test its rule applied: a ratio rule's draw u against its
+    min(1, p/q) (kept where u falls under it), a threshold rule's divergence against tau. sd's chart
+    plotted JS, which its rule never reads: rejected points at 0.22 sat beside accepted ones at 0.59."""
+    if any("accept_prob" in figures for figures in _checked(run)):
+        return ratio_test(run)
+    return divergence_vs_tau(run, timeline)
+
+
+def _checked(run):
+    """The check figures of every candidate: the kept ones', then those of the ones replaced."""
+    yield from (t.diagnostics for t in run.tokens)
+    yield from (c for t in run.tokens for c in t.replaced)
+
+
+def ratio_test(run) -> go.Figure:
+    def points(records):
+        return [(f["accept_prob"], f["u"]) for f in records if "accept_prob" in f and "u" in f]
+    accepted = points(t.diagnostics for t in run.tokens if t.origin != "rescued")
+    rejected = points(c for t in run.tokens for c in t.replaced)
+    rescued = points(t.diagnostics for t in run.tokens if t.origin == "rescued")  # csd's second chance
+    shown = [("accepted", COLORS["draft"], accepted), ("rejected", COLORS["rejected"], rejected)]
+    shown += [("rescued (failed the test, kept by csd's memory)", COLORS["rescued"], rescued)] if rescued else []
+    traces = [go.Scatter(x=[a for a, _ in chosen], y=[u for _, u in chosen], mode="markers", name=name,
+                         marker=dict(color=color, size=5)) for name, color, chosen in shown]
+    traces.append(go.Scatter(x=[0, 1], y=[0, 1], mode="lines", name="u = min(1, p/q)",
+                             line=dict(color="#888", dash="dash")))
+    return small_figure("The rule's own test<br><sup>kept where the draw u falls under min(1, p/q)</sup>", traces,
+                        "min(1, p/q) of the candidate", "its draw u", y_range=[0, 1])
+
+
 def divergence_vs_tau(run, timeline) -> go.Figure:
     accepted = [(i, t.diagnostics["divergence"]) for i, t in enumerate(run.tokens) if "divergence" in t.diagnostics]
     rejected = [(i, c["divergence"]) for i, t in enumerate(run.tokens) for c in t.replaced if "divergence" in c]
@@ -205,7 +236,7 @@ def tokens_from_depth_rates(rates: list[float]) -> float:
 
 CHARTS = (("chart-acceptance", acceptance_over_steps), ("chart-speed", speed_over_time),
           ("chart-length", acceptance_length), ("chart-position", per_position),
-          ("chart-divergence", divergence_vs_tau), ("chart-origins", origin_shares),
+          ("chart-divergence", rule_test), ("chart-origins", origin_shares),
           ("chart-speedup", predicted_vs_measured), ("chart-budget", time_budget))
 
 
