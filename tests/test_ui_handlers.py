@@ -15,6 +15,7 @@ import pytest
 import playground
 from playground.decoding.cost_model import expected_tokens_per_step
 from playground.decoding.step import TokenRecord
+from playground.decoding.token_tree import branches
 from playground.errors import PlaygroundError
 from playground.methods import METHODS
 from playground.models.presets import DEFAULT_PRESET, Preset
@@ -656,3 +657,32 @@ def test_a_status_counts_one_token_in_the_singular(handlers):
     status, *_ = run_generate(handlers, "ar", max_new_tokens=1)[-1]
     assert re.search(r"done: 1 token in \d+\.\d\d s \(", status)
     assert render.tokens(2) == "2 tokens"
+
+
+def test_pyramids_chart_shows_the_qualifiers_checks_beside_the_targets(family):
+    """The chart showed only the target's checks: the qualifier's rejections of the run were
+    invisible. Each stage's checks are drawn against its own threshold."""
+    run = playground.generate("hello there", method="psd-f", **family, temperature=1.0, seed=2, max_new_tokens=40,
+                              tau_q=0.5, tau_t=0.5)
+    figure = charts.rule_test(run, None)
+    by_name = {trace.name: trace for trace in figure.data}
+    stage_one = [c for step in run.steps for c in step.evidence if c.stage == "qualifier"]
+    assert len(by_name["qualifier rejected"].x) == sum(c.verdict == "rejected" for c in stage_one) > 0
+    assert len(by_name["qualifier accepted"].x) == sum(c.verdict != "rejected" for c in stage_one) > 0
+    assert {"target accepted", "target rejected"} <= set(by_name)
+    assert {a.text for a in figure.layout.annotations} >= {"tau_q = 0.5", "tau_t = 0.5"}
+
+
+def test_pyramid_records_and_draws_the_tree_the_qualifier_walked(family):
+    """A psd-f run with tree_width 2 kept only the target's chain in each round's record: the tree
+    the qualifier walked in stage one was lost. It is recorded, and step mode draws it."""
+    from playground.ui import stepper  # noqa: PLC0415
+
+    run = playground.generate("hello there", method="psd-f", **family, temperature=1.0, seed=2, max_new_tokens=30,
+                              tau_q=0.5, tau_t=0.5, tree_width=2, draft_confidence=0.0)
+    trees = [tree for step in run.steps for tree in step.extra["qualifier_trees"]]
+    assert trees and any(branches(tree["parents"]) for tree in trees)
+    assert all(tree["checks"] >= 1 and len(tree["path"]) <= len(tree["tokens"]) for tree in trees)
+    step = next(s for s in run.steps if any(branches(t["parents"]) for t in s.extra["qualifier_trees"]))
+    shown = render.explanation_html(stepper.explain_step(step, run.config), lambda token: f"t{token}")
+    assert "verified in one qualifier pass" in shown

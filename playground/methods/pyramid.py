@@ -46,6 +46,7 @@ class Collected:
     r: list[torch.Tensor] = field(default_factory=list)
     r_raw: list[torch.Tensor] = field(default_factory=list)
     checks: list[dict] = field(default_factory=list)  # stage-1 record of each token
+    trees: list[dict] = field(default_factory=list)  # each stage-1 round's tree, path and count of checks
     evidence: list[Pending] = field(default_factory=list)  # Q's checks, positions in the block
     drafted: int = 0  # D -> Q candidates
     accepted: int = 0  # D -> Q candidates Q accepted
@@ -84,6 +85,8 @@ def _stage_one(ctx: Decoding, block: int, rule) -> Collected:
                              min(ctx.config.draft_length, block - len(collected.tokens)))
         drafted_at = time.perf_counter()
         walk = verify(ctx, drafted, rule, prefix, roles=STAGE_ONE)
+        collected.trees.append({"tokens": list(drafted.tree.tokens), "parents": list(drafted.tree.parents),
+                                "path": list(walk.path), "checks": len(walk.evidence)})
         collected.add(walk, block - len(collected.tokens))
         collected.drafted += len(drafted)
         collected.draft_forwards += drafted.draft_forwards
@@ -115,7 +118,8 @@ def pyramid_steps(ctx: Decoding, stage_one_rule):
                         forwards={ctx.draft.name: collected.draft_forwards, ctx.qualifier.name: collected.rounds,
                                   ctx.target.name: 1},
                         extra={"qualifier_drafted": collected.drafted, "qualifier_accepted": collected.accepted,
-                               "qualifier_rounds": collected.rounds, "draft_model_seconds": collected.draft_seconds,
+                               "qualifier_rounds": collected.rounds, "qualifier_trees": collected.trees,
+                               "draft_model_seconds": collected.draft_seconds,
                                "qualifier_model_seconds": collected.qualifier_seconds})
 
 

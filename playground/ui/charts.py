@@ -138,18 +138,40 @@ def ratio_test(run) -> go.Figure:
 
 
 def divergence_vs_tau(run, timeline) -> go.Figure:
+    """A threshold rule's checks: each candidate's divergence, accepted or rejected, against tau.
+    PyramidSD's stage one too (the qualifier checking the draft, against tau_q): its rejections
+    never reach the tokens, so they come from the rounds' checks."""
     accepted = [(i, t.diagnostics["divergence"]) for i, t in enumerate(run.tokens) if "divergence" in t.diagnostics]
     rejected = [(i, c["divergence"]) for i, t in enumerate(run.tokens) for c in t.replaced if "divergence" in c]
+    staged = any(t.diagnostics.get("qualifier_check") for t in run.tokens)
+    shown = [("target accepted" if staged else "accepted", COLORS["draft"], "circle", accepted),
+             ("target rejected" if staged else "rejected", COLORS["rejected"], "circle", rejected)]
+    if staged:
+        first = _stage_one_points(run)
+        shown += [("qualifier accepted", COLORS["qualifier"], "diamond", first["accepted"]),
+                  ("qualifier rejected", COLORS["rejected"], "diamond-open", first["rejected"])]
     traces = [go.Scatter(x=[i for i, _ in points], y=[d for _, d in points], mode="markers", name=name,
-                         marker=dict(color=color, size=5))
-              for name, color, points in (("accepted", COLORS["draft"], accepted),
-                                          ("rejected", COLORS["rejected"], rejected))]
+                         marker=dict(color=color, size=6, symbol=symbol)) for name, color, symbol, points in shown]
     figure = small_figure(f"Divergence of each candidate ({run.config.divergence})", traces, "token index",
                           "divergence")
-    tau = _tau(run)
-    if tau is not None:
-        figure.add_hline(y=tau, line_dash="dash", annotation_text=f"tau = {tau:g}")
+    taus = {"tau_q": run.config.tau_q, "tau_t": run.config.tau_t} if staged else {"tau": _tau(run)}
+    for name, tau in taus.items():
+        if tau is not None:
+            figure.add_hline(y=tau, line_dash="dash", annotation_text=f"{name} = {tau:g}")
     return figure
+
+
+def _stage_one_points(run) -> dict[str, list]:
+    """(token index, divergence) of every stage-one check, by verdict: the qualifier's rows of a
+    round sit at the tokens the round emitted, from its first."""
+    points, start = {"accepted": [], "rejected": []}, 0
+    for step in run.steps:
+        for check in step.evidence:
+            if check.stage == "qualifier" and "divergence" in check.checks:
+                points["rejected" if check.verdict == "rejected" else "accepted"].append(
+                    (start + check.position, check.checks["divergence"]))
+        start += len(step.tokens)
+    return points
 
 
 def origin_shares(run, timeline) -> go.Figure:

@@ -5,10 +5,12 @@ so spaces and newlines are the model's own. A replaced draft candidate can be sh
 through, in place, just before the token that replaced it.
 """
 
+import dataclasses
 from collections.abc import Callable
 from html import escape
 
 from ..decoding.step import ORIGINS, TokenRecord
+from ..decoding.token_tree import branches
 from ..methods.acceptance import number
 from ..serving import describe
 from .repeats import Speedup
@@ -266,6 +268,20 @@ def _checks_table(checks: list, decode: Callable[[int], str]) -> str:
     return _table(header, [_check_row(e, decode) for e in checks], "explain-table")
 
 
+def _stage_one_trees(trees: list, checks: list, decode: Callable[[int], str]) -> list[str]:
+    """PyramidSD's stage-one rounds that branched, each drawn with the qualifier's checks of that
+    round (the checks come round after round, their positions counted from the round's first token)."""
+    drawn, first, offset = [], 0, 0
+    for tree in trees:
+        mine = checks[first:first + tree["checks"]]
+        if branches(tree["parents"]):
+            shifted = [dataclasses.replace(e, position=e.position - offset) for e in mine]
+            drawn.append(tree_html(tree, shifted, lambda e: check_test(e, decode), decode, verifier="qualifier"))
+        first += tree["checks"]
+        offset += len(tree["path"]) + 1
+    return drawn
+
+
 def explanation_html(explanation, decode: Callable[[int], str]) -> str:
     """Step mode: each check with the numbers its rule used (PyramidSD: both stages), then the
     emitted tokens and why. `x(y)` columns: sampling settings; `raw`: temperature 1."""
@@ -278,8 +294,8 @@ def explanation_html(explanation, decode: Callable[[int], str]) -> str:
         note = tree_html(explanation.tree, stage_two, lambda e: check_test(e, decode), decode)
     parts = []
     if stage_one:
-        parts += [f"<h4>{STAGES['qualifier']}</h4>", _checks_table(stage_one, decode),
-                  "<h4>Stage 2: the target checks the collected tokens</h4>"]
+        parts += [f"<h4>{STAGES['qualifier']}</h4>", *_stage_one_trees(explanation.qualifier_trees, stage_one, decode),
+                  _checks_table(stage_one, decode), "<h4>Stage 2: the target checks the collected tokens</h4>"]
     else:
         parts.append(f"<h4>{STAGES['target']}</h4>")
     drafter = f'<p class="drafter">{escape(explanation.drafter)}</p>' if explanation.drafter else ""

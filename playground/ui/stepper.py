@@ -8,7 +8,7 @@ compare, are labelled apart from the processed ones the SD ratio and the draws u
 """
 
 import random
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import torch
 
@@ -33,6 +33,7 @@ class Explanation:
     emitted: list[tuple[int, str, str]]  # (token id, origin, why)
     drafter: str = ""  # the draft as the run drafted with it (its levers), in words
     tree: dict | None = None  # a token tree's nodes, parents and accepted path (methods/walk.py)
+    qualifier_trees: list = field(default_factory=list)  # PyramidSD's stage-1 rounds' trees
 
 
 def symbols(e: Evidence) -> tuple[str, str]:
@@ -90,7 +91,7 @@ def explain_step(step, config) -> Explanation:
     notes = [_lookup_note(step) or describe(config), _feature_note(step), _draft_pieces_note(step)]
     tree = step.extra.get("tree")  # drawn where it branches; a chain's round reads as a block
     return Explanation(step.drafted, list(step.evidence), emitted, " ".join(note for note in notes if note),
-                       tree if tree and branches(tree["parents"]) else None)
+                       tree if tree and branches(tree["parents"]) else None, step.extra.get("qualifier_trees", []))
 
 
 def _feature_note(step) -> str:

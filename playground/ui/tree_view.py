@@ -18,11 +18,12 @@ def checked_nodes(tree: dict, checks: list) -> dict[int, object]:
     return found
 
 
-def tree_html(tree: dict, checks: list, test_text: Callable[[object], str], decode: Callable[[int], str]) -> str:
+def tree_html(tree: dict, checks: list, test_text: Callable[[object], str], decode: Callable[[int], str],
+              verifier: str = "target") -> str:
     """`test_text(evidence)`: a check's acceptance test in words, with its numbers."""
     checked = {node: test_text(e) for node, e in checked_nodes(tree, checks).items()}
-    summary = (f"<p>A token tree of {len(tree['tokens'])} nodes, verified in one target pass; the walk down from "
-               f"the context checked {len(checked)} and kept {len(tree['path'])}.</p>")
+    summary = (f"<p>A token tree of {len(tree['tokens'])} nodes, verified in one {verifier} pass; the walk down "
+               f"from the context checked {len(checked)} and kept {len(tree['path'])}.</p>")
     return summary + '<ul class="token-tree"><li><span class="tree-root">context</span>' + \
         _children(-1, tree, checked, decode) + "</li></ul>"
 
