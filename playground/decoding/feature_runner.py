@@ -1,4 +1,4 @@
-"""A feature draft as a run drafts with it (docs/methods.md "Feature drafts"): the same calls as
+"""A feature draft as a run drafts with it (docs/rules.md "Feature drafts"): the same calls as
 a draft model's KVRunner (next_logits, logits_after, settle), so every method's drafting and walk
 take it unchanged.
 

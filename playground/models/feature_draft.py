@@ -1,4 +1,4 @@
-"""A feature draft (EAGLE-3, docs/methods.md "Feature drafts"): one decoder layer that drafts from
+"""A feature draft (EAGLE-3, docs/rules.md "Feature drafts"): one decoder layer that drafts from
 the target's own hidden states instead of from tokens alone.
 
 What it reads, per position t: the target's hidden states at three depths (the inputs of layers
