@@ -19,8 +19,9 @@ from playground.methods import Decoding
 from playground.methods.heterogeneous import same_vocabulary_note, slrs
 from playground.methods.heterogeneous.slrs import StringProposer, TargetSplitter, string_rejection_sample
 from playground.methods.rules import ResidualRatio
-from playground.methods.walk import check_candidate
 from playground.models.tiny import ALPHABET, CHAT_TEMPLATE, SPECIALS, char_tokenizer, loaded, tiny_llama
+
+from .walk_checks import check_candidate
 
 ALPHA = 1e-3  # a correct sampler fails a chi-square test once in a thousand
 MERGES = [("t", "h"), ("th", "e"), ("e", " "), (" ", "t"), ("a", "n"), ("i", "n"), ("e", "r"),

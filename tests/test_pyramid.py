@@ -16,9 +16,9 @@ from playground.engine import _decoding, make_config
 from playground.methods import METHODS, Decoding
 from playground.methods.drafter import draft_setup
 from playground.methods.pyramid import ASSISTED_RULES, pyramid_summary
-from playground.methods.walk import check_candidate
 
 from .forked import counts_over_seeds
+from .walk_checks import check_candidate
 
 PROMPT = "hello there"
 

@@ -10,10 +10,10 @@ from playground.decoding.cache import KVRunner
 from playground.decoding.sampling import Sampler, residual
 from playground.methods import Decoding
 from playground.methods.rules import ResidualRatio
-from playground.methods.walk import check_candidate
 from playground.models.tiny import tiny_llama
 
 from .forked import counts_over_seeds
+from .walk_checks import check_candidate
 
 P = torch.tensor([0.6, 0.3, 0.1])  # target over {A, B, C}
 Q = torch.tensor([0.4, 0.4, 0.2])  # draft

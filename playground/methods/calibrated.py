@@ -15,6 +15,7 @@ from .acceptance import Rescue
 from .base import Decoding, Method
 from .correction_memory import CorrectionMemory, load_memory
 from .rules import ResidualRatio
+from .standard import SD_OPTIONS
 from .walk import rounds
 
 # Which conditions a rescue needs (Algorithm 1, line 19, and the ablations of Section 5.4).
@@ -79,15 +80,14 @@ def _calibrated(rule: str):
     return run
 
 
-_SD_OPTIONS = ("candidates", "draft_sampling", "divergence")
 CSD = Method("csd", _calibrated("csd"),
              "calibrated SD: rescue a rejected draft token if the pair is frequent and the target finds it plausible",
-             options=(*_SD_OPTIONS, "lambda_", "gate_tau", "memory"), lossless=False,
+             options=(*SD_OPTIONS, "lambda_", "gate_tau", "memory"), lossless=False,
              drafts_by_lookup=True)
 CSD_MEMORY = Method("csd-memory", _calibrated("csd-memory"),
                     "CSD ablation, SD + correction memory only: rescue frequent rejection pairs",
-                    options=(*_SD_OPTIONS, "lambda_", "memory"), lossless=False,
+                    options=(*SD_OPTIONS, "lambda_", "memory"), lossless=False,
                     drafts_by_lookup=True)
 CSD_GATE = Method("csd-gate", _calibrated("csd-gate"),
                   "CSD ablation, SD + gating only (static lossy SD): rescue if p(draft)/p(correction) >= gate_tau",
-                  options=(*_SD_OPTIONS, "gate_tau"), lossless=False, drafts_by_lookup=True)
+                  options=(*SD_OPTIONS, "gate_tau"), lossless=False, drafts_by_lookup=True)

@@ -15,11 +15,6 @@ from ..decoding.step import Evidence
 TOP_K = 8  # tokens kept per distribution
 
 
-def top_tokens(row: torch.Tensor, k: int = TOP_K) -> list[tuple[int, float]]:
-    values, ids = row.topk(min(k, row.shape[-1]))
-    return [(i, v) for i, v in zip(ids.tolist(), values.tolist()) if v > 0]
-
-
 @dataclass
 class Pending:
     """One check as the rule saw it. `rows`: distribution name -> its 1-D probabilities at this

@@ -11,5 +11,6 @@ def standard(ctx: Decoding):
     yield from rounds(ctx, ResidualRatio())
 
 
+SD_OPTIONS = ("candidates", "draft_sampling", "divergence")  # what SD's rule and drafting read, and its variants'
 SD = Method("sd", standard, "standard speculative decoding: lossless, residual resampling + bonus token",
-            options=("candidates", "draft_sampling", "divergence"), drafts_by_lookup=True)
+            options=SD_OPTIONS, drafts_by_lookup=True)

@@ -25,7 +25,7 @@ from ..decoding.feature_runner import FeatureRunner
 from ..decoding.sampling import raw_probs, residual
 from ..decoding.step import Step, TokenRecord
 from .base import Decoding
-from .drafting import Drafted, chain, draft_tree, lookup_chain
+from .drafting import Drafted, draft_tree, lookup_chain
 from .evidence import LazyEvidence, Pending
 from .rules import NodeNumbers
 
@@ -171,13 +171,6 @@ def decide(ctx: Decoding, drafted: Drafted, rule, p: torch.Tensor, p_raw: torch.
            rescue=None) -> Walk:
     """The walk over the verifier's rows `p`, `p_raw` (0 the root, 1 + i node i)."""
     return _walk(drafted, check_nodes(ctx, rule, drafted, p, p_raw, roles), rule, roles, rescue)
-
-
-def check_candidate(ctx: Decoding, rule, token: int, p: torch.Tensor, q: torch.Tensor) -> Walk:
-    """One candidate drawn from `q` checked against the verifier's `p` (raw rows the same): its
-    record says whether it was kept, or what replaced it (the worked examples of docs/rules.md)."""
-    rows = torch.stack([p, p])  # the root's row decides; the leaf's would give a bonus
-    return decide(ctx, chain([token], q[None], q[None]), rule, rows, rows)
 
 
 def _walk(drafted: Drafted, checks: Checks, rule, roles: tuple[str, str], rescue) -> Walk:

@@ -10,6 +10,7 @@ from ...errors import PlaygroundError
 from ..base import Decoding, Method
 from ..drafting import Drafted, draft_tree
 from ..rules import ResidualRatio
+from ..standard import SD_OPTIONS
 from ..walk import rounds
 from .common import pair_figures
 from .context import DraftContext
@@ -83,4 +84,4 @@ def tli_steps(ctx: Decoding):
 
 
 TLI = Method("tli", tli_steps, "heterogeneous vocabularies: draft restricted to shared tokens, then "
-             "standard SD (seed 004, Alg. 4)", vocabulary="any", options=("candidates", "draft_sampling", "divergence"))
+             "standard SD (seed 004, Alg. 4)", vocabulary="any", options=SD_OPTIONS)
