@@ -8,8 +8,10 @@
 2. Record the target's top-k log-probabilities at every answer position.
 3. Train the draft and the qualifier (some of the target's layers + low-rank deltas, see
    playground/models/distill.py) to minimise KL(target top-k || student) at those positions.
-4. Train the byte drafter (its own byte vocabulary) on the first PROMPTS answers as text, and the
-   BPE drafter (its own BPE vocabulary, on top of the distilled draft) on the stored answers.
+4. Train the byte drafter (its own byte vocabulary) on the first PROMPTS answers as text, the
+   BPE drafter (its own BPE vocabulary, on top of the distilled draft) on the stored answers, and
+   the feature draft (EAGLE-3, with training-time test) on the target's features of every stored
+   conversation; the feature draft's figures go to assets/embedded/feature-draft/training.json.
 5. Prepare the students as users get them and measure them on held-out prompts: greedy agreement
    with the target, tokens/s against the target. Results go to assets/embedded/metrics.json.
 The target's answers are stored in assets/embedded/distill-data/ (committed) and the teacher passes
@@ -26,16 +28,18 @@ import torch
 from distill_prompts import HELD_OUT
 from embedded_recipe.bpe_drafter import train_bpe_drafter
 from embedded_recipe.byte_drafter import train_byte_drafter
-from embedded_recipe.data import training_data
+from embedded_recipe.data import stored_conversations, training_data
+from embedded_recipe.feature_drafter import build_feature_draft, measured
 from embedded_recipe.measure import load_prepared, measure, merged
-from embedded_recipe.settings import BPE_DRAFT, BYTE_DRAFT, SEED, STUDENTS
+from embedded_recipe.settings import BPE_DRAFT, BYTE_DRAFT, FEATURE_DRAFT_DIR, SEED, STUDENTS
 from embedded_recipe.students import train_students
 from transformers import set_seed
 
 from playground.models import embedded
+from playground.models.feature_draft import load_feature_draft
 
 METRICS = embedded.ASSETS_DIR / "metrics.json"
-MODELS = [*STUDENTS, "byte-draft", "bpe-draft"]
+MODELS = [*STUDENTS, "byte-draft", "bpe-draft", embedded.FEATURE_DRAFT]
 
 
 def train(target, tokenizer, args) -> dict:
@@ -49,7 +53,17 @@ def train(target, tokenizer, args) -> dict:
         training.update(training_prompts=len(prompts), training_answer_tokens=sum(len(a) for _, a in examples))
     if "bpe-draft" in args.only:  # after its base, the draft
         training["bpe_draft_training"] = train_bpe_drafter(target, tokenizer)
+    if embedded.FEATURE_DRAFT in args.only:
+        build_feature_draft(target, tokenizer, stored_conversations(), args.work_dir)
     return training
+
+
+def remeasure_feature_draft(target, tokenizer) -> None:
+    """The committed feature draft's figures, measured again into its training.json."""
+    record = FEATURE_DRAFT_DIR / "training.json"
+    figures = json.loads(record.read_text()) if record.exists() else {}
+    head = load_feature_draft(embedded.embedded_path(embedded.FEATURE_DRAFT))
+    record.write_text(json.dumps({**figures, **measured(head, target, tokenizer)}, indent=2) + "\n")
 
 
 def recorded_training() -> dict:
@@ -82,7 +96,11 @@ def main() -> None:
 
     training = recorded_training() if args.measure_only else train(target, tokenizer, args)
     embedded.prepare()
-    names = [name for name in MODELS if name in args.only]
+    if args.measure_only and embedded.FEATURE_DRAFT in args.only:
+        remeasure_feature_draft(target, tokenizer)
+    names = [name for name in MODELS if name in args.only and name != embedded.FEATURE_DRAFT]
+    if not names:  # the feature draft alone: its figures are in its training.json
+        return
     recorded = json.loads(METRICS.read_text()) if METRICS.exists() else {}
     metrics = merged(recorded, measure(target, tokenizer, names))
     metrics.update({"seed": SEED, **training, "students": STUDENTS, "byte_draft": BYTE_DRAFT, "bpe_draft": BPE_DRAFT,

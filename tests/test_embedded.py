@@ -23,7 +23,11 @@ STUDENTS = ("smollm2-draft", "smollm2-qualifier", "byte-draft", "bpe-draft")
 def load(name):
     from transformers import AutoModelForCausalLM, AutoTokenizer  # noqa: PLC0415
 
+    from playground.models.feature_draft import is_feature_draft, load_feature_draft  # noqa: PLC0415
+
     path = embedded.embedded_path(name)
+    if is_feature_draft(path):
+        return load_feature_draft(path), AutoTokenizer.from_pretrained(path)
     model = AutoModelForCausalLM.from_pretrained(path, dtype=torch.float32)  # as the recipe measures
     return model.eval(), AutoTokenizer.from_pretrained(path)
 
@@ -131,6 +135,26 @@ def test_recorded_agreement_still_holds(name, target, quick_answers):
     assert greedy_agreement(student, examples) == pytest.approx(by_hand, abs=1e-9)
     recorded = METRICS["quick_check_agreement"][name]
     assert abs(by_hand - recorded) <= TOLERANCE, f"{name}: measured {by_hand:.3f}, recorded {recorded:.3f}"
+
+
+def test_the_feature_drafts_recorded_first_token_agreement_still_holds(target, quick_answers):
+    """The feature draft reads the target's features at every position of the quick answers at
+    once (its first drafted token after each, as in training's step 0); counted by hand here."""
+    recorded = json.loads((embedded.ASSETS_DIR / embedded.FEATURE_DRAFT / "training.json").read_text())
+    head, _ = load(embedded.FEATURE_DRAFT)
+    hits = []
+    with torch.inference_mode():
+        for prompt, answer in quick_answers[1]:
+            ids = prompt + answer
+            states = target[0](torch.tensor([ids]), output_hidden_states=True).hidden_states
+            features = head.fuse(torch.cat([states[i] for i in head.layer_ids], dim=-1))[:, :-1]
+            embeds = target[0].get_input_embeddings()(torch.tensor([ids[1:]]))
+            output, _, _ = head(features, embeds, torch.arange(len(ids) - 1)[None])
+            guesses = head.target_ids(head.logits(output[0]).argmax(-1)).tolist()
+            hits += [guesses[t] == ids[t + 2] for t in range(len(prompt) - 1, len(ids) - 2)]
+    by_hand = sum(hits) / len(hits)
+    first = recorded["quick_check"]["conditional_agreement"][0]
+    assert abs(by_hand - first) <= TOLERANCE, f"measured {by_hand:.3f}, recorded {first:.3f}"
 
 
 def test_presets_carry_the_recorded_figures():

@@ -29,7 +29,7 @@ from playground.models.feature_draft import FeatureDraft, head_config
 
 from .batches import answer_positions, length_batches, padded
 from .data import cached
-from .settings import EVAL_MAX_NEW_TOKENS, FEATURE_DRAFT, FEATURE_DRAFT_DIR, SEED, TOP_K, WARMUP_STEPS
+from .settings import EVAL_MAX_NEW_TOKENS, FEATURE_DRAFT, FEATURE_DRAFT_DIR, QUICK_CHECK, SEED, TOP_K, WARMUP_STEPS
 
 
 def draft_vocabulary(examples, tokenizer, size: int) -> list[int]:
@@ -223,8 +223,17 @@ def build_feature_draft(target, tokenizer, examples, work_dir) -> dict:
     FEATURE_DRAFT_DIR.mkdir(parents=True, exist_ok=True)
     save_file(stored_weights(head), str(FEATURE_DRAFT_DIR / "head.safetensors"))
     (FEATURE_DRAFT_DIR / "config.json").write_text(head.config.to_json_string())
-    heldout = generate_answers(target, tokenizer, HELD_OUT, EVAL_MAX_NEW_TOKENS)
     figures = {"training_minutes": minutes, "conversations": len(examples), "settings": FEATURE_DRAFT,
-               "held_out": chained_agreement(head, target, heldout, FEATURE_DRAFT["ttt_steps"])}
+               **measured(head, target, tokenizer)}
     (FEATURE_DRAFT_DIR / "training.json").write_text(json.dumps(figures, indent=2) + "\n")
     return figures
+
+
+def measured(head, target, tokenizer) -> dict:
+    """Chained agreement on the held-out prompts and on the quick check (what
+    tests/test_embedded.py re-measures)."""
+    heldout = generate_answers(target, tokenizer, HELD_OUT, EVAL_MAX_NEW_TOKENS)
+    quick = generate_answers(target, tokenizer, HELD_OUT[:QUICK_CHECK["prompts"]], QUICK_CHECK["max_new_tokens"])
+    depth = FEATURE_DRAFT["ttt_steps"]
+    return {"held_out": chained_agreement(head, target, heldout, depth),
+            "quick_check": chained_agreement(head, target, quick, depth)}

@@ -122,12 +122,12 @@ class Bench:
                                     prompt_lookup=setting.method == "hf-lookup", **sampling)
             return Outcome(run.ids, run.seconds)
         start = time.perf_counter()
-        run = generate(task.prompt, **self._roles(method), **{**options, "method": method})
+        run = generate(task.prompt, **self._roles(method, setting.draft), **{**options, "method": method})
         return Outcome([t.id for t in run.tokens], time.perf_counter() - start, run.stats)
 
-    def _roles(self, method: str) -> dict:
+    def _roles(self, method: str, draft: str | None = None) -> dict:
         spec = METHODS[method]
-        draft = "hetero_draft" if spec.vocabulary == "any" and "hetero_draft" in self.models else "draft"
+        draft = draft or ("hetero_draft" if spec.vocabulary == "any" and "hetero_draft" in self.models else "draft")
         roles = {"target": self.models.get("target"), "draft": self.models.get(draft),
                  "qualifier": self.models.get("qualifier")}
         return {role: roles[role] for role in spec.roles}

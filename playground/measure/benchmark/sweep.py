@@ -16,13 +16,14 @@ THRESHOLD_FIELDS = ("tau", "tau_t")  # the option --taus sweeps, first one a met
 class Setting:
     method: str  # a METHODS name, RANDOM_CONTROL or one of BASELINES
     options: dict = field(default_factory=dict)  # RunConfig overrides
+    draft: str | None = None  # which of the bench's models drafts (its key; None: the method's usual one)
 
     @property
     def label(self) -> str:
         names = {"candidates": "K", "tau": "tau", "tau_t": "tau_t", "random_accept": "p",
                  "draft_vocab": "vocab", "draft_confidence": "conf", "draft_int8": "int8", "tree_width": "tree"}
         parts = [f"{names[k]}={_short(v)}" for k, v in self.options.items() if k in names]
-        return " ".join([self.method, *parts])
+        return " ".join([self.method, *([f"draft={self.draft}"] if self.draft else []), *parts])
 
     @property
     def tau(self):
