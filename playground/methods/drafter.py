@@ -57,8 +57,9 @@ def lever_blocker(config: RunConfig, method, draft: LoadedModel | None, lever: s
     return None
 
 
-def is_feature_draft(draft: LoadedModel | None) -> bool:
-    return draft is not None and isinstance(draft.model, FeatureDraft)
+def is_feature_draft(draft: LoadedModel | str | None) -> bool:
+    """Whether the draft is a feature draft (not a draft model, a prompt lookup or none)."""
+    return isinstance(getattr(draft, "model", None), FeatureDraft)
 
 
 def _pruning_blocker(config: RunConfig, method, draft: LoadedModel) -> str | None:

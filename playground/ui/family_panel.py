@@ -14,6 +14,7 @@ from .. import caches
 from ..decoding.ngram import NGRAM
 from ..errors import PlaygroundError
 from ..methods import METHODS
+from ..methods.drafter import is_feature_draft
 from ..models.loading import LoadedModel, vocabulary_relation
 from ..models.policy import public_mode
 from ..models.presets import DEFAULT_PRESET, Preset, load_presets
@@ -196,7 +197,8 @@ def spec_of(model) -> str:
 def runnable_methods(models: dict) -> list[tuple[str, str]]:
     """(label, name) of the methods these models can run: every role present, a shared vocabulary
     unless the method accepts any; with a prompt-lookup draft, the methods that take one."""
-    return method_choices(relation(models), set(models), lookup=models.get("draft") == NGRAM)
+    return method_choices(relation(models), set(models), lookup=models.get("draft") == NGRAM,
+                          features=is_feature_draft(models.get("draft")))
 
 
 def relation(models: dict[str, LoadedModel]) -> str | None:

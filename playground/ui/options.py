@@ -98,15 +98,16 @@ def visible_options(method: str) -> set[str]:
 
 
 def method_choices(vocabulary_relation: str | None = None, roles: set | None = None,
-                   lookup: bool = False) -> list[tuple[str, str]]:
+                   lookup: bool = False, features: bool = False) -> list[tuple[str, str]]:
     """(label, name) pairs for the method dropdown; given a loaded family, only the methods it
     can run (every role present; a shared vocabulary unless the method accepts any or runs the
     target alone, as ar does: the reference every family compares with; with a prompt-lookup
-    draft, only the methods that take one)."""
+    draft or a feature draft, only the methods that take one)."""
     usable = [m for m in METHODS.values()
               if (vocabulary_relation in (None, "same") or m.vocabulary == "any" or set(m.roles) == {"target"})
               and (roles is None or set(m.roles) <= roles)
-              and not (lookup and "draft" in m.roles and not m.drafts_by_lookup)]
+              and not (lookup and "draft" in m.roles and not m.drafts_by_lookup)
+              and not (features and "draft" in m.roles and not m.drafts_by_features)]
     return [(method_label(m), m.name) for m in usable]
 
 
