@@ -731,3 +731,13 @@ def test_browser_what_if_projects_the_last_run_on_a_chosen_profile(page):
     page.get_by_role("option", name=gpu.name).click()
     words.get_by_text(gpu.name).wait_for()
     assert page.locator("#what-if-c input[type=number]").input_value() == str(gpu.cost_ratio)
+
+
+def test_browser_the_correction_memory_upload_shows_for_csd_alone(page):
+    """A review found the CSD upload box on the page whatever the method: it shows with csd only."""
+    upload = page.locator("#csd-memory-upload")
+    assert not upload.is_visible()
+    choose_method(page, "csd")
+    upload.wait_for()
+    choose_method(page, "sd")
+    upload.wait_for(state="hidden")

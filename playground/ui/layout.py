@@ -210,6 +210,11 @@ class Shared:
             after.then(**wiring)
 
 
+def _shown_for_memory(method) -> dict:
+    """Visible only for a method that reads a correction memory (csd, csd-memory)."""
+    return gr.update(visible=isinstance(method, str) and method in METHODS and METHODS[method].uses_memory)
+
+
 def _component(control):
     common = {"label": control.label, "info": control.help, "elem_id": control.elem_id, "value": control.default,
               "visible": control.name in visible_options(DEFAULT_METHOD)}
@@ -380,7 +385,9 @@ def _generate_tab(ui: Shared) -> None:
     download = gr.File(label="download", elem_id="download", interactive=False, visible=False)
     ui.family_views = [output, stats, *plots]
     upload = gr.File(label="CSD correction memory to start from (JSON from `calibrate` or a download)",
-                     file_types=[".json"], type="filepath", elem_id="csd-memory-upload", height=90)
+                     file_types=[".json"], type="filepath", elem_id="csd-memory-upload", height=90,
+                     visible=METHODS[DEFAULT_METHOD].uses_memory)
+    ui.method.change(_shown_for_memory, ui.method, upload, **PRIVATE)  # csd's alone: it reads a memory
     memory_view = gr.HTML(elem_id="csd-memory-view")
 
     # Every trigger first stops the session's running generation (at its next step, so it ends
