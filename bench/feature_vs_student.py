@@ -2,7 +2,7 @@
 student, on the chat prompts: every run paired with an `ar` run of the same prompt (order
 alternating over repeats), greedy and at 0.7, in one process.
 
-    HF_HUB_OFFLINE=1 python -m bench.feature_draft --out bench/results/feature_draft
+    HF_HUB_OFFLINE=1 python -m bench.feature_vs_student --out bench/results/feature_vs_student
 
 Writes runs.csv and summary.md (median paired speedup with quartiles, acceptance, c, the
 verification pass's cost, the share of outputs identical to `ar`).
