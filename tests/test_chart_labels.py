@@ -26,5 +26,7 @@ def test_the_speedup_names_its_t1_and_is_said_not_settled_on_a_busy_machine(fami
     assert f"T(1) = {account.single_step() * 1000:.1f} ms" in estimate.name
     assert estimate.y[1] == account.speedup() and not figure.layout.annotations
     account.decoder_cpu = account.decoder_seconds / 2  # its thread had its core half the time
-    notes = [a.text for a in charts.predicted_vs_measured(run, charts.Timeline()).layout.annotations]
-    assert notes == ["not settled: a busy machine (see the stats)"]
+    busy = charts.predicted_vs_measured(run, charts.Timeline())
+    assert [a.text for a in busy.layout.annotations] == ["not settled: a busy machine (see the stats)"]
+    assert busy.data[1].y[1] is None, "no bar for a figure the stats withhold"
+    assert "not settled" in charts.time_budget(run, charts.Timeline()).layout.title.text

@@ -209,8 +209,10 @@ def test_the_pace_is_a_quiet_machines_until_a_few_recent_turns_are_known(monkeyp
     with turns.turn("A") as held:
         clock[0], held.cpu = clock[0] + 1.0, 0.25
     assert turns.pace() == pytest.approx(0.25)
+    clock[0] += 30
+    assert turns.pace() == pytest.approx(0.25), "none in the last 5 s: the last three, half a minute old"
     clock[0] += 60
-    assert turns.pace() == 1.0, "turns of a minute ago say nothing of now"
+    assert turns.pace() == 1.0, "turns over a minute old say nothing of now"
 
 
 def test_a_wait_is_told_as_the_range_recent_runs_lengths_put_around_it(family):

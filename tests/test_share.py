@@ -252,3 +252,13 @@ def test_a_link_too_long_for_a_server_leaves_the_prompt_out_and_says_so(opened):
     assert parse_query(query_of(box["value"]), PRESETS).problems == ()
     box, status = sharing(True).link(KEY, "http://host/app/", "中文" * 1000, "sd", *values())
     assert query_of(box["value"])["prompt"] == "中文" * 1000 and "left out" not in status
+
+
+def test_a_family_switch_names_the_settings_its_preset_sets(opened):
+    """A review saw candidates go 4 -> 2 -> 8 -> 4 across presets, with only draft_vocab named."""
+    handlers, _, _ = opened
+    handlers.load(KEY, "tiny-target", "tiny-draft", "")  # the family 'other'
+    *_, about = handlers.method_changed(KEY, "fsd")
+    assert "Preset `other` set divergence = kl, tau = 1.5 for fsd." in about
+    *_, about = handlers.method_changed(KEY, "sd")
+    assert "Preset `other` set" not in about, "it sets nothing for sd"

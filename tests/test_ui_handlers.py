@@ -686,3 +686,18 @@ def test_pyramid_records_and_draws_the_tree_the_qualifier_walked(family):
     step = next(s for s in run.steps if any(branches(t["parents"]) for t in s.extra["qualifier_trees"]))
     shown = render.explanation_html(stepper.explain_step(step, run.config), lambda token: f"t{token}")
     assert "verified in one qualifier pass" in shown
+
+
+def test_hovering_a_rejected_candidate_shows_its_test_p_q_and_the_draw(family):
+    """A review could not explain a rejection from Generate: the replaced candidate's line had q and
+    the acceptance probability but not p or u, and the struck mark no numbers at all."""
+    run = playground.generate("hello there", method="sd", **{r: family[r] for r in ("target", "draft")},
+                              temperature=1.0, seed=2, max_new_tokens=30)
+    token = next(t for t in run.tokens if t.replaced)
+    candidate = token.replaced[0]
+    assert candidate["accept_prob"] == pytest.approx(min(1.0, candidate["p_target"] / candidate["p_draft"]), rel=1e-4)
+    assert candidate["u"] >= candidate["accept_prob"]
+    tip = render.tooltip(token, str)
+    assert "replaced draft candidate" in tip and "p target (sampling settings)" in tip and "its draw u" in tip
+    mark = render.token_span(token, str, show_rejected=True)
+    assert "its draw u" in mark.split("</s>")[0]

@@ -236,7 +236,7 @@ def _kept(drafted: Drafted, checks: Checks, trial: Trial, rejected: list[Trial],
           rescued: dict) -> TokenRecord:
     """The candidate kept at a node, with its siblings that were checked and rejected there."""
     verifier, proposer = roles
-    before = _replaced(drafted, checks, rejected, proposer, {})
+    before = _replaced(drafted, checks, rejected, roles, {})
     return TokenRecord(drafted.tree.tokens[trial.node], origin, diagnostics={
         f"p_{verifier}": checks.p_at[trial.node], f"p_{verifier}_raw": checks.p_raw_at[trial.node],
         **_candidate_figures(checks, trial.node, proposer, trial.test),
@@ -250,16 +250,19 @@ def _correction(drafted: Drafted, checks: Checks, rule, trials: list[Trial], nod
     """The verifier's token in place of every child of `node`, each named with its own check."""
     verifier, proposer = roles
     tree = drafted.tree
-    replaced = _replaced(drafted, checks, trials, proposer, rescued)
+    replaced = _replaced(drafted, checks, trials, roles, rescued)
     return TokenRecord(checks.draw[1 + node], verifier, diagnostics={
         **_verifier_figures(checks, node, verifier), "position_in_block": tree.depths[trials[0].node] - 1,
         "drawn_from": "residual" if rule.keeps_residual else SYMBOLS[verifier], "replaced": replaced})
 
 
-def _replaced(drafted: Drafted, checks: Checks, trials: list[Trial], proposer: str, rescued: dict) -> list[dict]:
-    """Rejected candidates, each with its own check (and csd's rescue figures on the first)."""
-    return [{"id": drafted.tree.tokens[t.node], **_candidate_figures(checks, t.node, proposer, t.test),
-             **(rescued if t.branch == 0 else {})} for t in trials]
+def _replaced(drafted: Drafted, checks: Checks, trials: list[Trial], roles, rescued: dict) -> list[dict]:
+    """Rejected candidates, each with the verifier's probability of it as tested, its own check
+    (and csd's rescue figures on the first)."""
+    verifier, proposer = roles
+    return [{"id": drafted.tree.tokens[t.node], f"p_{verifier}": checks.numbers[t.node].tried,
+             **_candidate_figures(checks, t.node, proposer, t.test), **(rescued if t.branch == 0 else {})}
+            for t in trials]
 
 
 def _evidence(tree, checks: Checks, rule, trial: Trial, emitted: int, kept_as, corrected: bool, verifier: str,

@@ -152,8 +152,9 @@ def divergence_vs_tau(run, timeline) -> go.Figure:
                   ("qualifier rejected", COLORS["rejected"], "diamond-open", first["rejected"])]
     traces = [go.Scatter(x=[i for i, _ in points], y=[d for _, d in points], mode="markers", name=name,
                          marker=dict(color=color, size=6, symbol=symbol)) for name, color, symbol, points in shown]
-    figure = small_figure(f"Divergence of each candidate ({run.config.divergence})", traces, "token index",
-                          "divergence")
+    title = f"Divergence of each checked candidate ({run.config.divergence})" + (
+        "<br><sup>after a rejection, the rest of a block goes unchecked</sup>" if staged else "")
+    figure = small_figure(title, traces, "token index", "divergence")
     taus = {"tau_q": run.config.tau_q, "tau_t": run.config.tau_t} if staged else {"tau": _tau(run)}
     for name, tau in taus.items():
         if tau is not None:
@@ -191,7 +192,8 @@ def predicted_vs_measured(run, timeline) -> go.Figure:
     speedup from the tokens the blocks yielded and their measured costs) next to what the run
     measured: every speed figure from the run's speed account (speed_account.py)."""
     stats, account = run.stats, run.stats.account
-    single_step, measured_speedup = account.single_step(), account.speedup()
+    single_step, unsettled = account.single_step(), bool(account.unsettled())
+    measured_speedup = None if unsettled else account.speedup()  # withheld, as the stats withhold it
     groups = ["tokens per target forward", "speedup over target alone"]
     estimate = ESTIMATE_LABEL + (f"<br>with T(1) = {single_step * 1000:.1f} ms" if single_step else "")  # fits 340 px
     figure = small_figure("Predicted (Leviathan) vs this run", [
@@ -200,9 +202,10 @@ def predicted_vs_measured(run, timeline) -> go.Figure:
         go.Bar(x=groups, y=[stats.mean_acceptance_length, measured_speedup], name=estimate,
                marker_color=COLORS["target"])], barmode="group", height=320, legend=LEGEND_BELOW,
         margin={"l": 50, "r": 15, "t": 40, "b": 110})
-    if account.unsettled() and measured_speedup:  # said on the chart: other work moved this figure
-        figure.add_annotation(x=groups[1], y=measured_speedup, yshift=12, showarrow=False, font={"color": "#8a1c1a"},
-                              text="not settled: a busy machine (see the stats)", name="unsettled")
+    if unsettled:  # said on the chart: other work moved this figure
+        figure.add_annotation(x=groups[1], y=account.predicted_speedup() or 1.0, yshift=12, showarrow=False,
+                              font={"color": "#8a1c1a"}, text="not settled: a busy machine (see the stats)",
+                              name="unsettled")
     return figure
 
 
@@ -220,8 +223,11 @@ def time_budget(run, timeline) -> go.Figure:
     rows = list(budget)
     traces = [go.Bar(y=rows, x=[budget[row].get(part) for row in rows], name=part, orientation="h",
                      marker_color=color) for part, color in BUDGET_COLORS.items()]
-    return small_figure("Where the seconds went (seconds)", traces, "", "", barmode="stack", height=320,
-                   margin={"l": 190, "r": 15, "t": 40, "b": 110}, legend=LEGEND_BELOW)
+    busy = run.stats.account.unsettled()
+    title = "Where the seconds went (seconds)" + ("<br><sup>not settled: a busy machine moved them (see the stats)"
+                                                  "</sup>" if busy else "")
+    return small_figure(title, traces, "", "", barmode="stack", height=320,
+                        margin={"l": 190, "r": 15, "t": 40, "b": 110}, legend=LEGEND_BELOW)
 
 
 def _branched(step) -> bool:

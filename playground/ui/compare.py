@@ -85,8 +85,8 @@ class Comparison:
             plan = self._plan(sides, repeats, values)
             return render.status_html("Expected: " + self._expected(key, plan, loaded=False)[1])
         except PlaygroundError as error:
-            return render.status_html(f"Compare cannot start as set: {error}. Any results below are the last "
-                                      "Compare's, which ran with other settings", "error")
+            return render.status_html(f"Compare cannot start as set: {error}. Results below, if any, are the "
+                                      "last Compare's, which ran with other settings", "error")
 
     def compare(self, key: str, prompt: str, method: str, mode: str, sweep_option: str, sweep_text: str,
                 methods: list, *values):

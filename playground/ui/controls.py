@@ -36,6 +36,11 @@ def _method_defaults(method) -> dict:
     return {name: method.defaults.get(name, getattr(RunConfig(), name)) for name in overridden}
 
 
+def _listed(values: dict) -> str:
+    return ", ".join(f"{name} = {value:g}" if isinstance(value, float | int) and not isinstance(value, bool)
+                     else f"{name} = {value}" for name, value in values.items())
+
+
 def _set_on_switch(method, defaults: dict, linked: frozenset = frozenset()) -> str:
     """What choosing the method set among the options methods default differently (a student
     comparing sd and fsd should know the draft changed with the rule), and whose values they are:
@@ -79,6 +84,10 @@ class Controls:
         about = f"**{chosen.name}**: {chosen.summary} ({'lossless' if chosen.lossless else 'lossy'})" if chosen else ""
         if chosen:
             about += "\n\n" + _set_on_switch(chosen, defaults, frozenset(linked))
+        preset_set = preset.settings(method) if preset and chosen else {}
+        preset_set = {name: value for name, value in preset_set.items() if name not in linked}
+        if preset_set:
+            about += f"\n\nPreset `{preset.name}` set {_listed(preset_set)} for {chosen.name}."
         if chosen and preset and chosen.name in preset.sources:
             about += f"\n\nPreset `{preset.name}`: {preset.sources[method]}."
         return [*updates, about]

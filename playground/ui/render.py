@@ -28,11 +28,12 @@ DIAGNOSTIC_LABELS = {"p_target": "p target (sampling settings)", "p_target_raw":
                      "p_qualifier": "r qualifier (sampling settings)", "p_qualifier_raw": "r qualifier raw (T=1)",
                      "p_draft": "q draft (what it was drawn from: one-hot if greedy, without earlier siblings)",
                      "divergence": "divergence", "comparison": "accepted if divergence", "tau": "tau",
-                     "accept_prob": "acceptance prob", "drawn_from": "drawn from",
+                     "accept_prob": "acceptance prob", "u": "its draw u (kept if u < acceptance prob)",
+                     "drawn_from": "drawn from",
                      "position_in_block": "position in block", "bonus": "bonus token",
                      "branch": "tree branch (0: the chain's own token, 1+: a sibling the tree added)",
                      "lookup": "from the prompt lookup's branch"}
-CANDIDATE_FIGURES = ("p_draft", "p_qualifier", "divergence", "accept_prob", "verifier_draw", "psi")
+CANDIDATE_FIGURES = ("p_target", "p_qualifier", "p_draft", "divergence", "accept_prob", "u", "verifier_draw", "psi")
 
 
 def tooltip(token: TokenRecord, decode: Callable[[int], str]) -> str:
@@ -68,8 +69,8 @@ def token_span(token: TokenRecord, decode: Callable[[int], str], show_rejected: 
     span = (f'<span class="tok tok-{escape(token.origin)}{branch}" title="{escape(tooltip(token, decode))}">'
             f"{escape(token.text)}</span>")
     if show_rejected:
-        span = "".join(f'<s class="tok tok-rejected" title="rejected draft candidate">{rejected_text(decode(i))}</s>'
-                       for i in token.replaced_candidates) + span
+        span = "".join(f'<s class="tok tok-rejected" title="rejected draft candidate{escape(_figures(c))}">'
+                       f"{rejected_text(decode(c['id']))}</s>" for c in token.replaced) + span
     return span
 
 

@@ -140,13 +140,16 @@ class Turns:
         return lengths[len(lengths) // 4], lengths[3 * len(lengths) // 4]
 
     def pace(self) -> float:
-        """The model thread's CPU seconds over the wall seconds of the turns of the last
-        PACE_WINDOW s: about 1 with a core of its own, lower where others share it (1 before
-        PACE_TURNS turns are known)."""
-        since = time.monotonic() - PACE_WINDOW
+        """The model thread's CPU seconds over the wall seconds of its recent turns: those of the
+        last PACE_WINDOW s, or where fewer than PACE_TURNS ended then, the last PACE_TURNS of the
+        last BUSY_WINDOW s (a run that has just started beside one other has few turns to show).
+        About 1 with a core of its own, lower where others share it; 1 with none known."""
+        now = time.monotonic()
         with self._changed:
-            recent = [(end - start, cpu) for start, end, cpu in self._turns if end >= since]
-        wall, cpu = sum(w for w, _ in recent), sum(c for _, c in recent)
+            turns = [turn for turn in self._turns if turn[1] >= now - BUSY_WINDOW]
+        recent = [turn for turn in turns if turn[1] >= now - PACE_WINDOW]
+        recent = recent if len(recent) >= PACE_TURNS else turns[-PACE_TURNS:]
+        wall, cpu = sum(end - start for start, end, _ in recent), sum(c for *_, c in recent)
         if len(recent) < PACE_TURNS or wall <= 0 or cpu <= 0:
             return 1.0
         return min(1.0, cpu / wall)
