@@ -391,3 +391,20 @@ def test_the_wait_a_page_is_told_is_within_30_percent_of_the_wait_it_had(family,
     for name, (at, estimate) in told.items():
         waited = first_tokens[name] - at
         assert abs(estimate - waited) <= 0.3 * waited + 0.5, (name, estimate, waited)
+
+
+def test_a_running_page_says_when_other_runs_come_to_share_the_model(handlers, every_refresh):
+    """A review's first visitor was never told a second had joined, while its run went from 13 to
+    61 s: its running status names the runs taking turns with it."""
+    list(handlers.generate(SessionKey("s0", "192.0.2.1"), PROMPT, "ar", False, *values()))  # loads the models
+    views = handlers.generate(SessionKey("s1", "203.0.113.5"), PROMPT, "ar", False, *values(max_new_tokens=30))
+    try:
+        statuses = [next(views)[0]]
+        other = Job("198.51.100.9", [(0.01, 10)])
+        handlers.runs.line.join(other)  # another visitor's run starts taking turns
+        statuses += [status for status, *_ in views]
+    finally:
+        views.close()
+        handlers.runs.line.leave(other)
+    assert any("(sharing the model with 1 other run, a round each)" in status for status in statuses[1:-1])
+    assert "sharing" not in statuses[0]

@@ -80,7 +80,8 @@ class Generation:
                 with_stats = stats_pace.due()
                 if with_stats or text_pace.due():
                     began = time.monotonic()
-                    yield self._view(session, f"{doing}… {render.tokens(run.stats.tokens)}", with_stats)
+                    yield self._view(session, f"{doing}… {render.tokens(run.stats.tokens)}{started.sharing()}",
+                                     with_stats)
                     cost = time.monotonic() - began
                     (stats_pace if with_stats else text_pace).spent(cost)
                     if with_stats:

@@ -159,6 +159,12 @@ class Started:
         low, high = (((others - new) * length + (new + 1) * first) / clock_share for length in lengths)
         return f"{share}: first tokens in {Place(0, low, (1.0, high / low)).wait_text()}"
 
+    def sharing(self) -> str:
+        """While it runs: how many other runs take turns with it now ("" when none), so a page
+        whose run slows when others join says why."""
+        others = self.runs.line.running() - 1 if self.job is not None else 0
+        return "" if others < 1 else f" (sharing the model with {others} other run{'s' * (others > 1)}, a round each)"
+
     def _following(self, claim: Claim) -> str:
         place = self.runs.line.place(claim.job) if claim.job is not None else None
         if place is None:
