@@ -39,12 +39,20 @@ KEY = "session-1"
 PROMPT = "hello there"
 
 
-@pytest.fixture
-def handlers(family):
+def fresh_handlers(family) -> Handlers:
     by_spec = {m.spec: m for m in family.values()}
     preset = Preset("tiny", "tiny-target", "tiny-draft", "tiny-qualifier", "tiny test family",
                     methods={"fsd": {"tau": 0.25}})
     return Handlers(loader=lambda spec: by_spec[spec], presets=[preset])
+
+
+@pytest.fixture
+def handlers(family):
+    """The app's handlers with the tiny family loaded, as after a page's first run."""
+    handlers = fresh_handlers(family)
+    for model in family.values():
+        handlers.family.loader(model.spec)
+    return handlers
 
 
 def values(**overrides) -> list:
@@ -701,3 +709,12 @@ def test_hovering_a_rejected_candidate_shows_its_test_p_q_and_the_draw(family):
     assert "replaced draft candidate" in tip and "p target (sampling settings)" in tip and "its draw u" in tip
     mark = render.token_span(token, str, show_rejected=True)
     assert "its draw u" in mark.split("</s>")[0]
+
+
+def test_the_first_run_of_a_family_says_it_loads_the_models(family):
+    """A fresh page's first Generate showed a blank status for 8 s while the models loaded."""
+    handlers = fresh_handlers(family)
+    first = [status for status, *_ in handlers.generate(KEY, PROMPT, "sd", False, *values())]
+    assert first[0] == render.status_html("loading the models (the first run of this family loads them)…")
+    again = [status for status, *_ in handlers.generate(KEY, PROMPT, "sd", False, *values())]
+    assert not any("loading the models" in str(status) for status in again)

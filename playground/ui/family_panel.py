@@ -133,6 +133,15 @@ class FamilyPanel:
             self._ready[spec] = model_thread.call(self._load_model, spec)
         return self._ready[spec]
 
+    def loaded(self, key: str, method: str) -> bool:
+        """Whether the session's models for `method` are loaded already (a refused setting counts
+        as loaded: the run says why at once)."""
+        try:
+            specs = self.specs_for(key, method)
+        except PlaygroundError:
+            return True
+        return all(spec in self._ready or spec == NGRAM for spec in specs.values())
+
     def unload(self, key: str):
         session = self.sessions.get(key)
         session.specs, session.run, session.stepping = {}, None, None

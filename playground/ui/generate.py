@@ -57,6 +57,8 @@ class Generation:
         steps = started = None
         if on_space() and not embedded.all_available():
             yield _status_only(render.status_html(PREPARING))
+        elif not self.runs.family.loaded(key, method):
+            yield _status_only(render.status_html("loading the models (the first run of this family loads them)…"))
         try:
             if not isinstance(show_rejected, bool):
                 raise PlaygroundError(f"show rejected drafts must be true or false, got {show_rejected!r}")
