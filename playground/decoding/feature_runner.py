@@ -27,17 +27,26 @@ class FeatureRunner:
         self.output: torch.Tensor | None = None  # the last entry's output feature
         self.forwards, self.first_pass, self.last_pass = 0, None, None
         self.read: dict = {}  # what this round's drafting read, for the round's record
+        self.read_prompt = False  # read_context had the target read the prompt for this round
         self._target_ids = head.target_ids(torch.arange(head.config.draft_vocab_size, device=self.device))
 
     @property
     def vocab_size(self) -> int:
         return self.model.config.vocab_size
 
+    def read_context(self, sequence: list[int]) -> bool:
+        """Have the target read what it has not of `sequence` but its last token (the prompt, in a
+        run's first round: its verification pass then reuses it); whether it had to."""
+        unread = _common_prefix(self.target.ids, sequence) < len(sequence) - 1
+        if unread:
+            self.target.next_logits(sequence[:-1])
+        self.read_prompt = unread
+        return unread
+
     def next_logits(self, sequence: list[int], positions: int = 1) -> torch.Tensor:
         """Logits [1, vocab] for the token after `sequence` (a draft asks for one position)."""
-        unread = _common_prefix(self.target.ids, sequence) < len(sequence) - 1
-        if unread:  # the first round: the target reads the prompt first (its verification pass reuses it)
-            self.target.next_logits(sequence[:-1])
+        unread = self.read_context(sequence) or self.read_prompt
+        self.read_prompt = False
         keep = min(_common_prefix(self.ids, sequence[1:]), len(sequence) - 2)
         start, end = keep, len(sequence) - 1
         self.read = {"layers": self.model.layer_ids, "target_positions": end - start, "own_features": 0,

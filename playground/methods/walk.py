@@ -298,11 +298,15 @@ def rounds(ctx: Decoding, rule, drafter=None, rescue=None):
     vocabulary); a prompt lookup (ctx.lookup) drafts a chain with no model."""
     drafter = drafter or (lookup_chain if ctx.lookup else model_drafter)
     while ctx.remaining() > 0:
+        reading = time.perf_counter()
+        read = isinstance(ctx.draft, FeatureRunner) and ctx.draft.read_context(ctx.ids)
         start = time.perf_counter()
         drafted = drafter(ctx, ctx.block_size(ctx.config.candidates))
         drafted_at = time.perf_counter()
         walk = verify(ctx, drafted, rule, ctx.ids, rescue=rescue)
-        yield walk.step(drafted, draft_seconds=drafted_at - start, verify_seconds=time.perf_counter() - drafted_at,
+        # A feature draft's first round has the target read the prompt first: a target pass, not drafting
+        yield walk.step(drafted, draft_seconds=drafted_at - start,
+                        verify_seconds=time.perf_counter() - drafted_at + (start - reading),
                         forwards={**({ctx.draft.name: drafted.draft_forwards} if ctx.draft else {}),
-                                  ctx.target.name: 1},
+                                  ctx.target.name: 1 + read},
                         extra={**lookup_figures(ctx), **feature_figures(ctx)})
