@@ -25,7 +25,11 @@ from dataclasses import dataclass, field
 from .cost_model import CostProfile, Round, replay, round_costs
 from .what_if import THIS_RUN
 
-REFERENCE_EVERY = 8  # rounds between two timings of T(1) at the same phase of a round
+# Rounds between two timings of T(1) at the same phase of a round. Each timing is one target
+# forward the run does not need: at 8 (a timing every 4 rounds) sd ran 1.04x `ar` on the wall
+# clock against 1.25x with timings off (embedded family, chat prompts, same process); at 32 one
+# timing in 16 rounds costs a few percent.
+REFERENCE_EVERY = 32
 # Measured beside two processes burning both cores (bench/results/speed_account): the decoding
 # thread's CPU over wall time fell from 0.99 to 0.48-0.50, and its T(1) timings spread 2.7-9x.
 BUSY_UTILIZATION = 0.8
