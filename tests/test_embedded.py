@@ -231,9 +231,11 @@ def test_unknown_name_lists_the_embedded_models():
         embedded.embedded_path("gpt-7")
 
 
-def test_committed_weights_stay_under_40_mb():
+def test_committed_weights_stay_under_50_mb():
+    """A budget for what every clone carries: 36 MB for the students and the stored answers, 10 MB
+    for the feature draft (its fc and layer in bfloat16; its output layer is rebuilt from the target)."""
     size = sum(path.stat().st_size for path in embedded.ASSETS_DIR.rglob("*") if path.is_file())
-    assert size < 40e6
+    assert size < 50e6
 
 
 def test_shipped_token_ranking_covers_fresh_answers_better_than_id_order(target, quick_answers):
