@@ -23,7 +23,7 @@ def _burn(stop) -> None:
         sum(i * i for i in range(10_000))
 
 
-@pytest.fixture(params=["quiet", "busy"])
+@pytest.fixture(params=["quiet", pytest.param("busy", marks=pytest.mark.burns_cores)])
 def machine(request):
     """Nothing else running, or two processes burning both cores while the lecture runs."""
     stop, burners = multiprocessing.Event(), []
