@@ -159,10 +159,11 @@ def another_vocabulary_and_back(page) -> None:
 def why_only_this_fast(page) -> None:
     """Moment 6: the stats' speedup over ar is the what-if's own projection of the same run, or
     both say it is not settled."""
-    speedup = stat(page, "speedup over ar")
+    speedup, tokens = stat(page, "speedup over ar"), stat(page, "tokens")
     page.locator("#what-if").get_by_text("What if").click()
-    words = page.locator("#what-if-words")
-    words.get_by_text("Projection, not a measurement").wait_for()
+    words = page.locator("#what-if-words")  # filled once the run's charts are drawn: wait for this run's
+    page.wait_for_function("n => document.querySelector('#what-if-words')?.innerText.includes(`(${n} tokens,`)",
+                           arg=tokens)
     text = words.inner_text()
     if speedup == "not settled":
         assert "Not settled" in text, text
