@@ -11,6 +11,7 @@ import pytest
 
 from playground.models import embedded
 from playground.models.default_family import DEFAULT_FAMILY
+from playground.ui.options import default_sweep, suggested_sweep
 
 from .test_ui_e2e import ARTIFACTS, CHROMIUM, CHROMIUM_ARGS, choose_method, choose_preset
 
@@ -110,9 +111,9 @@ def one_rejected_token(page) -> None:
     """Moment 2: step mode until a candidate is rejected; its row names the test and its numbers."""
     choose_method(page, "sd")
     page.get_by_role("tab", name="Step mode").click()
-    for _ in range(12):
+    for round_ in range(1, 13):
         page.locator("#step").click()
-        page.locator("#step-status", has_text="round").wait_for()
+        page.locator("#step-status", has_text=f"round {round_}:").wait_for()  # this click's round
         if page.locator("#step-explanation td", has_text="rejected").count():
             break
     row = page.locator("#step-explanation tr", has_text="rejected").first.inner_text()
@@ -124,7 +125,10 @@ def tau_sweep(page) -> None:
     """Moment 3: Compare sweeps fsd's tau; each column names its setting, no column is an error."""
     choose_method(page, "fsd")
     page.get_by_role("tab", name="Compare").click()
-    page.locator("#compare-values textarea").fill("0.2, 0.6")
+    values = page.locator("#compare-values textarea")  # the method's own sweep first, then the lecturer's
+    page.wait_for_function("v => document.querySelector('#compare-values textarea').value === v",
+                           arg=suggested_sweep(default_sweep("fsd")))
+    values.fill("0.2, 0.6")
     page.locator("#compare").click()
     last = page.locator("#compare-view h4", has_text="tau=0.6")
     last.or_(page.locator("#compare-view .status-error")).first.wait_for()
