@@ -155,3 +155,25 @@ def test_a_family_with_a_feature_draft_offers_the_methods_that_take_one(family, 
     offered = [name for _, name in runnable_methods({"target": family["target"], "draft": head})]
     assert {"ar", "sd", "fsd", "csd"} <= set(offered)
     assert not {"draft-only", "tli", "slem", "slrs", "psd-f"} & set(offered)
+
+
+def test_the_runner_drafts_what_the_head_gives_reading_the_targets_features_in_one_pass(family, head):
+    """Round by round through the runners, the head's next-token scores equal those of one pass of
+    the head over the target's features of the whole text (as the recipe trains and measures it)."""
+    from playground.decoding.cache import KVRunner  # noqa: PLC0415
+    from playground.decoding.feature_runner import FeatureRunner  # noqa: PLC0415
+
+    target, model = family["target"].model, head.model
+    ids = family["target"].tokenizer("the cat sat on the mat").input_ids
+    with torch.no_grad():
+        states = target(torch.tensor([ids]), output_hidden_states=True).hidden_states
+        features = model.fuse(torch.cat([states[i] for i in model.layer_ids], dim=-1))[:, :-1]
+        output, _, _ = model(features, target.get_input_embeddings()(torch.tensor([ids[1:]])),
+                             torch.arange(len(ids) - 1)[None])
+        whole = model.logits(output[0])
+    runner = KVRunner(target, "target", feature_layers=model.layer_ids)
+    drafts = FeatureRunner(model, runner, target.get_input_embeddings())
+    for length in range(3, len(ids) + 1):
+        runner.next_logits(ids[:length])  # the target has read the text, as after a round
+        scores = drafts.next_logits(ids[:length])[0][model.target_ids(torch.arange(model.config.draft_vocab_size))]
+        assert torch.allclose(scores, whole[length - 2], atol=1e-4), length
