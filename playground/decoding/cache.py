@@ -125,12 +125,7 @@ class KVRunner:
             logits = self._forward(input_ids, positions, **extra)
             if self.tokens is not None and self.tokens < logits.shape[-1]:
                 logits[..., self.tokens:] = -torch.inf
-        wall, cpu = clock.read()
-        forward_costs.record(self.model, input_ids.shape[-1], wall)
-        if self.first_pass is None:
-            self.first_pass = wall
-        self.last_pass = (input_ids.shape[-1], wall, cpu)
-        self.forwards += 1
+        count_pass(self, input_ids.shape[-1], clock)
         return logits[0, -positions:]
 
     def _forward(self, input_ids: torch.Tensor, positions: int, **extra) -> torch.Tensor:
@@ -161,6 +156,17 @@ class KVRunner:
             self.ids = self.ids[:length]
             if self.features is not None:
                 self.features = self.features[:length]
+
+
+def count_pass(runner, tokens: int, clock: Clock) -> None:
+    """Count a runner's forward over `tokens` new positions, timed by `clock`: its first pass, its
+    latest (new tokens, wall, CPU), how many, and the model's recorded costs."""
+    wall, cpu = clock.read()
+    forward_costs.record(runner.model, tokens, wall)
+    if runner.first_pass is None:
+        runner.first_pass = wall
+    runner.last_pass = (tokens, wall, cpu)
+    runner.forwards += 1
 
 
 def _common_prefix(a: list[int], b: list[int]) -> int:

@@ -12,8 +12,7 @@ target's vocabulary: the head's draft vocabulary in place (`d2t`), -inf elsewher
 
 import torch
 
-from . import forward_costs
-from .cache import KVRunner, _common_prefix
+from .cache import KVRunner, _common_prefix, count_pass
 from .speed_account import Clock
 
 
@@ -80,9 +79,5 @@ class FeatureRunner:
         self.keys = keys if past[0] is None else torch.cat([past[0], keys], dim=2)
         self.values = values if past[1] is None else torch.cat([past[1], values], dim=2)
         self.output = output[:, -1:]
-        wall, cpu = clock.read()
-        forward_costs.record(self.model, token_ids.shape[1], wall)
-        self.first_pass = self.first_pass or wall
-        self.last_pass = (token_ids.shape[1], wall, cpu)
-        self.forwards += 1
+        count_pass(self, token_ids.shape[1], clock)
         return logits
