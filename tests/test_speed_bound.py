@@ -73,7 +73,7 @@ def test_real_runs_bound_their_own_prediction_and_ar_is_bounded_by_one(family):
     sd = generate("hello there", method="sd", max_new_tokens=24, target=family["target"], draft=family["draft"])
     bound = speedup_bound(sd.stats)
     assert bound is not None and bound.draft_forwards == sd.stats.forwards["draft"]
-    assert bound.bound >= (sd.stats.account.predicted_speedup() or 0.0) - 1e-9  # every pass at its cheapest, T(1)
+    assert bound.bound >= sd.stats.account.speedup() - 1e-9  # no run is faster than its own costs allow
     ar = generate("hello there", method="ar", max_new_tokens=24, target=family["target"])
     assert speedup_bound(ar.stats).bound == 1.0
     draft_only = generate("hello there", method="draft-only", max_new_tokens=8, draft=family["draft"])
