@@ -240,16 +240,19 @@ PREDICTED_LABEL = "predicted (tokens: Eq. 1 from acceptance; speedup: this run's
 
 
 def predicted_tokens_per_round(run) -> float | None:
-    """Eq. 1 from the run's acceptance rate and its longest block, for a chain. A token tree's rate
-    counts all its nodes, of which a round keeps at most one per depth, so Eq. 1 would predict it
-    fewer tokens than the chain it beats; a tree's expectation comes from its acceptance by depth
-    instead (`tokens_from_depth_rates`)."""
+    """Eq. 1 from the run's acceptance rate for a chain, for each target pass at the length of the
+    block it verified (a draft that stops when unsure drafts shorter blocks than its longest). A
+    token tree's rate counts all its nodes, of which a round keeps at most one per depth, so Eq. 1
+    would predict it fewer tokens than the chain it beats; a tree's expectation comes from its
+    acceptance by depth instead (`tokens_from_depth_rates`)."""
     stats = run.stats
     if stats.acceptance_rate is None or not stats.max_block:
         return None
     if any(_branched(step) for step in run.steps):
         return tokens_from_depth_rates(stats.per_position_acceptance_rate)
-    return expected_tokens_per_step(stats.acceptance_rate, stats.max_block)
+    passes = [(step.forwards.get(stats.target_role, 0), step.drafted) for step in run.steps]
+    weights = sum(count for count, _ in passes)
+    return sum(count * expected_tokens_per_step(stats.acceptance_rate, block) for count, block in passes) / weights
 
 
 def tokens_from_depth_rates(rates: list[float]) -> float:
