@@ -610,6 +610,8 @@ def test_pyramid_stats_name_each_stage(handlers):
     assert cells["tokens the qualifier wrote (for a rejected draft token, or a bonus)"] == str(run.stats.drafted - kept)
     assert cells["of the qualifier's tokens, the target accepted"] == "100.0%"
     assert "acceptance rate" not in cells
+    c = run.stats.account.cost_ratio()  # above 1 on the tiny family: the qualifier's passes are drafting's
+    assert cells["drafting per draft token / target step (c: the qualifier's checks included)"].startswith(f"{c:.3f}")
     assert "acceptance rate (of every drafted candidate)" in stat_cells(run_generate(handlers, "sd")[-1][2]), \
         "one stage: one rate, saying what it divides by"
 

@@ -117,7 +117,8 @@ STAT_ROWS = (("tokens", "tokens", "{}"), ("tokens_per_second", "tokens/s", "{:.1
 # A PyramidSD run's figures by stage: the qualifier checks the draft's tokens (writing its own in
 # place of a rejected one, or a bonus), then the target checks the block the qualifier passed on.
 STAGE_LABELS = {"acceptance_rate": "of the qualifier's tokens, the target accepted",
-                "drafted": "tokens the qualifier passed on", "accepted": "of them, the target accepted"}
+                "drafted": "tokens the qualifier passed on", "accepted": "of them, the target accepted",
+                "cost_ratio": "drafting per draft token / target step (c: the qualifier's checks included)"}
 
 
 def _stage_one_cells(stats: dict) -> list[tuple[str, str]]:
