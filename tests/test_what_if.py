@@ -100,3 +100,17 @@ def test_the_page_says_why_it_cannot_project(page):
     assert "drafted nothing" in page.what_if(KEY, what_if.THIS_RUN, None, "")[0]
     run_generate(page, "psd-f")
     assert "two models" in page.what_if(KEY, what_if.THIS_RUN, None, "")[0]
+
+
+def test_the_page_hides_the_what_ifs_controls_and_chart_for_a_run_it_cannot_project(page):
+    """A reviewer saw a PyramidSD run's what-if say it does not project the run beside an empty
+    chart and a slider that moved nothing; a bad curve keeps them, so the curve can be mended."""
+    page.load(KEY, "tiny-target", "tiny-draft", "tiny-qualifier")
+
+    def shown(method: str, curve: str = "") -> list[bool]:
+        run_generate(page, method)
+        _, *updates = page.what_if_on_page(KEY, OWN_CURVE if curve else what_if.THIS_RUN, 0.2, curve)
+        return [update["visible"] for update in updates]
+
+    assert shown("psd-f") == [False] * 4 and shown("ar") == [False] * 4
+    assert shown("sd") == [True] * 4 and shown("sd", curve="2: x") == [True] * 4

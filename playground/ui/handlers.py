@@ -51,7 +51,8 @@ class Handlers:
         run_charts = RunCharts(self.sessions)
         self.charts_after_run, self.final_charts = run_charts.after_run, run_charts.final
         what_if = WhatIf(self.sessions)
-        self.what_if_profile, self.what_if = what_if.profile_chosen, what_if.project
+        self.what_if_profile, self.what_if, self.what_if_on_page = what_if.profile_chosen, what_if.project, \
+            what_if.on_page
         self.compare, self.compare_estimate = comparison.compare, comparison.estimate
         self.step, self.step_position, self.step_reset = steps.step, steps.step_position, steps.step_reset
         self.teaching_set = steps.teaching_set

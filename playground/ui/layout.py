@@ -408,7 +408,7 @@ def _generate_tab(ui: Shared) -> None:
     # The what-if opens on the run's own c (its speed account's), not on where the slider was left.
     run.then(_keyed(ui.handlers.charts_after_run), None, plots, **PRIVATE).then(
         _keyed(ui.handlers.what_if_profile), what_if.profile, what_if.cost, **PRIVATE).then(
-        _keyed(ui.handlers.what_if), what_if.inputs, what_if.outputs, **PRIVATE)
+        _keyed(ui.handlers.what_if_on_page), what_if.inputs, what_if.outputs, **PRIVATE)
     _wire_what_if(ui, what_if)
     tick.change(_keyed(ui.handlers.waiting), None, ui.status, concurrency_limit=None, show_progress="hidden",
                 **PRIVATE)
@@ -442,7 +442,8 @@ class WhatIfPanel:
 
     @property
     def outputs(self) -> list:
-        return [self.words, self.plot]
+        """The words, then what is shown only where the run can be projected."""
+        return [self.words, self.plot, self.profile, self.cost, self.curve]
 
 
 def _what_if_panel() -> WhatIfPanel:
@@ -463,7 +464,7 @@ def _what_if_panel() -> WhatIfPanel:
 
 
 def _wire_what_if(ui: Shared, panel: WhatIfPanel) -> None:
-    project = {"fn": _keyed(ui.handlers.what_if), "inputs": panel.inputs, "outputs": panel.outputs, **PRIVATE}
+    project = {"fn": _keyed(ui.handlers.what_if_on_page), "inputs": panel.inputs, "outputs": panel.outputs, **PRIVATE}
     panel.profile.change(_keyed(ui.handlers.what_if_profile), panel.profile, panel.cost, **PRIVATE).then(**project)
     # A c typed into the slider's box counts as it is typed (Enter alone sends nothing there).
     gr.on([panel.cost.release, panel.cost.input, panel.curve.submit], trigger_mode="always_last", **project)

@@ -66,14 +66,10 @@ class WhatIf:
         run = self.sessions.get(key).run
         if name not in profile_names():
             return f"**what-if:** {toast_text(f'unknown costs {name!r}: choose one of the list')}", None
-        if run is None:
-            return "Run something first: the what-if replays the last run's rounds.", None
-        if "qualifier" in METHODS[run.method].roles:
-            return ("PyramidSD drafts with two models (draft and qualifier): the what-if replays one draft's "
-                    "rounds, so it does not project this run."), None
+        why_not = self.why_not(key)
+        if why_not:
+            return why_not, None
         rounds = run.stats.account.rounds
-        if not any(r.draft_forwards for r in rounds):
-            return f"{run.method} drafted nothing in this run: there is no draft cost to vary.", None
         try:
             if cost_ratio is not None and cost_ratio < 0:
                 raise PlaygroundError(f"c must be 0 or more (a draft forward in target steps), got {cost_ratio:g}")
@@ -86,6 +82,25 @@ class WhatIf:
         busy = (f"**Not settled:** {unsettled}; this run's costs were measured on the busy machine. "
                 if unsettled else "")
         return busy + _words(run, rounds, profile), _speedup_by_cost(rounds, profile)
+
+    def why_not(self, key: str) -> str:
+        """Why the last run cannot be projected ("" where it can)."""
+        run = self.sessions.get(key).run
+        if run is None:
+            return "Run something first: the what-if replays the last run's rounds."
+        if "qualifier" in METHODS[run.method].roles:
+            return ("PyramidSD drafts with two models (draft and qualifier): the what-if replays one draft's "
+                    "rounds, so it does not project this run.")
+        if not any(r.draft_forwards for r in run.stats.account.rounds):
+            return f"{run.method} drafted nothing in this run: there is no draft cost to vary."
+        return ""
+
+    def on_page(self, key: str, name: str, cost_ratio: float, curve_text: str) -> tuple:
+        """The projection with the panel's controls and chart shown only where the run can be
+        projected (a PyramidSD run's what-if is its words alone, not an empty chart and a slider)."""
+        words, figure = self.project(key, name, cost_ratio, curve_text)
+        visible = not self.why_not(key)
+        return words, gr.update(value=figure, visible=visible), *[gr.update(visible=visible)] * 3
 
     def _profile(self, key: str, name: str, cost_ratio: float | None, curve_text: str) -> CostProfile | None:
         run = self.sessions.get(key).run
