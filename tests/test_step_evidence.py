@@ -300,3 +300,14 @@ def test_teaching_settings_say_they_changed_the_shared_sidebar(handlers):
     status = handlers.teaching_set(KEY)
     assert "temperature 1 and draft confidence 0 are set in the sidebar" in status
     assert "Generate, Compare and Race use too" in status and "step mode reset" in status
+
+
+def test_the_check_slider_spans_the_rounds_own_checks(handlers):
+    """A reviewer's round had 3 checks and a slider of 0-63: the slider follows the round, and a
+    check left past the end comes back to the round's last."""
+    _, explanation, _ = stepped(handlers, "psd-f", temperature=1.0, seed=1, tau_q=0.3, tau_t=0.5)
+    count = len(explanation.checks)
+    slider = handlers.step_checks(KEY, 63)
+    assert slider["value"] == count - 1 and slider["label"] == f"check: 0-{count - 1} in this round"
+    assert slider["maximum"] == max(count - 1, 1)
+    assert handlers.step_checks(KEY, float("nan"))["value"] == 0

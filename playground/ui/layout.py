@@ -545,7 +545,8 @@ def _step_tab(ui: Shared) -> None:
     explanation = gr.HTML(elem_id="step-explanation")
     bars = gr.Plot(elem_id="step-bars", show_label=False)
     ui.page_and_api(step.click, ui.handlers.step, [ui.prompt, ui.method, position, *ui.widgets],
-                    [status, text, explanation, bars], "step")
+                    [status, text, explanation, bars], "step").then(
+        _keyed(ui.handlers.step_checks), position, position, **PRIVATE)
     reset.click(_keyed(ui.handlers.step_reset), None, status, **PRIVATE)
     by_name = {c.name: w for c, w in zip(all_controls(), ui.widgets, strict=True)}
     teaching.click(lambda: (TEACHING["temperature"], TEACHING["draft_confidence"]), None,

@@ -58,6 +58,15 @@ class StepMode:
         title = f"{check.stage.capitalize()} checks {stepping.decode(check.candidate)!r}: top tokens"
         return charts.bars(title, bars(check, stepping.decode))
 
+    def check_slider(self, key: str, position: int):
+        """The check slider over the last round's own checks (it ran 0-63 for a round of 3)."""
+        stepping = self.sessions.get(key).stepping
+        count = len(stepping.explanation.checks) if stepping and stepping.explanation else 0
+        if not count:
+            return gr.update(value=0, maximum=1, label="check (none in this round)")
+        position = min(max(int(position), 0) if finite_number(position) else 0, count - 1)
+        return gr.update(value=position, maximum=max(count - 1, 1), label=f"check: 0-{count - 1} in this round")
+
     def step_reset(self, key: str):
         session = self.sessions.get(key)
         if session.stepping:
