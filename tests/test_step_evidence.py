@@ -23,7 +23,7 @@ from playground.methods.rules import ResidualRatio
 from playground.methods.walk import decide
 from playground.models.presets import Preset
 from playground.models.tiny import char_tokenizer, loaded, tiny_llama
-from playground.ui import render
+from playground.ui import render, stepper
 from playground.ui.handlers import Handlers
 from playground.ui.options import all_controls
 from playground.ui.stepper import explain_step
@@ -311,3 +311,16 @@ def test_the_check_slider_spans_the_rounds_own_checks(handlers):
     assert slider["value"] == count - 1 and slider["label"] == f"check: 0-{count - 1} in this round"
     assert slider["maximum"] == max(count - 1, 1)
     assert handlers.step_checks(KEY, float("nan"))["value"] == 0
+
+
+def test_the_residual_bar_shows_only_where_a_candidate_was_rejected(handlers):
+    """A reviewer saw the residual, "a rejection draws from it", drawn at an accepted check."""
+    seen = set()
+    for seed in range(40):
+        handlers.step(KEY, PROMPT, "sd", 0, *values(temperature=1.0, draft_confidence=0.0, seed=seed))
+        stepping = handlers.sessions.get(KEY).stepping  # None once a run has ended: the next step starts one
+        for check in stepping.explanation.checks if stepping else []:
+            drawn = [label for label in stepper.bars(check, stepping.decode) if label.startswith("residual")]
+            assert bool(drawn) == (check.verdict == "rejected" and "residual" in check.top), check.verdict
+            seen.add(check.verdict)
+    assert {"accepted", "rejected"} <= seen

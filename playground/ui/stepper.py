@@ -130,9 +130,10 @@ def _lookup_note(step) -> str:
 
 
 def bars(e: Evidence, decode) -> dict[str, dict[str, float]]:
-    """Each distribution of a check as {token label: probability}, keyed by its label."""
+    """Each distribution a check used as {token label: probability}, keyed by its label (the
+    residual only where the candidate was rejected: an accepted one draws nothing from it)."""
     return {distribution_label(name, e): {f"{decode(i)!r} ({i})": prob for i, prob in top}
-            for name, top in e.top.items()}
+            for name, top in e.top.items() if name != "residual" or e.verdict != "accepted"}
 
 
 # The seed-001 worked example.
