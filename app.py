@@ -14,7 +14,7 @@ import threading
 from playground.models import embedded
 from playground.space import on_space
 from playground.ui import build_demo, launch_options
-from playground.ui.server_settings import queue_settings, quiet_queue, server_address
+from playground.ui.sharing.server_settings import queue_settings, quiet_queue, server_address
 
 demo = build_demo()
 

@@ -41,8 +41,8 @@ FILES = Path(os.environ.setdefault("CLASS_VISITORS_FILES", tempfile.mkdtemp(pref
 os.environ["GRADIO_TEMP_DIR"] = str(FILES / "gradio")
 
 from playground.models.presets import Preset  # noqa: E402
-from playground.ui import disk  # noqa: E402
 from playground.ui.layout import load_examples  # noqa: E402
+from playground.ui.sharing import disk  # noqa: E402
 
 from .client_views import ETA, Visit, client_for, controls, follow, text_of  # noqa: E402
 
@@ -216,7 +216,7 @@ def app_files_mb() -> float:
 def serve(family: str, port: int) -> None:
     """The app as `app.py` builds it (or on the tiny family), on 127.0.0.1:`port`, until killed."""
     from playground.ui import build_demo, launch_options  # noqa: PLC0415
-    from playground.ui.server_settings import queue_settings, quiet_queue  # noqa: PLC0415
+    from playground.ui.sharing.server_settings import queue_settings, quiet_queue  # noqa: PLC0415
 
     if family == "tiny":
         from playground.models.tiny import tiny_family  # noqa: PLC0415

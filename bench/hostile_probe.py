@@ -700,7 +700,7 @@ def full_disk(url: str) -> tuple[str, str]:
     """The app's files past the disk cap: an upload and a download are refused in one line."""
     import httpx  # noqa: PLC0415
 
-    from playground.ui import disk  # noqa: PLC0415
+    from playground.ui.sharing import disk  # noqa: PLC0415
 
     os.environ["PLAYGROUND_DISK_MB"] = "1"
     filler = Path(disk.folders()[0]) / "probe-filler.bin"

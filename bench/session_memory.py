@@ -34,9 +34,9 @@ os.environ["GRADIO_TEMP_DIR"] = str(FILES / "gradio")
 
 from playground.methods.correction_memory import CorrectionMemory  # noqa: E402
 from playground.models.presets import DEFAULT_PRESET, load_presets  # noqa: E402
-from playground.ui import disk  # noqa: E402
 from playground.ui import handlers as handlers_module  # noqa: E402
 from playground.ui.options import all_controls  # noqa: E402
+from playground.ui.sharing import disk  # noqa: E402
 
 disk.DOWNLOADS_ROOT = FILES / "downloads"
 KINDS = ("generate", "upload", "step", "compare", "export")

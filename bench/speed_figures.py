@@ -2,7 +2,7 @@
 
 For each chat prompt and method: one run alone, as the Generate tab makes it, whose speedup is its
 speed account's (against T(1) timed beside its own rounds); then the Compare tab's paired runs
-(repeats.py: a warm-up, then `ar` and the method alternately, 3 repeats), whose speedup is the
+(paired_speedups.py: a warm-up, then `ar` and the method alternately, 3 repeats), whose speedup is the
 median of the paired ratios. Beside them, the estimate the account replaced: tokens x T(1) over
 the run's seconds, with T(1) timed on a throwaway cache before the run.
 
@@ -26,7 +26,7 @@ from transformers import DynamicCache
 from playground import generate
 from playground.measure.benchmark import machine_info
 from playground.models.loading import load_model
-from playground.ui.repeats import REPEATS, Timed, repeated
+from playground.ui.views.paired_speedups import REPEATS, Timed, repeated
 
 CHAT_PROMPTS = pathlib.Path(__file__).with_name("chat_prompts.txt").read_text(encoding="utf-8").splitlines()[:3]
 METHODS = ("sd", "psd-f", "tli")

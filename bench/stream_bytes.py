@@ -20,7 +20,7 @@ import torch
 from gradio import queueing
 
 from playground.models.tiny import tiny_family
-from playground.ui.runs import Runs
+from playground.ui.tabs.runs import Runs
 from playground.ui.tiny_app import launch_tiny_app
 
 CHROMIUM = "/usr/bin/chromium"

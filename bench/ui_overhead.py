@@ -1,8 +1,9 @@
 """Tokens/s through the UI's generate handler vs the same run through the Python API.
 
 The handler renders token HTML, stats and their running lines while streaming (paced, see
-playground/ui/pacing.py); this measures what that costs. Runs alternate (API, UI, API, UI, ...) so that load changes on
-the machine hit both alike; the ratio of the medians is reported. Target: UI >= 0.9 x API.
+playground/ui/views/pacing.py); this measures what that costs. Runs alternate (API, UI, API, UI,
+...) so that load changes on the machine hit both alike; the ratio of the medians is reported.
+Target: UI >= 0.9 x API.
 
     python bench/ui_overhead.py --family tiny       # tiny in-code models (fast, no weights)
     python bench/ui_overhead.py --family embedded   # the embedded SmolLM2 family

@@ -10,7 +10,8 @@ The last three are keyed by their model or tokenizer (weakly, or a few at most),
 it. `clear()` drops them all: the UI's Unload, and whoever needs a cold start.
 """
 
-from .decoding import forward_costs, int8_draft, vocabulary
+from .decoding import int8_draft, vocabulary
+from .decoding.speed import forward_costs
 from .models import loading
 
 

@@ -11,7 +11,7 @@ from .config import RunConfig, unread_options, validate
 from .decoding.cache import KVRunner
 from .decoding.ngram import NGRAM, PromptLookup
 from .decoding.sampling import Sampler
-from .decoding.speed_account import Clock
+from .decoding.speed.speed_account import Clock
 from .decoding.stats import Stats
 from .decoding.step import TokenRecord
 from .decoding.text import Detokenizer

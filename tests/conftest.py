@@ -36,6 +36,6 @@ def family(tokenizer):
 @pytest.fixture
 def every_refresh(monkeypatch):
     """No pacing: a refresh after every step, so a short run on tiny models streams many views."""
-    from playground.ui.pacing import Pacer  # noqa: PLC0415
+    from playground.ui.views.pacing import Pacer  # noqa: PLC0415
 
     monkeypatch.setattr(Pacer, "spent", lambda pacer, seconds: None)

@@ -2,7 +2,8 @@
 
 import playground
 from playground import caches
-from playground.decoding import forward_costs, int8_draft, vocabulary
+from playground.decoding import int8_draft, vocabulary
+from playground.decoding.speed import forward_costs
 from playground.models import loading
 
 

@@ -2,7 +2,7 @@
 the speedup says its T(1) and is said not settled where a busy machine moved it."""
 
 from playground.engine import generate
-from playground.ui import charts
+from playground.ui.views import charts
 
 
 def test_legends_sit_under_the_plot_and_position_bars_say_what_they_count(family):

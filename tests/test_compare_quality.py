@@ -3,7 +3,7 @@ repeats itself: a repetition measure and a diff against the target-only run's te
 
 import pytest
 
-from playground.ui.quality_panel import DIFF_LABEL, diff_html, repetition, token_agreement
+from playground.ui.tabs.quality_panel import DIFF_LABEL, diff_html, repetition, token_agreement
 
 
 def test_repetition_counts_repeated_word_trigrams():

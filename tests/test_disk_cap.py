@@ -11,10 +11,10 @@ import pytest
 
 from playground.methods.correction_memory import CorrectionMemory
 from playground.models.presets import Preset
-from playground.ui import disk
 from playground.ui.handlers import Handlers
+from playground.ui.sharing import disk
+from playground.ui.sharing.visitors import SessionKey
 from playground.ui.tiny_app import launch_tiny_app
-from playground.ui.visitors import SessionKey
 
 from .test_ui_handlers import PROMPT, values
 

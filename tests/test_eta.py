@@ -1,16 +1,16 @@
-"""One estimate of seconds per token on this machine (ui/eta.py), read by Compare's and Race's
+"""One estimate of seconds per token on this machine (ui/sharing/eta.py), read by Compare's and Race's
 expected durations and their progress lines."""
 
 import re
 
 import pytest
 
-from playground.decoding import forward_costs
+from playground.decoding.speed import forward_costs
 from playground.engine import generate
-from playground.ui import eta
-from playground.ui.family_panel import Preset
 from playground.ui.handlers import Handlers
 from playground.ui.options import all_controls
+from playground.ui.sharing import eta
+from playground.ui.tabs.family_panel import Preset
 
 KEY = "session-1"
 PROMPT = "hello there"

@@ -1,5 +1,5 @@
 """The model's time shared between visitors a verification round at a time (turns.py), the line of
-runs waiting for it with each one's place and wait (line.py), and a visitor's model seconds per
+runs waiting for it with each one's place and wait (waiting_line.py), and a visitor's model seconds per
 minute. The slow tests drive the app's handlers on the tiny models, each visitor its own address."""
 
 import threading
@@ -9,11 +9,11 @@ import pytest
 
 from playground.errors import PlaygroundError
 from playground.models.presets import Preset
-from playground.ui import eta
 from playground.ui.handlers import Handlers
-from playground.ui.line import Job, Line, Place, place_text
-from playground.ui.turns import Turns, Usage
-from playground.ui.visitors import SessionKey
+from playground.ui.sharing import eta
+from playground.ui.sharing.turns import Turns, Usage
+from playground.ui.sharing.visitors import SessionKey
+from playground.ui.sharing.waiting_line import Job, Line, Place, place_text
 
 from .test_ui_handlers import PROMPT, values
 
@@ -69,7 +69,7 @@ def test_each_turn_is_charged_to_its_visitor_and_its_job():
 
 def test_model_seconds_leave_the_window_a_minute_after_they_were_used(monkeypatch):
     now = [1000.0]
-    monkeypatch.setattr("playground.ui.turns.time.monotonic", lambda: now[0])
+    monkeypatch.setattr("playground.ui.sharing.turns.time.monotonic", lambda: now[0])
     usage = Usage()
     usage.add("A", 20.0)
     now[0] += 30
@@ -166,7 +166,7 @@ def test_the_model_seconds_ahead_count_on_the_clock_at_the_share_the_model_was_h
     """While jobs ran, the model was held half the time (their pages' updates, other threads'
     work): a second of model work ahead is two on the clock."""
     now = [100.0]
-    monkeypatch.setattr("playground.ui.line.time.monotonic", lambda: now[0])
+    monkeypatch.setattr("playground.ui.sharing.waiting_line.time.monotonic", lambda: now[0])
     line = Line(sharing=1, size=10, busy_seconds=lambda since: (now[0] - since) / 2)
     running, waiting = Job("A", [(0.01, 100)]), Job("B", [(0.01, 10)])
     line.join(running)
@@ -188,7 +188,7 @@ def test_turns_tell_how_long_the_model_was_held():
 
 def test_turns_tell_the_quartiles_of_their_work_once_a_few_are_known(monkeypatch):
     turns, clock = Turns(), [1000.0]
-    monkeypatch.setattr("playground.ui.turns.time.monotonic", lambda: clock[0])
+    monkeypatch.setattr("playground.ui.sharing.turns.time.monotonic", lambda: clock[0])
     for work in (0.1, 0.1, 0.2, 0.2, 0.3, 0.3, 0.4):
         with turns.turn("A") as held:
             clock[0], held.cpu = clock[0] + 2 * work, work  # the thread had its core half the time
@@ -201,7 +201,7 @@ def test_turns_tell_the_quartiles_of_their_work_once_a_few_are_known(monkeypatch
 
 def test_the_pace_is_a_quiet_machines_until_a_few_recent_turns_are_known(monkeypatch):
     turns, clock = Turns(), [1000.0]
-    monkeypatch.setattr("playground.ui.turns.time.monotonic", lambda: clock[0])
+    monkeypatch.setattr("playground.ui.sharing.turns.time.monotonic", lambda: clock[0])
     for _ in range(2):
         with turns.turn("A") as held:
             clock[0], held.cpu = clock[0] + 1.0, 0.25
@@ -252,7 +252,7 @@ def handlers(family, monkeypatch):
 
 
 def test_a_visitor_past_their_model_seconds_waits_for_the_window(handlers, monkeypatch):
-    from playground.ui import model_thread  # noqa: PLC0415
+    from playground.ui.sharing import model_thread  # noqa: PLC0415
 
     monkeypatch.setenv("PLAYGROUND_MODEL_SECONDS_PER_MINUTE", "30")
     monkeypatch.setattr(model_thread, "turns", Turns())
@@ -268,7 +268,7 @@ def test_a_page_says_where_it_stands_at_once_while_other_runs_hold_the_model(han
     """The class's pages waited a turn of the ring for models loaded long before, 72-81 s without a
     status: a loaded model is handed over at once, and a run that starts beside others says how
     many share the model and when its first tokens should come."""
-    from playground.ui import model_thread  # noqa: PLC0415
+    from playground.ui.sharing import model_thread  # noqa: PLC0415
 
     monkeypatch.setattr(model_thread, "turns", Turns())
     list(handlers.generate(SessionKey("s0", "192.0.2.1"), PROMPT, "sd", False, *values()))  # loads the models

@@ -4,9 +4,9 @@ under the new family's name); a Load of the same family leaves them."""
 import gradio as gr
 
 from playground.models.tiny import foreign_draft
-from playground.ui.family_panel import Preset
 from playground.ui.handlers import Handlers
 from playground.ui.options import all_controls
+from playground.ui.tabs.family_panel import Preset
 
 KEY = "session-1"
 

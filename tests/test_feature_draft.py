@@ -150,7 +150,7 @@ def test_a_head_without_its_targets_tokenizer_says_what_to_copy(family, tmp_path
 
 
 def test_a_family_with_a_feature_draft_offers_the_methods_that_take_one(family, head):
-    from playground.ui.family_panel import runnable_methods  # noqa: PLC0415
+    from playground.ui.tabs.family_panel import runnable_methods  # noqa: PLC0415
 
     offered = [name for _, name in runnable_methods({"target": family["target"], "draft": head})]
     assert {"ar", "sd", "fsd", "csd"} <= set(offered)

@@ -8,13 +8,13 @@ from html import unescape
 import gradio as gr
 import pytest
 
-from playground.decoding import what_if
+from playground.decoding.speed import what_if
 from playground.errors import PlaygroundError
 from playground.models.presets import Preset
 from playground.ui import layout
 from playground.ui.handlers import Handlers
 from playground.ui.options import all_controls
-from playground.ui.what_if_panel import MAX_CURVE_CHARS, OWN_CURVE, parse_curve
+from playground.ui.tabs.what_if_panel import MAX_CURVE_CHARS, OWN_CURVE, parse_curve
 
 KEY = "session-1"
 PROMPT = "hello there"

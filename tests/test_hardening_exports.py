@@ -6,9 +6,9 @@ from pathlib import Path
 import pytest
 
 from playground.models.presets import Preset
-from playground.ui.downloads import KEPT_PER_SESSION
 from playground.ui.handlers import Handlers
 from playground.ui.options import all_controls
+from playground.ui.sharing.downloads import KEPT_PER_SESSION
 
 
 @pytest.fixture

@@ -83,7 +83,7 @@ def test_a_compare_counts_against_the_visitor_not_the_session(handlers, three_pe
 
 
 def test_on_a_space_the_visitor_is_the_address_its_proxy_added(monkeypatch):
-    from playground.ui.visitors import visitor_address  # noqa: PLC0415
+    from playground.ui.sharing.visitors import visitor_address  # noqa: PLC0415
 
     assert visitor_address(request(VISITOR, forwarded=OTHER)) == VISITOR, "not on a Space: the header is ignored"
     monkeypatch.setenv("SYSTEM", "spaces")
@@ -113,7 +113,7 @@ def test_a_visitor_over_the_queue_cap_gets_one_line(family, monkeypatch):
     second waits, the third is refused at once in one line; both held runs still finish."""
     from gradio_client import Client  # noqa: PLC0415
 
-    from playground.ui.queue_cap import refusal  # noqa: PLC0415
+    from playground.ui.sharing.queue_cap import refusal  # noqa: PLC0415
 
     monkeypatch.setenv("PLAYGROUND_PUBLIC", "1")
     monkeypatch.setenv("PLAYGROUND_RUNS_PER_MINUTE", "0")
@@ -155,8 +155,8 @@ def test_one_address_cannot_fill_the_queue_with_cheap_events(family, monkeypatch
     line when it asks to join, while another address still joins and is served."""
     from gradio_client import Client  # noqa: PLC0415
 
-    from playground.ui.queue_cap import refusal  # noqa: PLC0415
-    from playground.ui.run_charts import RunCharts  # noqa: PLC0415
+    from playground.ui.sharing.queue_cap import refusal  # noqa: PLC0415
+    from playground.ui.tabs.run_charts import RunCharts  # noqa: PLC0415
 
     for name, value in {"PLAYGROUND_PUBLIC": "1", "PLAYGROUND_EVENTS_AT_ONCE": "3",
                         "PLAYGROUND_TRUSTED_PROXIES": "1"}.items():  # the address is x-forwarded-for's
@@ -204,7 +204,7 @@ def test_public_mode_leaves_no_route_past_the_queue(family, monkeypatch, public)
 def test_a_request_over_the_sizes_the_app_reads_is_answered_in_one_line(family, monkeypatch):
     """A pasted share link past 65,536 characters got a bare 500 from Gradio; a body of any size
     was read whole. Both are answered in one line before Gradio sees them."""
-    from playground.ui.gate import max_body_bytes  # noqa: PLC0415
+    from playground.ui.sharing.route_limits import max_body_bytes  # noqa: PLC0415
 
     monkeypatch.setenv("PLAYGROUND_MAX_UPLOAD_BYTES", "1000")
     demo, url = launch_tiny_app(family)
@@ -242,8 +242,8 @@ def test_one_address_cannot_hold_the_servers_threads_with_events_that_have_no_li
     """Events the layout runs without a concurrency limit (here the page's heartbeat, held in its
     handler) hold a server thread each: past QUICK_EVENTS_FACTOR times the events cap, one more
     from the same address is refused in one line when it asks to join; another address joins."""
-    from playground.ui.queue_cap import QUICK_EVENTS_FACTOR, refusal  # noqa: PLC0415
-    from playground.ui.session import Sessions  # noqa: PLC0415
+    from playground.ui.sharing.queue_cap import QUICK_EVENTS_FACTOR, refusal  # noqa: PLC0415
+    from playground.ui.sharing.session import Sessions  # noqa: PLC0415
 
     for name, value in {"PLAYGROUND_PUBLIC": "1", "PLAYGROUND_EVENTS_AT_ONCE": "2",
                         "PLAYGROUND_TRUSTED_PROXIES": "1"}.items():

@@ -15,7 +15,7 @@ from playground.models.presets import Preset
 from playground.ui.handlers import Handlers
 from playground.ui.layout import _keyed, build_demo
 from playground.ui.options import all_controls
-from playground.ui.session import Sessions
+from playground.ui.sharing.session import Sessions
 
 PROMPT = "hello there"
 VISITOR = "203.0.113.5"

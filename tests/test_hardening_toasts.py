@@ -7,9 +7,9 @@ import pytest
 
 from playground.errors import PlaygroundError
 from playground.models.presets import Preset
-from playground.ui.boundary import MAX_MESSAGE_CHARS, error_status, shortened, toast_text
 from playground.ui.handlers import Handlers
-from playground.ui.share import Sharing
+from playground.ui.tabs.share import Sharing
+from playground.ui.views.error_status import MAX_MESSAGE_CHARS, error_status, shortened, toast_text
 
 MARKUP = '<img src=x onerror=alert(1)>'
 

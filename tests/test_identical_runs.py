@@ -12,8 +12,8 @@ import pytest
 from playground.methods import METHODS
 from playground.models.presets import Preset
 from playground.ui.handlers import Handlers
-from playground.ui.identical import Claim, Identical, Record, signature
-from playground.ui.visitors import SessionKey
+from playground.ui.sharing.identical import Claim, Identical, Record, signature
+from playground.ui.sharing.visitors import SessionKey
 
 from .test_ui_handlers import PROMPT, values
 

@@ -19,6 +19,12 @@ LAYERS = [
     ("runs", ["playground.engine", "playground.run_record", "playground.family", "playground.caches",
               "playground.serving"]),
     ("measure", ["playground.measure"]),
+    # The UI's own folders, lowest first: its control specs, what the page shows, the shared
+    # Space (sharing), one module per tab or panel; the app's assembly at the UI's root.
+    ("ui options", ["playground.ui.options"]),
+    ("ui views", ["playground.ui.views"]),
+    ("ui sharing", ["playground.ui.sharing"]),
+    ("ui tabs", ["playground.ui.tabs"]),
     ("front", ["playground.ui", "playground.cli", "playground.__main__", "playground"]),
 ]
 MAX_TOP_LEVEL_MODULES = 10
@@ -109,3 +115,14 @@ def test_no_module_name_is_used_twice():
             if path.is_dir() and (path / "__init__.py").exists() and path != folder:
                 seen.setdefault(path.name, []).append(str(path.relative_to(ROOT)) + "/")
     assert not {name: places for name, places in seen.items() if len(places) > 1}
+
+
+MAX_MODULES_PER_FOLDER = 15
+
+
+def test_no_folder_holds_more_than_a_reader_can_scan():
+    """The UI was 42 flat modules: every folder of the package keeps at most 15."""
+    crowded = {str(folder.relative_to(ROOT)): count for folder in [PACKAGE, *PACKAGE.rglob("*/")]
+               if folder.is_dir() and "__pycache__" not in folder.parts
+               and (count := sum(1 for p in folder.glob("*.py") if p.stem != "__init__")) > MAX_MODULES_PER_FOLDER}
+    assert not crowded

@@ -49,7 +49,7 @@ def app_url():
     except Exception as error:  # noqa: BLE001  (no GGUF wheel: nothing embedded to lecture on)
         pytest.skip(f"the embedded family is not prepared here: {error}")
     from playground.ui.layout import build_demo, launch_options  # noqa: PLC0415
-    from playground.ui.server_settings import quiet_queue  # noqa: PLC0415
+    from playground.ui.sharing.server_settings import quiet_queue  # noqa: PLC0415
 
     demo = build_demo()
     _, url, _ = quiet_queue(demo.queue()).launch(prevent_thread_lock=True, server_name="127.0.0.1", quiet=True,

@@ -5,8 +5,8 @@ import threading
 import pytest
 
 from playground.models.presets import Preset
-from playground.ui import model_thread
 from playground.ui.handlers import Handlers
+from playground.ui.sharing import model_thread
 
 from .test_ui_handlers import KEY, PROMPT, values
 

@@ -13,10 +13,10 @@ from hypothesis import strategies as st
 from playground.methods import METHODS
 from playground.methods.correction_memory import CorrectionMemory
 from playground.models.presets import Preset
-from playground.ui.compare import variants
 from playground.ui.handlers import Handlers
 from playground.ui.options import MAX_SWEEP_VALUES, all_controls
-from playground.ui.session import Sessions
+from playground.ui.sharing.session import Sessions
+from playground.ui.tabs.compare import variants
 
 PROMPT = "hello there"
 

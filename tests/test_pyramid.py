@@ -8,9 +8,9 @@ import torch
 
 import playground
 from playground.config import RunConfig
-from playground.decoding.cost_model import predicted_throughput
 from playground.decoding.divergence import divergence
 from playground.decoding.sampling import Sampler
+from playground.decoding.speed.cost_model import predicted_throughput
 from playground.deploy.prompt_guard import format_prompt
 from playground.engine import _decoding, make_config
 from playground.methods import METHODS, Decoding

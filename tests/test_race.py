@@ -6,15 +6,15 @@ import time
 
 import pytest
 
-from playground.decoding.speed_bound import SpeedBound
+from playground.decoding.speed.speed_bound import SpeedBound
 from playground.engine import stream
 from playground.errors import PlaygroundError
-from playground.ui.family_panel import Preset
 from playground.ui.handlers import Handlers
 from playground.ui.options import all_controls
-from playground.ui.race import Race, flagged_lines, ranking, replay_repeat, spread_text
-from playground.ui.repeats import Timed
-from playground.ui.replay import KEPT_RUNS, History, Lane, lane_of, race_html
+from playground.ui.tabs.family_panel import Preset
+from playground.ui.tabs.race import Race, flagged_lines, ranking, replay_repeat, spread_text
+from playground.ui.views.paired_speedups import Timed
+from playground.ui.views.race_replay import KEPT_RUNS, History, Lane, lane_of, race_html
 
 KEY = "session-1"
 PROMPT = "hello there"

@@ -1,7 +1,7 @@
 """Compare's repeated timing: the alternating order, medians with ranges, speedups paired within a
 repeat, and the note when the machine was busy."""
 
-from playground.ui.repeats import Timed, busy_note, repeated, schedule
+from playground.ui.views.paired_speedups import Timed, busy_note, repeated, schedule
 
 
 def test_the_order_alternates_so_every_side_runs_first_and_last():

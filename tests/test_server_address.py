@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from playground.ui.server_settings import server_address
+from playground.ui.sharing.server_settings import server_address
 
 ROOT = Path(__file__).resolve().parent.parent
 VARIABLES = ("GRADIO_SERVER_NAME", "GRADIO_SERVER_PORT", "PORT", "SPACE_ID", "SYSTEM")

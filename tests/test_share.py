@@ -8,10 +8,10 @@ import gradio as gr
 import pytest
 
 from playground.errors import PlaygroundError
-from playground.ui.family_panel import Preset
 from playground.ui.handlers import Handlers
 from playground.ui.options import all_controls
-from playground.ui.share import MAX_LINK_CHARS, Sharing, link_query, parse_query
+from playground.ui.tabs.family_panel import Preset
+from playground.ui.tabs.share import MAX_LINK_CHARS, Sharing, link_query, parse_query
 
 KEY = "session-1"
 TINY = Preset("tiny", "tiny-target", "tiny-draft", "tiny-qualifier", "tiny test family",

@@ -5,11 +5,11 @@ Generate that cannot start says why (a misspelt draft name ran the old family wi
 import pytest
 
 from playground.errors import PlaygroundError
-from playground.ui.controls import checked_value
-from playground.ui.family_panel import Preset
 from playground.ui.handlers import Handlers
 from playground.ui.layout import OptionSlider, ThresholdSlider
 from playground.ui.options import MAX_LABEL_CHARS, all_controls, method_choices
+from playground.ui.tabs.controls import checked_value
+from playground.ui.tabs.family_panel import Preset
 
 KEY = "session-1"
 

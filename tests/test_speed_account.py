@@ -1,4 +1,4 @@
-"""One speed account per run (decoding/speed_account.py): every speed figure on screen, in the JSON
+"""One speed account per run (decoding/speed/speed_account.py): every speed figure on screen, in the JSON
 and in a replay on other costs comes from it, adds up, and says when a busy machine moved it."""
 
 import time
@@ -6,14 +6,14 @@ import time
 import pytest
 
 import playground
-from playground.decoding import speed_account
-from playground.decoding.cost_model import projected_speedup, replay
-from playground.decoding.speed_account import BUSY_UTILIZATION, SpeedAccount, Timing
-from playground.decoding.speed_bound import speedup_bound
+from playground.decoding.speed import speed_account
+from playground.decoding.speed.cost_model import projected_speedup, replay
+from playground.decoding.speed.speed_account import BUSY_UTILIZATION, SpeedAccount, Timing
+from playground.decoding.speed.speed_bound import speedup_bound
 from playground.decoding.stats import Stats
 from playground.decoding.step import Step, TokenRecord
-from playground.ui import charts, render
-from playground.ui.what_if_panel import WhatIf
+from playground.ui.tabs.what_if_panel import WhatIf
+from playground.ui.views import charts, render
 
 PROMPT = "hello there"
 

@@ -1,16 +1,16 @@
 """Speedups that respect physics: the most a run's speedup over ar can be from its own measured
-costs (decoding/speed_bound.py), and the paired comparisons (Compare, Race) that headline a figure
+costs (decoding/speed/speed_bound.py), and the paired comparisons (Compare, Race) that headline a figure
 only where their runs settle it, saying in words why not elsewhere (the issue's Fuzzy SD sweep read
 8.94x over ar with a draft 3.16x faster than the target; a later Compare headlined a struck-through
 1.84x)."""
 
-from playground.decoding.speed_account import Timing
-from playground.decoding.speed_bound import speedup_bound
+from playground.decoding.speed.speed_account import Timing
+from playground.decoding.speed.speed_bound import speedup_bound
 from playground.decoding.stats import Stats
 from playground.decoding.step import Step, TokenRecord
 from playground.engine import generate
-from playground.ui import render
-from playground.ui.repeats import Speedup, Timed
+from playground.ui.views import render
+from playground.ui.views.paired_speedups import Speedup, Timed
 
 
 def full_rounds(rounds: int, k: int, draft_step: float, target_step: float) -> Stats:

@@ -9,11 +9,11 @@ import torch
 import torch.nn.functional as F
 
 import playground
-from playground.decoding import forward_costs
 from playground.decoding.draft_vocab import pruned_head
 from playground.decoding.int8_draft import Int8Linear, dense_weight, int8_twin
 from playground.decoding.ngram import proposal
 from playground.decoding.prepacked import PrepackedLinear, prepack_linears
+from playground.decoding.speed import forward_costs
 from playground.deploy.prompt_guard import format_prompt
 from playground.errors import PlaygroundError
 from playground.models.tiny import loaded, tiny_llama
@@ -182,7 +182,7 @@ def test_bad_lever_values_are_one_line_errors(family, option, value):
 
 
 def test_a_pass_timed_long_ago_is_not_what_the_waits_expect(family, monkeypatch):
-    """The waits told in the line read the typical recent pass (ui/eta.py), not one timed minutes
+    """The waits told in the line read the typical recent pass (ui/sharing/eta.py), not one timed minutes
     earlier while the machine did something else."""
     model, clock = family["draft"].model, [time.monotonic() + 1e6]  # every earlier pass is stale
     monkeypatch.setattr(forward_costs.time, "monotonic", lambda: clock[0])

@@ -23,10 +23,10 @@ from playground.methods.rules import ResidualRatio
 from playground.methods.walk import decide
 from playground.models.presets import Preset
 from playground.models.tiny import char_tokenizer, loaded, tiny_llama
-from playground.ui import render, stepper
 from playground.ui.handlers import Handlers
 from playground.ui.options import all_controls
-from playground.ui.stepper import explain_step
+from playground.ui.views import explain_round, render
+from playground.ui.views.explain_round import explain_step
 
 KEY, PROMPT = "session", "hello there"
 
@@ -320,7 +320,7 @@ def test_the_residual_bar_shows_only_where_a_candidate_was_rejected(handlers):
         handlers.step(KEY, PROMPT, "sd", 0, *values(temperature=1.0, draft_confidence=0.0, seed=seed))
         stepping = handlers.sessions.get(KEY).stepping  # None once a run has ended: the next step starts one
         for check in stepping.explanation.checks if stepping else []:
-            drawn = [label for label in stepper.bars(check, stepping.decode) if label.startswith("residual")]
+            drawn = [label for label in explain_round.bars(check, stepping.decode) if label.startswith("residual")]
             assert bool(drawn) == (check.verdict == "rejected" and "residual" in check.top), check.verdict
             seen.add(check.verdict)
     assert {"accepted", "rejected"} <= seen

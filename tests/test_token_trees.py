@@ -14,9 +14,9 @@ from playground.cli import main
 from playground.decoding.cache import KVRunner
 from playground.decoding.ngram import proposal
 from playground.decoding.token_tree import TokenTree
-from playground.ui.render import explanation_html, tokens_html
-from playground.ui.stepper import explain_step
-from playground.ui.tree_view import checked_nodes
+from playground.ui.views.explain_round import explain_step
+from playground.ui.views.render import explanation_html, tokens_html
+from playground.ui.views.tree_view import checked_nodes
 
 PROMPT = "the cat sat on the mat"
 

@@ -12,12 +12,12 @@ from urllib.request import urlopen
 
 import pytest
 
-from playground.decoding import what_if
+from playground.decoding.speed import what_if
 from playground.methods import METHODS
-from playground.ui.charts import CHARTS
 from playground.ui.options import all_controls, default_sweep, method_choices, suggested_sweep
-from playground.ui.server_settings import PROGRESS_POLL_SECONDS, QUEUE_POLL_SECONDS
+from playground.ui.sharing.server_settings import PROGRESS_POLL_SECONDS, QUEUE_POLL_SECONDS
 from playground.ui.tiny_app import launch_tiny_app
+from playground.ui.views.charts import CHARTS
 
 pytestmark = pytest.mark.slow
 
@@ -648,7 +648,7 @@ def signalled(monkeypatch, cls, name: str) -> threading.Event:
 def test_browser_a_race_says_it_stopped_the_generate_run(page, family, monkeypatch):
     """A Generate pressed while one runs (the page sends it once that one ends), then a Race: the
     Race stops it before it starts, and the status said "stopped before it started", no more."""
-    from playground.ui.stale_runs import StaleRunGuard  # noqa: PLC0415
+    from playground.ui.sharing.stale_runs import StaleRunGuard  # noqa: PLC0415
 
     page.locator("#opt-max-new-tokens input[type=number]").fill("8")
     release = held_generate(family, monkeypatch, page)

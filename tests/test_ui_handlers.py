@@ -13,16 +13,13 @@ import plotly.graph_objects as go
 import pytest
 
 import playground
-from playground.decoding.cost_model import expected_tokens_per_step
+from playground.decoding.speed.cost_model import expected_tokens_per_step
 from playground.decoding.step import TokenRecord
 from playground.decoding.token_tree import branches
 from playground.errors import PlaygroundError
 from playground.methods import METHODS
 from playground.models.presets import DEFAULT_PRESET, Preset
 from playground.models.tiny import char_tokenizer, loaded, tiny_llama
-from playground.ui import charts, render, sparklines
-from playground.ui.family_panel import project_presets
-from playground.ui.generate import SETTLE
 from playground.ui.handlers import Handlers
 from playground.ui.options import (
     all_controls,
@@ -33,7 +30,10 @@ from playground.ui.options import (
     sweep_options,
     visible_options,
 )
-from playground.ui.stepper import Toy
+from playground.ui.tabs.family_panel import project_presets
+from playground.ui.tabs.generate import SETTLE
+from playground.ui.views import charts, render, sparklines
+from playground.ui.views.explain_round import Toy
 
 KEY = "session-1"
 PROMPT = "hello there"
@@ -698,7 +698,7 @@ def test_pyramids_chart_shows_the_qualifiers_checks_beside_the_targets(family):
 def test_pyramid_records_and_draws_the_tree_the_qualifier_walked(family):
     """A psd-f run with tree_width 2 kept only the target's chain in each round's record: the tree
     the qualifier walked in stage one was lost. It is recorded, and step mode draws it."""
-    from playground.ui import stepper  # noqa: PLC0415
+    from playground.ui.views import explain_round  # noqa: PLC0415
 
     run = playground.generate("hello there", method="psd-f", **family, temperature=1.0, seed=2, max_new_tokens=30,
                               tau_q=0.5, tau_t=0.5, tree_width=2, draft_confidence=0.0)
@@ -706,7 +706,7 @@ def test_pyramid_records_and_draws_the_tree_the_qualifier_walked(family):
     assert trees and any(branches(tree["parents"]) for tree in trees)
     assert all(tree["checks"] >= 1 and len(tree["path"]) <= len(tree["tokens"]) for tree in trees)
     step = next(s for s in run.steps if any(branches(t["parents"]) for t in s.extra["qualifier_trees"]))
-    shown = render.explanation_html(stepper.explain_step(step, run.config), lambda token: f"t{token}")
+    shown = render.explanation_html(explain_round.explain_step(step, run.config), lambda token: f"t{token}")
     assert "verified in one qualifier pass" in shown
 
 

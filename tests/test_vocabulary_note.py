@@ -6,7 +6,7 @@ import re
 
 from playground.engine import generate
 from playground.models.tiny import foreign_draft
-from playground.ui import render
+from playground.ui.views import render
 
 
 def test_a_foreign_vocabulary_run_says_why_few_drafts_pass_with_its_numbers(family):

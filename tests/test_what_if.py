@@ -1,11 +1,11 @@
-"""The what-if: a run's rounds replayed on other costs (decoding/cost_model.py, decoding/what_if.py,
-ui/what_if_panel.py). A projection: on the run's own measured costs it must give the run's own speedup."""
+"""The what-if: a run's rounds replayed on other costs (decoding/speed/cost_model.py, decoding/speed/what_if.py,
+ui/tabs/what_if_panel.py). A projection: on the run's own measured costs it must give the run's own speedup."""
 
 import pytest
 
 import playground
-from playground.decoding import what_if
-from playground.decoding.cost_model import (
+from playground.decoding.speed import what_if
+from playground.decoding.speed.cost_model import (
     CostProfile,
     Round,
     break_even_cost_ratio,
@@ -15,7 +15,7 @@ from playground.decoding.cost_model import (
 from playground.errors import PlaygroundError
 from playground.models.presets import Preset
 from playground.ui.handlers import Handlers
-from playground.ui.what_if_panel import OWN_CURVE, parse_curve
+from playground.ui.tabs.what_if_panel import OWN_CURVE, parse_curve
 
 from .test_ui_handlers import KEY, PROMPT, run_generate
 

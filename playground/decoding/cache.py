@@ -9,8 +9,8 @@ import torch
 from transformers import DynamicCache
 
 from ..errors import PlaygroundError
-from . import forward_costs
-from .speed_account import Clock
+from .speed import forward_costs
+from .speed.speed_account import Clock
 from .token_tree import TokenTree, tree_attention, tree_positions
 
 

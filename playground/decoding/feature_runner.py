@@ -13,7 +13,7 @@ target's vocabulary: the head's draft vocabulary in place (`d2t`), -inf elsewher
 import torch
 
 from .cache import KVRunner, _common_prefix, count_pass
-from .speed_account import Clock
+from .speed.speed_account import Clock
 
 
 class FeatureRunner:

@@ -2,7 +2,7 @@
 
 from collections import Counter
 
-from .speed_account import SpeedAccount
+from .speed.speed_account import SpeedAccount
 from .step import ORIGINS, Step
 
 # PyramidSD's first stage, from its steps' extras: the draft's tokens the qualifier checked and

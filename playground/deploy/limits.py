@@ -26,7 +26,7 @@ PUBLIC_SESSION_IDLE_SECONDS = 5 * 60
 # ones included, 10,000 by default (2 GB); a class of 30 opening and closing tabs needs far fewer.
 PUBLIC_STATE_SESSIONS = 500
 GRADIO_STATE_SESSIONS = 10_000
-# Runs taking turns on the model at once (ui/line.py), a round each; the rest wait in line. A class
+# Runs taking turns on the model at once (ui/sharing/waiting_line.py), a round each; the rest wait in line. A class
 # of 30 with prompts of their own (bench/results/class_visitors, embedded family, 2 cores): with 3
 # taking turns, first tokens at 21 s (p50) and 41 s (p95), done at 24 / 43 s; with 10, 17 / 38 s and
 # 30 / 45 s; with all 30, 3.0 / 4.4 s and 42 / 50 s. Everyone's answer starting within seconds is
@@ -35,7 +35,7 @@ RUNS_SHARING = 32
 # A visitor's model seconds in the last minute, past which their next run waits for the window to
 # clear: the model thread gives 60 a minute, so one visitor takes at most half the machine's time.
 PUBLIC_MODEL_SECONDS_PER_MINUTE = 30
-# How long a finished deterministic run is replayed to identical runs (ui/identical.py).
+# How long a finished deterministic run is replayed to identical runs (ui/sharing/identical.py).
 PUBLIC_REPLAY_SECONDS = 300
 # The app's files on disk (Gradio's copies of uploads and downloads, the sessions' exports), in MB.
 PUBLIC_DISK_MB = 400

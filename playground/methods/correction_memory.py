@@ -5,7 +5,7 @@ Phase 1 fills it by running standard SD over a corpus (`python -m playground cal
 keeps counting online during csd runs (Algorithm 1, line 18). A memory names the model pair it
 was built for and refuses to load for another. A run reads and updates the memory its caller
 gives it (`stream(correction_memory=...)`); to learn across runs, the caller keeps it and gives
-it again (the app keeps one per pair: playground/ui/memory.py).
+it again (the app keeps one per pair: playground/ui/tabs/memory.py).
 """
 
 import json

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field, replace
 
 import torch
 
-from ..decoding.cost_model import predicted_throughput
+from ..decoding.speed.cost_model import predicted_throughput
 from .base import Decoding, Method
 from .drafting import Drafted, chain, draft_tree
 from .evidence import Pending

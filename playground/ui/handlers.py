@@ -17,17 +17,17 @@ message (and a toast), never a broken app. Each concern lives in its own module:
 """
 
 from ..models.loading import load_model
-from .compare import Comparison
-from .controls import Controls
-from .export import Exports
-from .family_panel import FamilyPanel, project_presets
-from .generate import Generation
-from .memory import CorrectionMemories
-from .run_charts import RunCharts
-from .runs import Runs
-from .session import Sessions
-from .step_mode import StepMode
-from .what_if_panel import WhatIf
+from .sharing.session import Sessions
+from .tabs.compare import Comparison
+from .tabs.controls import Controls
+from .tabs.export import Exports
+from .tabs.family_panel import FamilyPanel, project_presets
+from .tabs.generate import Generation
+from .tabs.memory import CorrectionMemories
+from .tabs.run_charts import RunCharts
+from .tabs.runs import Runs
+from .tabs.step_mode import StepMode
+from .tabs.what_if_panel import WhatIf
 
 
 class Handlers:

@@ -13,16 +13,10 @@ from pathlib import Path
 import gradio as gr
 import tomllib
 
-from ..decoding.what_if import pass_cost_sentence
+from ..decoding.speed.what_if import pass_cost_sentence
 from ..deploy.limits import current_limits
 from ..methods import METHODS
 from ..models.policy import public_mode
-from . import disk, race, render, share
-from .appending_view import appending_html
-from .boundary import toast_text
-from .charts import CHARTS
-from .controls import MethodPicker, checked_value
-from .gate import GuardedBlocks
 from .handlers import Handlers
 from .options import (
     THRESHOLDS,
@@ -34,12 +28,20 @@ from .options import (
     sweep_options,
     visible_options,
 )
-from .queue_cap import cap_events_per_visitor
-from .server_settings import queue_settings
-from .step_mode import TEACHING
-from .stepper import TOY_SEEDS, Toy
-from .visitors import session_key
-from .what_if_panel import profile_names
+from .sharing import disk
+from .sharing.queue_cap import cap_events_per_visitor
+from .sharing.route_limits import GuardedBlocks
+from .sharing.server_settings import queue_settings
+from .sharing.visitors import session_key
+from .tabs import race, share
+from .tabs.controls import MethodPicker, checked_value
+from .tabs.step_mode import TEACHING
+from .tabs.what_if_panel import profile_names
+from .views import render
+from .views.appending_view import appending_html
+from .views.charts import CHARTS
+from .views.error_status import toast_text
+from .views.explain_round import TOY_SEEDS, Toy
 
 ASSETS = Path(__file__).resolve().parents[2] / "assets"
 CSS_PATH = ASSETS / "ui.css"
@@ -71,7 +73,7 @@ def launch_options() -> dict:
     """What Gradio 6 takes at launch() rather than Blocks(): the theme, the stylesheet, the
     largest upload Gradio accepts at all (the handlers check their own limits too), how many
     sessions' component state it keeps, the strings its page lacks, and threads for the runs
-    waiting in the app's line (each holds one while it waits: line.py) beside Gradio's own."""
+    waiting in the app's line (each holds one while it waits: waiting_line.py) beside Gradio's own."""
     limits = current_limits()
     return {"css": CSS_PATH.read_text(encoding="utf-8"), "theme": gr.themes.Soft(),
             "max_file_size": limits.max_upload_bytes, "state_session_capacity": limits.state_sessions,
@@ -122,7 +124,7 @@ class Number(_NumberInput, gr.Number):
 
 class Choice(gr.Dropdown):
     """A dropdown whose value reaches its handler unchecked: the handler refuses an unknown one in
-    its own words, the value cut short (boundary.py). Gradio's own check echoed a 100,000-character
+    its own words, the value cut short (error_status.py). Gradio's own check echoed a 100,000-character
     method name whole, and refused the method a page sent while a Load changed the choices."""
 
     def preprocess(self, payload):
@@ -284,7 +286,7 @@ def build_demo(loader=None, presets=None) -> gr.Blocks:
 
 
 def _runs_wait_in_the_apps_line(demo: gr.Blocks, run_names: set[str]) -> None:
-    """Runs start at once in Gradio's queue: they wait in the app's line (line.py), which tells
+    """Runs start at once in Gradio's queue: they wait in the app's line (waiting_line.py), which tells
     each its place and wait, and take the model in turns (turns.py). In Gradio's queue, one run
     of each event at a time, a visitor's run waited out of sight behind others' whole runs."""
     for event in demo.fns.values():

@@ -4,7 +4,7 @@ drive a real browser against it."""
 from ..models.presets import Preset
 from ..models.tiny import foreign_draft
 from .layout import build_demo, launch_options
-from .server_settings import quiet_queue
+from .sharing.server_settings import quiet_queue
 
 
 def launch_tiny_app(family: dict, **queue):

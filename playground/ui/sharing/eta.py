@@ -1,0 +1,200 @@
+"""How long runs take on this machine: ONE estimate of seconds per token, from the finished runs of
+the last KEPT_SECONDS (any session's), for every wait the page announces. Compare's and Race's
+expected duration before they start and their "run 3 of 10, about 40 s left" lines read it; a queue
+that tells a visitor how long the model will stay busy (issue 45) should read it too
+(`seconds_per_token`, `run_seconds`, `remaining_seconds`) rather than keep a second one.
+
+A run is known by its method and its models (the family's specs): sd on the embedded family has
+its own figure, apart from sd on a byte draft. A method with no recent run on the family is taken
+at ar's figure there (speculative methods on a CPU run near ar's speed, some slower), and with no
+run of the family at all, at the target's measured one-token step T(1) (forward_costs) if a run
+measured it lately. Estimates are labelled with what they came from.
+"""
+
+import statistics
+import threading
+import time
+from collections import deque
+from dataclasses import dataclass
+
+from ...decoding.speed import forward_costs
+from ...models.loading import LoadedModel
+
+KEPT_SECONDS = 1800.0  # a run older than this says little about the machine now
+KEPT_RUNS = 16  # per (method, family)
+MIN_TOKENS = 8  # a shorter run (a warm-up) is mostly its prompt's prefill: its pace is not a run's
+
+_lock = threading.Lock()
+_recent: dict[tuple, deque] = {}  # (method, family) -> (monotonic time, seconds per token)
+KEPT_WRITTEN = 256
+MIN_LENGTHS = 5  # recent runs asking as many before their median length is told (a few say little)
+_written: deque = deque(maxlen=KEPT_WRITTEN)  # (monotonic time, same_run(...), tokens asked, tokens written)
+_first_steps: deque = deque(maxlen=KEPT_RUNS)  # (monotonic time, CPU seconds of a run's first step: its prompt's)
+
+
+def family_of(models: dict) -> tuple:
+    """The family a run ran on, as its role -> spec pairs (a LoadedModel or a spec string each)."""
+    return tuple(sorted((role, getattr(model, "spec", model)) for role, model in models.items()))
+
+
+def record(run) -> None:
+    """Count a finished run's seconds per token: its decoder's time after its first step over the
+    tokens it wrote after it (the turns other visitors took between its rounds are not its time;
+    the first step holds the prompt's prefill and, on a model's first run, its one-time setup: 5 s
+    of T(1) passes and int8 twins against 0.05 s a round on the embedded family)."""
+    with _lock:
+        config = run.config
+        key = same_run(run.method, run.models, run.prompt, config.max_new_tokens, config.temperature, config.seed)
+        _written.append((time.monotonic(), key, config.max_new_tokens, run.stats.tokens))
+        if run.stats.first_step_cpu:
+            _first_steps.append((time.monotonic(), run.stats.first_step_cpu))
+        after_first = run.stats.tokens - (len(run.steps[0].tokens) if run.steps else 0)
+        seconds = run.stats.decoder_seconds - (run.stats.step_clock[0] if run.stats.step_clock else 0.0)
+        if after_first >= MIN_TOKENS and seconds > 0:
+            _recent.setdefault((run.method, family_of(run.models)), deque(maxlen=KEPT_RUNS)).append(
+                (time.monotonic(), seconds / after_first))
+
+
+def clear() -> None:
+    with _lock:
+        _recent.clear()
+        _written.clear()
+        _first_steps.clear()
+
+
+def _median(method: str, family: tuple) -> float | None:
+    since = time.monotonic() - KEPT_SECONDS
+    with _lock:
+        recent = [seconds for at, seconds in _recent.get((method, family), ()) if at >= since]
+    return statistics.median(recent) if recent else None
+
+
+def _on_target(target: list) -> float | None:
+    """The median of every method's recent runs on this target (any draft)."""
+    since = time.monotonic() - KEPT_SECONDS
+    with _lock:
+        recent = [seconds for (_, family), kept in _recent.items() if set(target) <= set(family)
+                  for at, seconds in kept if at >= since]
+    return statistics.median(recent) if recent else None
+
+
+def same_run(method: str, models: dict, prompt: str, asked: int, temperature: float, seed: int) -> tuple:
+    """What a run's length depends on: its method, family, prompt, max new tokens and, when it
+    samples, its temperature and seed (a greedy run writes the same text whatever its seed)."""
+    return method, family_of(models), prompt, asked, (temperature, seed) if temperature else "greedy"
+
+
+def expected_tokens(method: str, models: dict, prompt: str, asked: int, temperature: float, seed: int) -> int:
+    """The tokens a run should write: as many as the same run wrote lately (it stopped at an
+    end-of-text token where it did); else the median of what at least MIN_LENGTHS recent runs
+    asking as many wrote (many answers end before their max; a run asking fewer says nothing of
+    where an answer ends past them); else all it asks: a wait told long beats one told short."""
+    since, key = time.monotonic() - KEPT_SECONDS, same_run(method, models, prompt, asked, temperature, seed)
+    with _lock:
+        recent = [(run, most, written) for at, run, most, written in _written if at >= since]
+    same = [written for run, _, written in recent if run == key and written]
+    if same:
+        return same[-1]
+    lengths = [written for _, most, written in recent if most == asked]
+    return max(1, round(statistics.median(lengths))) if len(lengths) >= MIN_LENGTHS else asked
+
+
+def first_step_cpu() -> float | None:
+    """The median CPU seconds of recent runs' first steps (the prompt's pass, the first round), or None."""
+    since = time.monotonic() - KEPT_SECONDS
+    with _lock:
+        recent = [seconds for at, seconds in _first_steps if at >= since]
+    return statistics.median(recent) if recent else None
+
+
+def length_spread(asked: int) -> tuple[float, float]:
+    """How much shorter and longer than their median recent runs asking `asked` tokens ran: (p25 /
+    median, p75 / median) of what they wrote, once MIN_LENGTHS are known; (1, 1) before. A wait is
+    told as the range these put around its estimate."""
+    since = time.monotonic() - KEPT_SECONDS
+    with _lock:
+        lengths = sorted(written for at, _, most, written in _written if at >= since and most == asked and written)
+    if len(lengths) < MIN_LENGTHS:
+        return 1.0, 1.0
+    middle = statistics.median(lengths)
+    return lengths[len(lengths) // 4] / middle, lengths[3 * len(lengths) // 4] / middle
+
+
+@dataclass(frozen=True)
+class Rate:
+    """Seconds per token, and where the figure came from (shown beside every estimate)."""
+
+    seconds: float
+    basis: str
+
+
+def seconds_per_token(method: str, models: dict) -> Rate | None:
+    """This machine's seconds per token for `method` on `models` (role -> LoadedModel or spec):
+    its recent runs' median; else ar's on the same target; else any method's on that target; else
+    the target's measured T(1); else None (nothing ran here lately)."""
+    family = family_of(models)
+    own = _median(method, family)
+    if own is not None:
+        return Rate(own, f"{method} {own:.3f} s/token (recent runs)")
+    target = [(role, spec) for role, spec in family if role == "target"]
+    ar = _median("ar", tuple(target))
+    if ar is not None:
+        return Rate(ar, f"{method} taken as ar's {ar:.3f} s/token (no recent {method} run)")
+    other = _on_target(target)
+    if other is not None:
+        unknown = method if method == "ar" else f"{method} or ar"
+        return Rate(other, f"{method} taken as other methods' {other:.3f} s/token on this target (no recent "
+                           f"{unknown} run)")
+    model = models.get("target")
+    step = forward_costs.typical(model.model, 1) if isinstance(model, LoadedModel) else None
+    if step is not None:
+        return Rate(step, f"{method} taken as one target step, {step:.3f} s/token (no recent run)")
+    return None
+
+
+def run_seconds(method: str, models: dict, tokens: int) -> tuple[float, str] | None:
+    """(seconds, basis) a run of `tokens` tokens would take, or None when nothing is known."""
+    rate = seconds_per_token(method, models)
+    return None if rate is None else (rate.seconds * tokens, rate.basis)
+
+
+def remaining_seconds(run) -> float | None:
+    """A run in progress: its own pace so far times the tokens it may still write (an upper
+    estimate: it may stop at an end-of-text token first)."""
+    stats = run.stats
+    if not stats.tokens or not stats.decoder_seconds:
+        return None
+    return max(0, run.config.max_new_tokens - stats.tokens) * stats.decoder_seconds / stats.tokens
+
+
+def paced(left: float | None, done_estimate: float | None, spent: float) -> float | None:
+    """Seconds a job's remaining runs should take at the job's own pace so far: the estimate of
+    what is left, scaled by how long the runs done took against their estimate. A Compare's time
+    left, told from recent runs alone, jumped 9 -> 15 -> 9 -> 4 minutes on a busy machine, and a
+    24-run sweep took 27 minutes against the 7 announced."""
+    if left is None or not done_estimate or spent <= 0:
+        return left
+    return left * spent / done_estimate
+
+
+def plan_seconds(plan: list[tuple[str, int]], models_of) -> tuple[float | None, list[str]]:
+    """(seconds, bases) of runs done one after another: `plan` lists (method, tokens) per run,
+    `models_of(method)` gives each method's models. A method with no estimate is taken at the
+    others' pace; None when none has one."""
+    rates = {method: seconds_per_token(method, models_of(method)) for method in dict.fromkeys(m for m, _ in plan)}
+    known = [rate.seconds for rate in rates.values() if rate is not None]
+    if not known:
+        return None, []
+    for method, rate in rates.items():  # a method with no estimate yet: the others' pace (sd and ar are near)
+        if rate is None:
+            pace = statistics.median(known)
+            rates[method] = Rate(pace, f"{method} taken as the others' {pace:.3f} s/token (no recent {method} run)")
+    return sum(rates[method].seconds * tokens for method, tokens in plan), [rate.basis for rate in rates.values()]
+
+
+def duration_text(seconds: float) -> str:
+    """'about 40 s', 'about 3 min 10 s' (rounded to what a person plans with)."""
+    if seconds < 60:
+        return f"about {max(1, round(seconds))} s"
+    minutes, rest = divmod(round(seconds / 10) * 10, 60)
+    return f"about {minutes} min" + (f" {rest} s" if rest else "")

@@ -1,0 +1,157 @@
+"""The Compare tab: the prompt run with the same seed several times (one option swept, or methods
+side by side), each column scored against a target-only reference run."""
+
+import time
+from functools import partial
+from html import escape
+
+from ...deploy.limits import current_limits
+from ...errors import PlaygroundError
+from ..options import (
+    MAX_SWEEP_VALUES,
+    all_controls,
+    chosen_divergence,
+    options_from_values,
+    sweep_values,
+    visible_options,
+)
+from ..sharing import eta
+from ..views import render
+from ..views.error_status import check_method, error_status
+from ..views.paired_speedups import REPEATS, WARM_UP_TOKENS, Speedup, Timed, busy_note, repeated, schedule
+from .family_panel import decoder
+from .quality_panel import AGREEMENT, diff_html, repetition, target_ids, target_log_likelihood, token_agreement
+from .runs import Runs
+
+REFERENCE = ("ar", "ar", {})  # the target-only side every column is scored and timed against
+REFERENCE_LABEL = "ar (reference)"
+
+
+def variants(method, mode, sweep_option, sweep_text, methods, divergence) -> list[tuple[str, str, dict]]:
+    """The columns to run: (label, method, options that override the controls')."""
+    if mode == "methods":
+        for name in methods if isinstance(methods, list) else [methods]:
+            check_method(name)
+        chosen = list(dict.fromkeys(methods))
+        if not chosen or len(chosen) > MAX_SWEEP_VALUES:
+            raise PlaygroundError(f"pick 1 to {MAX_SWEEP_VALUES} methods to compare, got {len(chosen)}")
+        return [(name, name, {}) for name in chosen]
+    if mode != "sweep":
+        raise PlaygroundError(f"compare mode must be 'sweep' or 'methods', got {mode!r}")
+    check_method(method)
+    if not isinstance(sweep_option, str) or sweep_option not in visible_options(method):
+        raise PlaygroundError(f"{method} does not read {sweep_option!r}: pick one of its options to sweep")
+    control = next(c for c in all_controls() if c.name == sweep_option)
+    return [(f"{method} {sweep_option}={value:g}", method, {sweep_option: value})
+            for value in sweep_values(control, sweep_text, divergence)]
+
+
+class Comparison:
+    def __init__(self, runs: Runs):
+        self.runs, self.family = runs, runs.family
+
+    def _sides(self, method, mode, sweep_option, sweep_text, methods, values) -> tuple[list, list, int]:
+        """(the columns asked for, every side to run: the target-only reference first, repeats)."""
+        columns_to_run = variants(method, mode, sweep_option, sweep_text, methods, chosen_divergence(values))
+        for _, variant, _ in columns_to_run:  # every setting checked before the first run
+            options_from_values(variant, values)
+        limit = current_limits().runs_per_minute
+        # An ar column is the reference itself (run once more, its speedup over ar read the noise)
+        sides = [REFERENCE, *(column for column in columns_to_run if column != REFERENCE)]
+        repeats = max(1, min(REPEATS, limit // len(sides))) if limit else REPEATS
+        return columns_to_run, sides, repeats
+
+    def _plan(self, sides: list, repeats: int, values) -> list[tuple[str, int]]:
+        """(method, tokens at most) of every run in the order they run: the warm-ups, then the repeats."""
+        tokens = [{**options_from_values(variant, values), **extra}["max_new_tokens"] for _, variant, extra in sides]
+        return [*((variant, WARM_UP_TOKENS) for _, variant, _ in sides),
+                *((sides[side][1], tokens[side]) for _, side in schedule(len(sides), repeats))]
+
+    def _expected(self, key: str, plan: list, loaded: bool = True) -> tuple[float | None, str]:
+        """(seconds, one line) a plan of runs should take, from this machine's recent runs (eta.py);
+        `loaded`: the models may be loaded to read their measured step (else their specs only)."""
+        models_of = self.family.models_for if loaded else self.family.specs_for
+        seconds, bases = eta.plan_seconds(plan, lambda method: models_of(key, method))
+        if seconds is None:
+            return None, (f"{len(plan)} runs; no run on this machine lately to estimate their time from "
+                          "(the first runs will tell)")
+        return seconds, (f"{len(plan)} runs, {eta.duration_text(seconds)} if each writes its max new tokens "
+                         f"(from {'; '.join(bases)})")
+
+    def estimate(self, key: str, prompt: str, method: str, mode: str, sweep_option: str, sweep_text: str,
+                 methods: list, *values) -> str:
+        """The line under the Compare button: how long the comparison set up now would take."""
+        try:
+            _, sides, repeats = self._sides(method, mode, sweep_option, sweep_text, methods, values)
+            plan = self._plan(sides, repeats, values)
+            return render.status_html("Expected: " + self._expected(key, plan, loaded=False)[1])
+        except PlaygroundError as error:
+            return render.status_html(f"Compare cannot start as set: {error}. Results below, if any, are the "
+                                      "last Compare's, which ran with other settings", "error")
+
+    def compare(self, key: str, prompt: str, method: str, mode: str, sweep_option: str, sweep_text: str,
+                methods: list, *values):
+        """Yield the expected duration, a progress line with the time left as each run ends, then
+        the columns: every side (a target-only reference first, shown as a column) warmed up, then
+        run `repeats` times in alternating order (paired_speedups.py). They wait in line as one job, and
+        take the model a round at a time in turn with other visitors' runs (runs.py)."""
+        job = None
+        try:
+            columns_to_run, sides, repeats = self._sides(method, mode, sweep_option, sweep_text, methods, values)
+            self.family.sessions.get(key).admit(len(sides) * repeats, current_limits().runs_per_minute)
+            target = self.family.models_for(key, "ar")["target"]
+            plan = self._plan(sides, repeats, values)
+            job = self.runs.job(key, plan)
+            for waiting in self.runs.in_line(job):
+                yield render.status_html(waiting)
+            yield render.status_html(f"Starting: {self._expected(key, plan)[1]}")
+            started = time.perf_counter()
+            runs = [partial(self._run, key, prompt, variant, values, extra, job) for _, variant, extra in sides]
+            timed, first = [Timed() for _ in sides], {}
+            for done, (side, repeat, run) in enumerate(repeated(runs, repeats), start=1):
+                eta.record(run)
+                if repeat >= 0:
+                    timed[side].add(repeat, run)
+                    first.setdefault(side, run)
+                left = eta.paced(self._expected(key, plan[done:])[0], self._expected(key, plan[:done])[0],
+                                 time.perf_counter() - started) if done < len(plan) else 0.0
+                time_left = f", {eta.duration_text(left)} left" if left else ""
+                yield render.status_html(f"run {done} of {len(plan)} done ({sides[side][0]}: "
+                                         f"{'warm-up' if repeat < 0 else f'repeat {repeat + 1}'}){time_left}")
+            reference_ids = target_ids(first[0], target)
+            side_of = {label: side for side, (label, _, _) in enumerate(sides)}
+            shown = columns_to_run if REFERENCE in columns_to_run else [(REFERENCE_LABEL, "ar", {}), *columns_to_run]
+            columns = [self._column(label, first[side_of.get(label, 0)], target, reference_ids, prompt,
+                                    first[0].text, timed[side_of.get(label, 0)], timed[0], side_of.get(label, 0) == 0)
+                       for label, _, _ in shown]
+            yield render.compare_html(columns, busy_note(timed))
+        except Exception as error:  # noqa: BLE001  (the UI boundary: show it, stay usable)
+            yield error_status(error)
+        finally:
+            if job is not None:
+                self.runs.done(job)
+
+    def _run(self, key, prompt, variant, values, extra, job, **overrides):
+        return self.runs.finished(key, prompt, variant, values, job=job, **{**extra, **overrides})
+
+    def _column(self, label, run, target, reference_ids, prompt, reference_text: str, timed: Timed,
+                 reference: Timed, is_reference: bool = False) -> dict:
+        """A column: its settings, its text, its figures (speed as the median of its runs with
+        their range, the speedup over ar paired within each repeat and flagged where it passes what
+        the column's measured costs allow, the log-likelihood beside a repetition measure, which it
+        rewards), and its words against the target-only run's."""
+        ids, stats = target_ids(run, target), run.stats.to_dict()
+        decode = decoder(self.family.loader(run.models[run.stats.target_role]))
+        settings = f'<p class="settings-line">{escape(render.settings_text(run))}</p>'
+        return {"label": label,
+                "html": settings + render.tokens_html(run.tokens, decode) + render.vocabulary_html(run)
+                + diff_html(run.text, reference_text),
+                "metrics": {"tokens/s": timed.text(),
+                            "speedup vs ar": Speedup("1.00x (the reference)") if is_reference
+                            else timed.speedup(reference),
+                            **render.acceptance_metrics(stats),
+                            AGREEMENT: token_agreement(ids, reference_ids),
+                            "target mean log-lik": target_log_likelihood(target, prompt, ids,
+                                                                         run.config.chat_template),
+                            "repeated word 3-grams": repetition(run.text),
+                            "where the seconds went": render.budget_text(run)}}

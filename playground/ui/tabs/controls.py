@@ -1,0 +1,123 @@
+"""The sidebar's option controls: only the chosen method's show, with the preset's values for it,
+and the threshold sliders follow the chosen divergence's scale."""
+
+from html import escape
+
+import gradio as gr
+
+from ...config import RunConfig
+from ...errors import PlaygroundError
+from ...methods import METHODS
+from ..options import THRESHOLDS, all_controls, coerce, control, threshold_scale, visible_options
+from ..views.error_status import toast_text
+from .family_panel import FamilyPanel
+from .share import linked_values
+
+# What the page does with a value outside a slider's range once its box loses focus (Gradio's
+# slider keeps the typed number in its box until then, and runs with the nearest end after).
+SNAPS = "the slider moves it to the nearest end of its range when you leave the box"
+REFUSED = "Generate, Compare and Race refuse it until it is changed"
+
+
+def _scale_of(name: str, divergence: str | None) -> dict:
+    """A threshold slider's range and info under `divergence` (nothing for other controls)."""
+    if name not in THRESHOLDS or divergence is None:
+        return {}
+    maximum, info = threshold_scale(name, divergence)
+    return {"maximum": maximum, "info": info}
+
+
+def _method_defaults(method) -> dict:
+    """The fields some method sets its own default for, at the chosen method's value (its own, or
+    RunConfig's): switching from fsd to sd puts sd's draft confidence back."""
+    overridden = sorted({name for m in METHODS.values() for name in m.defaults})  # one order, every process
+    if method is None:
+        return {}
+    return {name: method.defaults.get(name, getattr(RunConfig(), name)) for name in overridden}
+
+
+def _listed(values: dict) -> str:
+    return ", ".join(f"{name} = {value:g}" if isinstance(value, float | int) and not isinstance(value, bool)
+                     else f"{name} = {value}" for name, value in values.items())
+
+
+def _set_on_switch(method, defaults: dict, linked: frozenset = frozenset()) -> str:
+    """What choosing the method set among the options methods default differently (a student
+    comparing sd and fsd should know the draft changed with the rule), and whose values they are:
+    the link the page opened (`linked`: the names it set), the method's own, or the shared ones."""
+    shown = {name: value for name, value in defaults.items() if name in _method_defaults(method)
+             and name in method.reads}
+    if not shown:
+        return ""
+    whose = ("the values of the link this page opened" if linked & set(shown) else
+             f"{method.name}'s own defaults" if method.defaults else "the shared defaults")
+    return f"Choosing {method.name} set {', '.join(f'{name} = {value:g}' for name, value in shown.items())} ({whose})."
+
+
+class MethodPicker(gr.CheckboxGroup):
+    """Compare's and Race's method checkboxes: the handlers check the names (a method the loaded
+    family cannot run is refused in one line), so a list sent while a Load changes the choices
+    reaches them, where Gradio would raise its own error toast."""
+
+    def preprocess(self, payload):
+        return list(payload) if isinstance(payload, list) else payload
+
+    def get_block_name(self) -> str:
+        return "checkboxgroup"  # the page draws a component by its class name: Gradio's own
+
+
+class Controls:
+    def __init__(self, family: FamilyPanel):
+        self.family = family
+
+    def method_changed(self, key: str, method: str) -> list:
+        """Show only the method's options; apply the preset's settings for it (the first preset's
+        until a family is loaded); describe it."""
+        visible, preset = visible_options(method), self.family.preset_in_use(key)
+        chosen = METHODS.get(method) if isinstance(method, str) else None
+        defaults = {**_method_defaults(chosen), **(preset.settings(method) if preset and chosen else {})}
+        linked = linked_values(self.family.sessions.get(key), preset)
+        defaults = {**defaults, **linked}
+        updates = [gr.update(visible=c.name in visible, **({"value": defaults[c.name]} if c.name in defaults else {}),
+                             **_scale_of(c.name, defaults.get("divergence")))
+                   for c in all_controls()]
+        about = f"**{chosen.name}**: {chosen.summary} ({'lossless' if chosen.lossless else 'lossy'})" if chosen else ""
+        if chosen:
+            about += "\n\n" + _set_on_switch(chosen, defaults, frozenset(linked))
+        preset_set = preset.settings(method) if preset and chosen else {}
+        preset_set = {name: value for name, value in preset_set.items() if name not in linked}
+        if preset_set:
+            about += f"\n\nPreset `{preset.name}` set {_listed(preset_set)} for {chosen.name}."
+        if chosen and preset and chosen.name in preset.sources:
+            about += f"\n\nPreset `{preset.name}`: {preset.sources[method]}."
+        return [*updates, about]
+
+    @staticmethod
+    def divergence_changed(key: str, divergence: str, *thresholds) -> list:
+        """Put the threshold sliders (tau, tau_q, tau_t, in that order) on the chosen divergence's
+        scale: its maximum, and an info line with its bound and log base. A value past the new
+        maximum moves to it."""
+        updates = []
+        for name, value in zip(THRESHOLDS, thresholds, strict=True):
+            scale = _scale_of(name, divergence)
+            clamped = {"value": scale["maximum"]} if value is not None and value > scale["maximum"] else {}
+            updates.append(gr.update(**scale, **clamped))
+        return updates
+
+
+def checked_value(value, divergence, note: str, *, name: str):
+    """A sidebar value checked as it is typed or released: outside its range (or not a number), a
+    one-line note naming the range, with a toast, within the event's round trip; a good value
+    clears a note about the same control and leaves any other one. The note is marked with the
+    control's name (`data-option`)."""
+    chosen = control(name)
+    if value is None and chosen.kind == "number":
+        return gr.skip()  # a box emptied to type another number
+    try:
+        coerce(chosen, value, divergence if isinstance(divergence, str) else RunConfig().divergence)
+    except PlaygroundError as error:
+        fate = SNAPS if chosen.kind == "slider" else REFUSED
+        gr.Warning(toast_text(f"{error}: {fate}"))
+        return (f'<div class="status status-error" data-option="{escape(name)}">{escape(str(error))}: '
+                f"{escape(fate)}.</div>")
+    return "" if f'data-option="{name}"' in (note or "") else gr.skip()

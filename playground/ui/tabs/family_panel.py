@@ -1,0 +1,247 @@
+"""Model families for the UI: the presets, loading through an injectable loader, the session's
+family for the other handlers, and a description of what was loaded (device, dtype, memory,
+shared vocabulary, which methods are usable).
+
+The loader is `playground.models.loading.load_model` unless the app is built with another one (tests
+inject tiny in-code models). `load_model` caches process-wide, so loading twice costs nothing.
+"""
+
+from collections.abc import Callable
+
+import gradio as gr
+
+from ... import caches
+from ...decoding.ngram import NGRAM
+from ...errors import PlaygroundError
+from ...methods import METHODS
+from ...methods.drafter import is_feature_draft
+from ...models.loading import LoadedModel, vocabulary_relation
+from ...models.policy import public_mode
+from ...models.presets import DEFAULT_PRESET, Preset, load_presets
+from ..options import method_choices
+from ..sharing import model_thread
+from ..sharing.session import Sessions
+from ..views import render
+from ..views.error_status import check_method, error_status
+
+Loader = Callable[[str], LoadedModel]
+MAX_FAILED_LOADS = 1000  # sessions whose last Load failed, remembered to say why their runs wait
+
+
+def project_presets() -> list[Preset]:
+    """The project's presets, the default one first."""
+    return sorted(load_presets().values(), key=lambda p: p.name != DEFAULT_PRESET)
+
+
+class FamilyPanel:
+    """The family panel's handlers (preset, load, unload), and each session's family for the rest:
+    the first preset's until the session loads one."""
+
+    def __init__(self, loader: Loader, presets: list[Preset], sessions: Sessions):
+        self.presets, self.sessions = presets, sessions
+        self._load_model = loader
+        self._ready: dict[str, object] = {}  # spec -> its model, once loaded
+        self._failed_loads: dict[str, str] = {}  # session key -> why its last Load failed (the newest kept)
+        self._switched: set[str] = set()  # sessions whose last Load changed the family, until their views clear
+
+    def preset(self, name: str) -> tuple:
+        """The preset's target, draft and qualifier specs and its description (the page loads the
+        family next, and the load picks the method among those the family can run)."""
+        preset = next((p for p in self.presets if p.name == name), self.presets[0])
+        return *preset.specs().values(), preset.description
+
+    def edited(self, key: str, spec=None, preset_name=None, role: str = "") -> str:
+        """A model box changed (typed, pasted or filled; `spec` its text, for `role`): unless it names
+        what the session runs for that role, or what the chosen preset (`preset_name`) filled in
+        (its Load follows, and says what it loaded), runs are refused until Load rather than run on
+        other models."""
+        session = self.sessions.get(key)
+        chosen = next((p for p in self.presets if p.name == preset_name), None)
+        if role and isinstance(spec, str) and spec.strip() in (self._specs(session).get(role, ""),
+                                                               chosen.specs().get(role) if chosen else None):
+            return gr.skip()
+        session.specs_edited = True
+        return render.status_html("model boxes changed: press Load to run with these models")
+
+    def _specs(self, session) -> dict:
+        """role -> spec of what the session runs: its loaded family, else the first preset's."""
+        return session.specs or {r: s for r, s in self.presets[0].specs().items() if s}
+
+    def load(self, key: str, target: str, draft: str, qualifier: str, method: str = "", progress=None):
+        """Load a family; returns (status, family description, method dropdown). The dropdown
+        offers the methods the family can run and selects the preset's, else keeps `method`."""
+        session = self.sessions.get(key)
+        specs = {"target": target, "draft": draft, "qualifier": qualifier}
+        try:
+            if not isinstance(target, str) or not target.strip():
+                raise PlaygroundError("no target model: name one (or pick a preset) before loading")
+            for role, spec in specs.items():
+                if spec is not None and not isinstance(spec, str):
+                    raise PlaygroundError(f"the {role} model must be a name or empty, got {spec!r}")
+            models = load_family(specs, self.loader, progress)
+        except Exception as error:  # noqa: BLE001  (the UI boundary: show it, stay usable)
+            # The boxes name a family that did not load: a run would use another one, so it waits
+            # for a Load that works, and says why.
+            session.specs_edited = True
+            self._failed_loads[key] = str(error) if isinstance(error, PlaygroundError) else \
+                f"{type(error).__name__}: {error}"
+            while len(self._failed_loads) > MAX_FAILED_LOADS:
+                self._failed_loads.pop(next(iter(self._failed_loads)))
+            return error_status(error), gr.skip(), gr.skip()
+        loaded = {role: spec_of(m) for role, m in models.items()}
+        if loaded != self._specs(session):
+            self._switched.add(key)
+        session.specs, session.specs_edited = loaded, False
+        self._failed_loads.pop(key, None)
+        session.preset = next((p for p in self.presets if p.specs() == {r: s or "" for r, s in specs.items()}), None)
+        if session.link is not None and (session.preset is None or session.preset.name != session.link.family):
+            session.link = None  # its values were the defaults of its family only until another was loaded
+        choices = runnable_methods(models)
+        usable = [name for _, name in choices]
+        preferred = [session.preset.default_method if session.preset else "", method, *usable[:1]]
+        chosen = next((name for name in preferred if name in usable), None)
+        return (render.status_html(f"loaded {', '.join(spec_of(m) for m in models.values())}"),
+                describe_family(models), gr.Dropdown(choices=choices, value=chosen))
+
+    def cleared_views(self, key: str, count: int) -> list:
+        """After a Load: `count` views emptied where the Load changed the family (the previous
+        family's answer stayed on screen under the new family's name), else left as they are."""
+        if key not in self._switched:
+            return [gr.skip()] * count
+        self._switched.discard(key)
+        self.sessions.get(key).run = None  # its charts and export were the old family's
+        return [None] * count
+
+    def usable_methods(self, key: str) -> list[tuple[str, str]]:
+        """(label, name) of the methods the session's family can run; every method before one is loaded."""
+        specs = self.sessions.get(key).specs
+        if not specs:
+            return method_choices()
+        return runnable_methods({role: self._model(spec) for role, spec in specs.items()})
+
+    def method_lists(self, key: str, *chosen_lists):
+        """Compare's and Race's method pickers after a load: the family's methods, each picker
+        keeping those of its choices the family can still run."""
+        usable = [name for _, name in self.usable_methods(key)]
+        return tuple(gr.update(choices=usable, value=[m for m in chosen or [] if m in usable])
+                     for chosen in chosen_lists)
+
+    def loader(self, spec: str):
+        """The model of `spec`: loaded on the model thread, in a turn (loading computes); once
+        loaded, handed over at once. A class's 30 first clicks each waited a turn of the ring for
+        models loaded long before, 72-81 s before their page showed any status."""
+        if spec not in self._ready:
+            self._ready[spec] = model_thread.call(self._load_model, spec)
+        return self._ready[spec]
+
+    def loaded(self, key: str, method: str) -> bool:
+        """Whether the session's models for `method` are loaded already (a refused setting counts
+        as loaded: the run says why at once)."""
+        try:
+            specs = self.specs_for(key, method)
+        except PlaygroundError:
+            return True
+        return all(spec in self._ready or spec == NGRAM for spec in specs.values())
+
+    def unload(self, key: str):
+        session = self.sessions.get(key)
+        session.specs, session.run, session.stepping = {}, None, None
+        if public_mode():  # the model cache is shared by every visitor: one may not empty it for all
+            return render.status_html("models stay loaded on this public deployment (shared by all visitors)"), ""
+        self._ready.clear()
+        caches.clear()
+        return render.status_html("models unloaded: memory freed (they load again on the next run)"), ""
+
+    def preset_in_use(self, key: str) -> Preset | None:
+        """The preset the session's family came from: the first one until a family is loaded,
+        none for a loaded family that no preset names."""
+        session = self.sessions.get(key)
+        return session.preset or (None if session.specs else self.presets[0])
+
+    def models_for(self, key: str, method: str) -> dict:
+        """The session's family, for the method's roles."""
+        return {role: self._model(spec) for role, spec in self.specs_for(key, method).items()}
+
+    def specs_for(self, key: str, method: str) -> dict:
+        """The specs of the session's family for the method's roles, without loading them."""
+        check_method(method)
+        session = self.sessions.get(key)
+        if session.specs_edited:
+            failed = self._failed_loads.get(key)
+            raise PlaygroundError("the model boxes changed since the last Load: " + (
+                f"the last Load failed ({failed}); fix the name and press Load, or pick a preset" if failed
+                else "press Load to run with those models"))
+        specs = self._specs(session)
+        needed = METHODS[method].roles
+        missing = [role for role in needed if role not in specs]
+        if missing:
+            raise PlaygroundError(f"{method} needs a {' and a '.join(missing)} model: load a family with one")
+        return {role: specs[role] for role in needed}
+
+    def _model(self, spec: str):
+        """The loaded model of `spec`; a prompt-lookup draft stays its spec (it has no model)."""
+        return spec if spec == NGRAM else self.loader(spec)
+
+
+def decoder(model: LoadedModel):
+    """Token id -> text under the model's tokenizer."""
+    return lambda token_id: model.tokenizer.decode([token_id])
+
+
+def load_family(specs: dict[str, str], loader: Loader, progress=None) -> dict:
+    """Load every non-empty role; `progress(fraction, desc=...)` is told before each model. A
+    draft of `ngram` (prompt lookup) has no model: it stays its spec."""
+    wanted = {role: spec.strip() for role, spec in specs.items() if spec and spec.strip()}
+    models = {}
+    for i, (role, spec) in enumerate(wanted.items()):
+        if progress:
+            progress(i / len(wanted), desc=f"loading {role}: {spec}")
+        models[role] = spec if role == "draft" and spec == NGRAM else loader(spec)
+    return models
+
+
+def spec_of(model) -> str:
+    return model if isinstance(model, str) else model.spec
+
+
+def runnable_methods(models: dict) -> list[tuple[str, str]]:
+    """(label, name) of the methods these models can run: every role present, a shared vocabulary
+    unless the method accepts any; with a prompt-lookup draft, the methods that take one."""
+    return method_choices(relation(models), set(models), lookup=models.get("draft") == NGRAM,
+                          features=is_feature_draft(models.get("draft")))
+
+
+def relation(models: dict[str, LoadedModel]) -> str | None:
+    """'same' if every loaded helper shares the target's vocabulary, 'different' if one does not."""
+    if "target" not in models:
+        return None
+    helpers = [m for role, m in models.items() if role != "target" and m != NGRAM]
+    same = all(vocabulary_relation(models["target"].tokenizer, m.tokenizer) == "same" for m in helpers)
+    return "same" if same else "different"
+
+
+def describe_family(models: dict[str, LoadedModel]) -> str:
+    """Markdown: each model's device, dtype and weights, the total, and the vocabulary verdict."""
+    lines = [f"- **{role}** `{NGRAM}`: prompt lookup, no model (it proposes what followed the context's last "
+             "tokens where they occurred before)" if m == NGRAM else
+             f"- **{role}** `{m.spec}`: {m.device}, {m.dtype}, {m.memory_bytes / 2**20:,.0f} MiB"
+             for role, m in models.items()]
+    total = sum(m.memory_bytes for m in {id(m): m for m in models.values() if m != NGRAM}.values())
+    return "\n".join([*lines, "", f"{total / 2**20:,.0f} MiB of weights in all; {_availability(models)}."])
+
+
+def _availability(models: dict[str, LoadedModel]) -> str:
+    """Which methods the family can run, in words."""
+    vocabularies = relation(models)
+    if vocabularies == "different":
+        return ("the vocabularies differ: the methods for heterogeneous vocabularies are available, and ar (the "
+                "target alone) to compare them with")
+    if vocabularies is None:
+        return ""
+    runnable = {name for _, name in runnable_methods(models)}
+    missing = [name for name in METHODS if name not in runnable]
+    if not missing:
+        return "the models share one vocabulary: every method is available"
+    needed = sorted({role for name in missing for role in METHODS[name].roles if role not in models})
+    return (f"the models share one vocabulary; {', '.join(missing)} need a {' and a '.join(needed)} model, "
+            "so every other method is available")

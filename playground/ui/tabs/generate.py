@@ -1,0 +1,176 @@
+"""The Generate tab: a streamed run and its live view, Stop, the re-run when a control changes,
+and the toggles that change what the view shows."""
+
+import time
+
+import gradio as gr
+
+from ...errors import PlaygroundError
+from ...methods import METHODS
+from ...models import embedded
+from ...space import on_space
+from ..sharing import eta, model_thread
+from ..sharing.stale_runs import STOP_PRESSED
+from ..views import charts, render, sparklines
+from ..views.error_status import error_status
+from ..views.pacing import STATS_INTERVAL, TEXT_INTERVAL, Pacer
+from .family_panel import decoder
+from .runs import Runs
+
+SETTLE = 0.3  # seconds without a further change before a changed control re-runs
+PREPARING = ("first run on this Space: preparing the embedded models (the target from the Hub, the draft and "
+             "qualifier assembled from it; about a minute, once per container)…")
+VIEW_SIZE = 3  # status, tokens, stats
+WAITING = ("waiting for the model: other runs are using it (the output below is the previous run's until this one "
+           "starts)")
+
+
+def _status_only(status: str) -> tuple:
+    return (status, *[gr.skip()] * (VIEW_SIZE - 1))
+
+
+class Generation:
+    def __init__(self, runs: Runs):
+        self.runs, self.sessions = runs, runs.family.sessions
+
+    def generate(self, key: str, prompt: str, method: str, show_rejected: bool, *values):
+        """Yield (status, tokens html, stats html with the running lines) as the run streams; its
+        plotly charts follow on their own event once it has ended (run_charts.py). `stop()` in the
+        same session (also called before each new run) ends it cleanly at its next step."""
+        session = self.sessions.get(key)
+        ticket = session.stale_runs.start()
+        if session.stale_runs.stale(ticket):
+            yield _status_only(render.status_html(f"Generate stopped before it started: {session.stale_runs.reason}"))
+            return
+        if self._busy():
+            yield _status_only(render.status_html(WAITING))
+        yield from self._stream(session, ticket, key, prompt, method, show_rejected, values)
+
+    def _busy(self) -> bool:
+        """Other runs take every place in line, or the model is held: this run's first round waits
+        (its page still shows the previous run until it starts)."""
+        return self.runs.line.full() or model_thread.turns.busy()
+
+    def _stream(self, session, ticket: int, key: str, prompt: str, method: str, show_rejected, values):
+        session.run, session.timeline, session.show_rejected = None, charts.Timeline(), show_rejected is True
+        session.settings_on_screen = (prompt, method, *values)
+        session.final_charts_due = False  # an earlier run's charts are not this one's
+        steps = started = None
+        if on_space() and not embedded.all_available():
+            yield _status_only(render.status_html(PREPARING))
+        elif not self.runs.family.loaded(key, method):
+            yield _status_only(render.status_html("loading the models (the first run of this family loads them)…"))
+        try:
+            if not isinstance(show_rejected, bool):
+                raise PlaygroundError(f"show rejected drafts must be true or false, got {show_rejected!r}")
+            models, started = self.runs.start(key, prompt, method, values)
+            session.decode = decoder(models[METHODS[method].roles[0]])
+            for waiting in started.waits(lambda: session.stale_runs.stale(ticket)):
+                yield _status_only(render.status_html(waiting))
+            if session.stale_runs.stale(ticket):
+                yield _status_only(render.status_html(f"stopped before it started: {session.stale_runs.reason}"))
+                return
+            steps = started.steps(lambda: session.stale_runs.stale(ticket))
+            if (turn := started.turn_text()) is not None:
+                yield _status_only(render.status_html(turn))
+            doing = started.doing
+            text_pace, stats_pace = Pacer(TEXT_INTERVAL), Pacer(STATS_INTERVAL)
+            for _, run in steps:
+                session.run = run
+                session.timeline.add(run)
+                if session.stale_runs.stale(ticket):
+                    break
+                with_stats = stats_pace.due()
+                if with_stats or text_pace.due():
+                    began = time.monotonic()
+                    yield self._view(session, f"{doing}… {render.tokens(run.stats.tokens)}{started.sharing()}",
+                                     with_stats)
+                    cost = time.monotonic() - began
+                    (stats_pace if with_stats else text_pace).spent(cost)
+                    if with_stats:
+                        text_pace.spent(0.0)
+        except Exception as error:  # noqa: BLE001  (the UI boundary: show it, stay usable)
+            yield _status_only(error_status(error))
+            return
+        finally:
+            if steps is not None:
+                steps.close()
+            if started is not None:
+                started.close(session.run)
+            session.final_charts_due = session.run is not None
+        run = session.run
+        if run is None:  # stopped while it followed another visitor's run, before its first tokens
+            yield _status_only(render.status_html(f"stopped before its first tokens: {session.stale_runs.reason}"))
+            return
+        if run.finished:
+            session.race.add(run, session.decode)
+            if not started.replay:
+                eta.record(run)
+        ending = f"done: {render.tokens(run.stats.tokens)} in {run.stats.account.clock:.2f} s ({run.stop_reason})" \
+            if run.finished else \
+            f"stopped after {render.tokens(run.stats.tokens)}: {session.stale_runs.reason}"
+        yield self._view(session, ending + (f"; {started.replay}" if started.replay else ""), True)
+
+    @staticmethod
+    def _view(session, status: str, with_stats: bool) -> tuple:
+        """(status, token spans, stats); status and stats are skips between stats refreshes (each
+        updated component costs the page work that the model's cores pay for)."""
+        run = session.run
+        text = render.token_spans(run.tokens, session.decode, session.show_rejected)
+        stats = gr.skip()
+        if with_stats:
+            stats = render.stats_html({**run.stats.to_dict(), "stop_reason": run.stop_reason or "running"},
+                                      retokenized=bool(run.steps and "draft_pieces" in run.steps[0].extra))
+            stats += sparklines.running_lines_html(run, session.timeline)
+            stats += render.serving_html(run) + render.vocabulary_html(run) if run.finished else ""
+        return (render.status_html(status) if with_stats else gr.skip()), text, stats
+
+    def stop(self, key: str, reason: str = STOP_PRESSED) -> None:
+        """End the session's running (or queued) generation at its next step; its status gives the reason."""
+        self.sessions.get(key).stale_runs.stop(reason)
+
+    def waiting(self, key: str):
+        """A run was queued (the layout's tick changed): while other runs use the model, say so at
+        once, before this run's own first update (its place in line); a run that has started says
+        the rest itself."""
+        if self.sessions.get(key).stale_runs.queued and self._busy():
+            return render.status_html(WAITING)
+        return gr.skip()
+
+    def restart(self, key: str, tick: int) -> int:
+        """Stop the running generation and return tick + 1: the layout starts a run when the
+        tick changes, so every trigger stops the old run before the new one is queued. A run
+        started this way reads the controls as they are now: pending control changes are done."""
+        self.sessions.get(key).stale_runs.trigger()
+        return tick + 1
+
+    def changed(self, key: str, tick: int, live: bool = True, *settings):
+        """A control that changes the run changed: if the page re-runs on changes (`live`, off by
+        default: a lecturer expects a run only from Generate, and on two cores a run nobody asked
+        for halves the speed of the one on screen) and the Generate tab shows, restart with the same
+        prompt and seed once the changes pause for SETTLE seconds (typing "0.35" or dragging a slider
+        is many changes); the last change (or Generate) wins and the earlier ones do nothing.
+        `settings` (prompt, method, options) as the change left them: a change that leaves them as
+        the run on screen had them (leaving a number box, a value typed and undone) re-runs nothing."""
+        if not live:
+            return gr.skip()
+        change = self.sessions.get(key).stale_runs.change()
+        time.sleep(SETTLE)
+        session = self.sessions.get(key)
+        unchanged = bool(settings) and settings == session.settings_on_screen
+        if session.stale_runs.superseded(change) or not session.generate_shown or unchanged:
+            return gr.skip()
+        return self.restart(key, tick)
+
+    def show_generate(self, key: str, shown: bool) -> None:
+        """A tab was chosen: controls re-run Generate only while its tab shows (elsewhere the
+        re-run would compete with Compare or Step mode for the same cores)."""
+        self.sessions.get(key).generate_shown = shown
+
+    def rerender(self, key: str, show_rejected: bool) -> str:
+        """Apply the "show rejected drafts" toggle (a running generation follows it too)."""
+        session = self.sessions.get(key)
+        session.show_rejected = show_rejected
+        if session.run is None:
+            return gr.skip()
+        return render.token_spans(session.run.tokens, session.decode, show_rejected)

@@ -1,0 +1,141 @@
+"""The Generate tab's what-if: the last run's rounds (draft forwards, pass sizes, tokens) replayed
+on the costs of another machine or pair (decoding/speed/what_if.py), with a slider for the draft's cost
+c and the line where the speedup crosses 1. A projection from the run's own acceptance, labelled
+as one: nothing here is measured on the chosen profile."""
+
+from dataclasses import replace
+
+import gradio as gr
+import plotly.graph_objects as go
+
+from ...decoding.speed import what_if
+from ...decoding.speed.cost_model import CostProfile, break_even_cost_ratio, projected_speedup
+from ...errors import PlaygroundError
+from ...methods import METHODS
+from ..sharing.session import Sessions
+from ..views.charts import COLORS, LEGEND_BELOW, small_figure
+from ..views.error_status import toast_text
+
+OWN_CURVE = "your own: c from the slider, T(n)/T(1) from the box"
+SHOWN_DIGITS = 3  # of c on the slider
+C_STEPS = 101  # points of the speedup-vs-c line over 0..1 (0..2 past a c of 1)
+# A curve is a handful of measured pass sizes: 400,000 typed pairs (7.3 MB) took 41 s of the server's CPU.
+MAX_CURVE_CHARS, MAX_CURVE_POINTS = 2000, 64
+
+
+def profile_names() -> list[str]:
+    return [what_if.THIS_RUN, *(p.name for p in what_if.recorded_profiles()), OWN_CURVE]
+
+
+def parse_curve(text: str) -> tuple[tuple[int, float], ...]:
+    """'2: 1.09, 4: 1.26' -> ((1, 1.0), (2, 1.09), (4, 1.26)); T(1)/T(1) is 1 by definition."""
+    if not isinstance(text, str | None):
+        raise PlaygroundError(f"the curve must be text like '2: 1.09, 4: 1.26', got {type(text).__name__}")
+    if text and (len(text) > MAX_CURVE_CHARS or text.count(",") >= MAX_CURVE_POINTS):
+        raise PlaygroundError(f"the curve is {len(text):,} characters; write at most {MAX_CURVE_POINTS} pairs "
+                              f"({MAX_CURVE_CHARS:,} characters) like '2: 1.09, 4: 1.26'")
+    points = {1: 1.0}
+    for item in filter(None, (part.strip() for part in (text or "").split(","))):
+        size, _, ratio = item.partition(":")
+        try:
+            n, value = int(size), float(ratio)
+        except ValueError:
+            raise PlaygroundError(f"cannot read {item!r} as 'tokens: cost': write pairs like '2: 1.09, 4: 1.26'") \
+                from None
+        if n < 1 or not 0 < value < 1000:
+            raise PlaygroundError(f"{item!r}: a pass over n >= 1 tokens costs a positive multiple of T(1)")
+        points[n] = value
+    return tuple(sorted(points.items()))
+
+
+class WhatIf:
+    def __init__(self, sessions: Sessions):
+        self.sessions = sessions
+
+    def profile_chosen(self, key: str, name: str):
+        """The slider moves to the chosen profile's own c (the run's, for this run)."""
+        if name not in profile_names():
+            return None
+        if name == OWN_CURVE:
+            return gr.skip()  # your own curve keeps the c the slider shows
+        profile = self._profile(key, name, None, "")
+        return round(profile.cost_ratio, SHOWN_DIGITS) if profile else None
+
+    def project(self, key: str, name: str, cost_ratio: float, curve_text: str) -> tuple[str, go.Figure | None]:
+        """(the projection in words, speedup against c on the chosen profile)."""
+        run = self.sessions.get(key).run
+        if name not in profile_names():
+            return f"**what-if:** {toast_text(f'unknown costs {name!r}: choose one of the list')}", None
+        why_not = self.why_not(key)
+        if why_not:
+            return why_not, None
+        rounds = run.stats.account.rounds
+        try:
+            if cost_ratio is not None and cost_ratio < 0:
+                raise PlaygroundError(f"c must be 0 or more (a draft forward in target steps), got {cost_ratio:g}")
+            profile = self._profile(key, name, cost_ratio, curve_text)
+        except PlaygroundError as error:
+            return f"**what-if:** {error}", None
+        if profile is None:
+            return "This run has no measured one-token step T(1) to put its costs in.", None
+        unsettled = run.stats.account.unsettled() if name == what_if.THIS_RUN else ""
+        busy = (f"**Not settled:** {unsettled}; this run's costs were measured on the busy machine. "
+                if unsettled else "")
+        return busy + _words(run, rounds, profile), _speedup_by_cost(rounds, profile)
+
+    def why_not(self, key: str) -> str:
+        """Why the last run cannot be projected ("" where it can)."""
+        run = self.sessions.get(key).run
+        if run is None:
+            return "Run something first: the what-if replays the last run's rounds."
+        if "qualifier" in METHODS[run.method].roles:
+            return ("PyramidSD drafts with two models (draft and qualifier): the what-if replays one draft's "
+                    "rounds, so it does not project this run.")
+        if not any(r.draft_forwards for r in run.stats.account.rounds):
+            return f"{run.method} drafted nothing in this run: there is no draft cost to vary."
+        return ""
+
+    def on_page(self, key: str, name: str, cost_ratio: float, curve_text: str) -> tuple:
+        """The projection with the panel's controls and chart shown only where the run can be
+        projected (a PyramidSD run's what-if is its words alone, not an empty chart and a slider)."""
+        words, figure = self.project(key, name, cost_ratio, curve_text)
+        visible = not self.why_not(key)
+        return words, gr.update(value=figure, visible=visible), *[gr.update(visible=visible)] * 3
+
+    def _profile(self, key: str, name: str, cost_ratio: float | None, curve_text: str) -> CostProfile | None:
+        run = self.sessions.get(key).run
+        if name == OWN_CURVE:
+            return CostProfile(OWN_CURVE, "entered on this page", cost_ratio or 0.0, parse_curve(curve_text))
+        if name == what_if.THIS_RUN:
+            profile = run.stats.account.profile() if run else None
+        else:
+            profile = next((p for p in what_if.recorded_profiles() if p.name == name), None)
+        if profile is None or cost_ratio is None or round(profile.cost_ratio, SHOWN_DIGITS) == cost_ratio:
+            return profile  # the slider at the profile's own c, as shown: the profile's c exactly
+        return replace(profile, cost_ratio=cost_ratio)
+
+
+def _words(run, rounds, profile: CostProfile) -> str:
+    speedup = projected_speedup(rounds, profile)
+    even = break_even_cost_ratio(rounds, profile)
+    sizes = sorted({r.pass_tokens for r in rounds})
+    crossing = (f"it breaks even with `ar` at c = {even:.2f}" if even is not None
+                else "it is slower than `ar` even with a draft that costs nothing")
+    return (f"**Projection, not a measurement:** this run's {len(rounds)} rounds ({sum(r.tokens for r in rounds)} "
+            f"tokens, {sum(r.draft_forwards for r in rounds)} draft forwards, target passes over "
+            f"{sizes[0]}-{sizes[-1]} tokens) on *{profile.name}* ({profile.source}): at c = {profile.cost_ratio:.3f}, "
+            f"**{speedup:.2f}x** `ar`'s one step per token; {crossing}.")
+
+
+def _speedup_by_cost(rounds, profile: CostProfile) -> go.Figure:
+    end = 2.0 if profile.cost_ratio > 1 else 1.0
+    costs = [end * i / (C_STEPS - 1) for i in range(C_STEPS)]
+    speedups = [projected_speedup(rounds, replace(profile, cost_ratio=c)) for c in costs]
+    traces = [go.Scatter(x=costs, y=speedups, mode="lines", name="projected speedup", line={"color": COLORS["draft"]}),
+              go.Scatter(x=[0, end], y=[1, 1], mode="lines", name="as fast as ar",
+                         line={"color": "#888888", "dash": "dash"}),
+              go.Scatter(x=[profile.cost_ratio], y=[projected_speedup(rounds, profile)], mode="markers",
+                         name=f"c = {profile.cost_ratio:.3f}", marker={"color": COLORS["target"], "size": 10})]
+    return small_figure("What if: this run's rounds at another draft cost (projection)", traces,
+                   "c: one draft forward in target steps", "speedup over ar", height=320, legend=LEGEND_BELOW,
+                   margin={"l": 50, "r": 15, "t": 40, "b": 110})

@@ -1,0 +1,299 @@
+"""Plotly figures of a run, rebuilt from the run and its timeline whenever the UI refreshes.
+
+`CHARTS` is the list the layout turns into plots (one elem_id each) and the handlers fill, in
+order. Every chart function takes (run, timeline) and returns a figure; none keeps state.
+"""
+
+from dataclasses import dataclass, field
+
+import plotly.graph_objects as go
+
+from ...decoding.speed.cost_model import expected_tokens_per_step
+from ...decoding.step import ORIGINS
+from ...decoding.token_tree import branches
+from .explain_round import TOY_P, TOY_Q, TOY_TOKENS
+
+COLORS = {"draft": "#4c9f70", "qualifier": "#d9a441", "target": "#5b7fc7", "rescued": "#c75b9b",
+          "rejected": "#c0504d", "predicted": "#9a9a9a"}
+# The few settings of plotly's "plotly_white" look that these charts use, as plain layout, and an
+# empty template: a whole template is 7 KB, which every streamed figure would carry to the page.
+GRID = {"gridcolor": "#EBF0F8", "zerolinecolor": "#EBF0F8", "linecolor": "#EBF0F8"}
+HOUSE = {"template": {}, "paper_bgcolor": "white", "plot_bgcolor": "white", "font": {"color": "#2a3f5f"},
+         "hovermode": "closest", "colorway": ["#636efa", "#EF553B", "#00cc96", "#ab63fa", "#FFA15A", "#19d3f3"]}
+
+
+@dataclass
+class Timeline:
+    """(the run's own seconds so far, tokens so far) after each step: for tokens/s over time, on the
+    clock the stats' tokens/s divide by (its speed account's, waiting left out)."""
+
+    points: list[tuple[float, int]] = field(default_factory=list)
+
+    def add(self, run) -> None:
+        self.points.append((run.stats.decoder_seconds, run.stats.tokens))
+
+
+def small_figure(title: str, traces, x_title: str = "", y_title: str = "", y_range=None, **layout) -> go.Figure:
+    """A small figure in the house style. Built unvalidated: validation (and expanding the
+    template into plotly objects) costs far more than the figure; the inputs are ours."""
+    legend = len(traces) > 1  # under the plot: beside the title, a long title ran into it
+    base = {**HOUSE, "title": {"text": title, "font": {"size": 14}}, "height": 300 if legend else 260,
+            "margin": {"l": 50, "r": 15, "t": 40, "b": 85 if legend else 40}, "showlegend": legend,
+            "legend": {"orientation": "h", "x": 0, "xanchor": "left", "y": -0.3, "yanchor": "top"},
+            "xaxis": {"title": {"text": x_title}, **GRID},
+            "yaxis": {"title": {"text": y_title}, **GRID, **({"range": y_range} if y_range else {})}}
+    return go.Figure(traces, layout={**base, **layout}, _validate=False)
+
+
+def _running(values_per_step, numerator, denominator) -> list[float | None]:
+    out, top, bottom = [], 0.0, 0.0
+    for step in values_per_step:
+        top, bottom = top + numerator(step), bottom + denominator(step)
+        out.append(top / bottom if bottom else None)
+    return out
+
+
+def running_acceptance(run) -> tuple[list[int], list[float | None]]:
+    """(verification rounds, accepted / drafted so far after each)."""
+    return list(range(1, len(run.steps) + 1)), _running(run.steps, lambda s: s.accepted, lambda s: s.drafted)
+
+
+def speed(timeline) -> tuple[list[float], list[float | None]]:
+    """(seconds since the start, tokens/s so far after each step)."""
+    return [t for t, _ in timeline.points], [n / t if t else None for t, n in timeline.points]
+
+
+def acceptance_over_steps(run, timeline) -> go.Figure:
+    rounds, running = running_acceptance(run)
+    per_step = [s.accepted / s.drafted if s.drafted else None for s in run.steps]
+    return small_figure("Acceptance rate", [
+        go.Scatter(x=rounds, y=per_step, mode="markers", name="this round", marker=dict(size=4, opacity=0.5)),
+        go.Scatter(x=rounds, y=running, mode="lines", name="running")],
+        "verification round", "accepted / drafted", y_range=[0, 1.05])
+
+
+def speed_over_time(run, timeline) -> go.Figure:
+    seconds, rate = speed(timeline)
+    return small_figure("Tokens per second", [go.Scatter(x=seconds, y=rate, mode="lines")], "seconds", "tokens/s")
+
+
+def acceptance_length(run, timeline) -> go.Figure:
+    target = run.stats.target_role
+    running = _running(run.steps, lambda s: len(s.tokens), lambda s: s.forwards.get(target, 0))
+    rounds = list(range(1, len(run.steps) + 1))
+    return small_figure("Mean acceptance length", [go.Scatter(x=rounds, y=running, mode="lines")],
+                   "verification round", "tokens per target forward")
+
+
+def per_position(run, timeline) -> go.Figure:
+    rates = run.stats.per_position_acceptance_rate
+    return small_figure(POSITION_TITLE, [go.Bar(x=list(range(1, len(rates) + 1)), y=rates)],
+                        "candidate position (a tree's: its depth)", "accepted / checked there", y_range=[0, 1.05])
+
+
+# What each bar counts, beside the overall rate (accepted / every drafted candidate): a candidate
+# after a block's first rejection is never checked, so a later position's bar can read 1.0 beside
+# an overall 26% (the issue's 0.6 / 1.0 / 1.0 next to 26.4%).
+POSITION_TITLE = ("Acceptance by position<br><sup>of the candidates checked there; the overall rate also counts "
+                  "the unchecked</sup>")
+
+
+def _tau(run) -> float | None:
+    for token in run.tokens:
+        for figures in (token.diagnostics, *token.replaced):
+            if "tau" in figures:
+                return figures["tau"]
+    return None
+
+
+def rule_test(run, timeline) -> go.Figure:
+    """Each checked candidate on the test its rule applied: a ratio rule's draw u against its
+    min(1, p/q) (kept where u falls under it), a threshold rule's divergence against tau. sd's chart
+    plotted JS, which its rule never reads: rejected points at 0.22 sat beside accepted ones at 0.59."""
+    if any("accept_prob" in figures for figures in _checked(run)):
+        return ratio_test(run)
+    return divergence_vs_tau(run, timeline)
+
+
+def _checked(run):
+    """The check figures of every candidate: the kept ones', then those of the ones replaced."""
+    yield from (t.diagnostics for t in run.tokens)
+    yield from (c for t in run.tokens for c in t.replaced)
+
+
+def ratio_test(run) -> go.Figure:
+    def points(records):
+        return [(f["accept_prob"], f["u"]) for f in records if "accept_prob" in f and "u" in f]
+    accepted = points(t.diagnostics for t in run.tokens if t.origin != "rescued")
+    rejected = points(c for t in run.tokens for c in t.replaced)
+    rescued = points(t.diagnostics for t in run.tokens if t.origin == "rescued")  # csd's second chance
+    shown = [("accepted", COLORS["draft"], accepted), ("rejected", COLORS["rejected"], rejected)]
+    shown += [("rescued (failed the test, kept by csd's memory)", COLORS["rescued"], rescued)] if rescued else []
+    traces = [go.Scatter(x=[a for a, _ in chosen], y=[u for _, u in chosen], mode="markers", name=name,
+                         marker=dict(color=color, size=5)) for name, color, chosen in shown]
+    traces.append(go.Scatter(x=[0, 1], y=[0, 1], mode="lines", name="u = min(1, p/q)",
+                             line=dict(color="#888", dash="dash")))
+    return small_figure("The rule's own test<br><sup>kept where the draw u falls under min(1, p/q)</sup>", traces,
+                        "min(1, p/q) of the candidate", "its draw u", y_range=[0, 1])
+
+
+def divergence_vs_tau(run, timeline) -> go.Figure:
+    """A threshold rule's checks: each candidate's divergence, accepted or rejected, against tau.
+    PyramidSD's stage one too (the qualifier checking the draft, against tau_q): its rejections
+    never reach the tokens, so they come from the rounds' checks."""
+    accepted = [(i, t.diagnostics["divergence"]) for i, t in enumerate(run.tokens) if "divergence" in t.diagnostics]
+    rejected = [(i, c["divergence"]) for i, t in enumerate(run.tokens) for c in t.replaced if "divergence" in c]
+    staged = any(t.diagnostics.get("qualifier_check") for t in run.tokens)
+    shown = [("target accepted" if staged else "accepted", COLORS["draft"], "circle", accepted),
+             ("target rejected" if staged else "rejected", COLORS["rejected"], "circle", rejected)]
+    if staged:
+        first = _stage_one_points(run)
+        shown += [("qualifier accepted", COLORS["qualifier"], "diamond", first["accepted"]),
+                  ("qualifier rejected", COLORS["rejected"], "diamond-open", first["rejected"])]
+    traces = [go.Scatter(x=[i for i, _ in points], y=[d for _, d in points], mode="markers", name=name,
+                         marker=dict(color=color, size=6, symbol=symbol)) for name, color, symbol, points in shown]
+    title = f"Divergence of each checked candidate ({run.config.divergence})" + (
+        "<br><sup>after a rejection, the rest of a block goes unchecked</sup>" if staged else "")
+    figure = small_figure(title, traces, "token index", "divergence")
+    taus = {"tau_q": run.config.tau_q, "tau_t": run.config.tau_t} if staged else {"tau": _tau(run)}
+    for name, tau in taus.items():
+        if tau is not None:
+            figure.add_hline(y=tau, line_dash="dash", annotation_text=f"{name} = {tau:g}")
+    return figure
+
+
+def _stage_one_points(run) -> dict[str, list]:
+    """(token index, divergence) of every stage-one check, by verdict: the qualifier's rows of a
+    round sit at the tokens the round emitted, from its first."""
+    points, start = {"accepted": [], "rejected": []}, 0
+    for step in run.steps:
+        for check in step.evidence:
+            if check.stage == "qualifier" and "divergence" in check.checks:
+                points["rejected" if check.verdict == "rejected" else "accepted"].append(
+                    (start + check.position, check.checks["divergence"]))
+        start += len(step.tokens)
+    return points
+
+
+def origin_shares(run, timeline) -> go.Figure:
+    shares = run.stats.origin_shares
+    return small_figure("Where tokens came from", [go.Bar(x=list(ORIGINS), y=[shares[o] for o in ORIGINS],
+                                                     marker_color=[COLORS[o] for o in ORIGINS])],
+                   "", "share of tokens", y_range=[0, 1.05])
+
+
+# No `ar` run is made for this chart: its speedup is the run's speed account's, against T(1)
+# timed on the target's cache beside the run's own rounds (Compare with ar and Race run `ar`).
+ESTIMATE_LABEL = "this run (its account: ar's seconds for its tokens / its own)"
+
+
+def predicted_vs_measured(run, timeline) -> go.Figure:
+    """Leviathan's Eq. 1 (tokens per round from the acceptance rate; a chain's) and Theorem 3.8 (the
+    speedup from the tokens the blocks yielded and their measured costs) next to what the run
+    measured: every speed figure from the run's speed account (speed_account.py)."""
+    stats, account = run.stats, run.stats.account
+    single_step, unsettled = account.single_step(), bool(account.unsettled())
+    measured_speedup = None if unsettled else account.speedup()  # withheld, as the stats withhold it
+    groups = ["tokens per target forward", "speedup over target alone"]
+    estimate = ESTIMATE_LABEL + (f"<br>with T(1) = {single_step * 1000:.1f} ms" if single_step else "")  # fits 340 px
+    figure = small_figure("Predicted (Leviathan) vs this run", [
+        go.Bar(x=groups, y=[predicted_tokens_per_round(run), account.predicted_speedup()], name=PREDICTED_LABEL,
+               marker_color=COLORS["predicted"]),
+        go.Bar(x=groups, y=[stats.mean_acceptance_length, measured_speedup], name=estimate,
+               marker_color=COLORS["target"])], barmode="group", height=320, legend=LEGEND_BELOW,
+        margin={"l": 50, "r": 15, "t": 40, "b": 110})
+    if unsettled:  # said on the chart: other work moved this figure
+        figure.add_annotation(x=groups[1], y=account.predicted_speedup() or 1.0, yshift=12, showarrow=False,
+                              font={"color": "#8a1c1a"}, text="not settled: a busy machine (see the stats)",
+                              name="unsettled")
+    return figure
+
+
+# Under the plot, where several entries cannot run into the title.
+LEGEND_BELOW = {"orientation": "h", "x": 0, "xanchor": "left", "y": -0.3, "yanchor": "top"}
+BUDGET_COLORS = {"drafting": COLORS["draft"], "target passes": COLORS["target"], "checks and walk": "#8e6bbf",
+                 "host, between them": "#bbbbbb", "timing ar's step": "#e0b84f", "waiting for its turn": "#e8e8e8"}
+
+
+def time_budget(run, timeline) -> go.Figure:
+    """Where this run's seconds went (adding up to the status line's seconds), beside the cost
+    model's prediction and `ar`'s time for the same tokens (`SpeedAccount.budget`): the question of a
+    run with high acceptance and little speedup."""
+    budget = run.stats.account.budget() or {}
+    rows = list(budget)
+    traces = [go.Bar(y=rows, x=[budget[row].get(part) for row in rows], name=part, orientation="h",
+                     marker_color=color) for part, color in BUDGET_COLORS.items()]
+    busy = run.stats.account.unsettled()
+    title = "Where the seconds went (seconds)" + ("<br><sup>not settled: a busy machine moved them (see the stats)"
+                                                  "</sup>" if busy else "")
+    return small_figure(title, traces, "", "", barmode="stack", height=320,
+                        margin={"l": 190, "r": 15, "t": 40, "b": 110}, legend=LEGEND_BELOW)
+
+
+def _branched(step) -> bool:
+    return "tree" in step.extra and branches(step.extra["tree"]["parents"])
+
+
+# Tokens: Eq. 1 for a chain, from acceptance by depth for a tree (README); speedup: Theorem 3.8 on
+# the tokens this run's drafted rounds yielded and its measured costs (SpeedAccount.predicted_speedup).
+PREDICTED_LABEL = "predicted (tokens: Eq. 1 from acceptance; speedup: this run's rounds at its c and pass cost)"
+
+
+def predicted_tokens_per_round(run) -> float | None:
+    """Eq. 1 from the run's acceptance rate for a chain, for each target pass at the length of the
+    block it verified (a draft that stops when unsure drafts shorter blocks than its longest). A
+    token tree's rate counts all its nodes, of which a round keeps at most one per depth, so Eq. 1
+    would predict it fewer tokens than the chain it beats; a tree's expectation comes from its
+    acceptance by depth instead (`tokens_from_depth_rates`)."""
+    stats = run.stats
+    if stats.acceptance_rate is None or not stats.max_block:
+        return None
+    if any(_branched(step) for step in run.steps):
+        return tokens_from_depth_rates(stats.per_position_acceptance_rate)
+    passes = [(step.forwards.get(stats.target_role, 0), step.drafted) for step in run.steps]
+    weights = sum(count for count, _ in passes)
+    return sum(count * expected_tokens_per_step(stats.acceptance_rate, block) for count, block in passes) / weights
+
+
+def tokens_from_depth_rates(rates: list[float]) -> float:
+    """Expected tokens per round when the path goes past depth d with probability r_d, given it
+    reached d: the verifier's own token plus P(depth 1 kept) + P(depths 1 and 2 kept) + ..."""
+    expected, reach = 1.0, 1.0
+    for rate in rates:
+        reach *= rate
+        expected += reach
+    return expected
+
+
+CHARTS = (("chart-acceptance", acceptance_over_steps), ("chart-speed", speed_over_time),
+          ("chart-length", acceptance_length), ("chart-position", per_position),
+          ("chart-divergence", rule_test), ("chart-origins", origin_shares),
+          ("chart-speedup", predicted_vs_measured), ("chart-budget", time_budget))
+
+
+def all_figures(run, timeline) -> list[go.Figure]:
+    return [make(run, timeline) for _, make in CHARTS]
+
+
+def figures_html(figures: list[go.Figure], plotly_js: bool = True) -> str:
+    """One standalone HTML page with every chart: plotly.js embedded once (4.8 MB, works offline),
+    or without `plotly_js` loaded from plotly's CDN (the charts' data alone)."""
+    first = True if plotly_js else "cdn"
+    parts = [f.to_html(full_html=False, include_plotlyjs=first if i == 0 else False) for i, f in enumerate(figures)]
+    return "<!doctype html><html><head><meta charset='utf-8'></head><body>" + "".join(parts) + "</body></html>"
+
+
+def bars(title: str, series: dict[str, dict[str, float]]) -> go.Figure:
+    """Grouped bars, one trace per distribution (name -> {token label: probability})."""
+    traces = [go.Bar(x=list(probs), y=list(probs.values()), name=name) for name, probs in series.items()]
+    # The legend goes under the tilted token labels: above the plot, step mode's five long names
+    # took three lines and ran over the title.
+    return small_figure(title, traces, "", "probability", barmode="group", y_range=[0, 1.05], height=400,
+                   margin={"l": 50, "r": 15, "t": 40, "b": 150},
+                   legend={"orientation": "h", "x": 0, "xanchor": "left", "y": -0.45, "yanchor": "top"})
+
+
+def toy_bars(toy) -> go.Figure:
+    series = {"p (target)": dict(zip(TOY_TOKENS, TOY_P.tolist())), "q (draft)": dict(zip(TOY_TOKENS, TOY_Q.tolist())),
+              "residual": toy.residual(), f"emitted so far ({len(toy.rounds)} rounds)": toy.emitted_shares()}
+    return bars("Seed-001 example: emitted tokens follow p", series)

@@ -1,0 +1,107 @@
+"""Speed figures a room can trust from one machine: each side of a comparison runs the same number
+of times after a short warm-up, in an order that alternates from repeat to repeat (so a slow moment
+of the machine falls on every side alike), and is reported as its median with the range; a
+speedup over `ar` is the median of the ratios within a repeat, as the bench pairs its runs."""
+
+import statistics
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+
+from ...decoding.speed.speed_bound import SpeedBound, speedup_bound
+
+REPEATS = 3  # timed runs of each side
+WARM_UP_TOKENS = 4  # a warm-up run builds what a side's first run would pay for (int8 twins, pruned heads)
+BUSY_SPREAD = 1.25  # a side whose fastest run is this much faster than its slowest: the machine was busy
+UNSETTLED_SPREAD = 1.3  # paired ratios further apart than this settle no speedup
+NOISE_SPREAD = 1.1  # ratios on both sides of 1 but within this of each other: about as fast as ar
+
+
+def schedule(sides: int, repeats: int) -> list[tuple[int, int]]:
+    """(repeat, side) in run order: forwards on even repeats, backwards on odd ones."""
+    order = list(range(sides))
+    return [(repeat, side) for repeat in range(repeats) for side in (order if repeat % 2 == 0 else order[::-1])]
+
+
+def repeated(runs: list[Callable], repeats: int) -> Iterator[tuple[int, int, object]]:
+    """Each side (run(**overrides) -> a finished Run) once briefly, then `repeats` times in the
+    alternating order; yields (side, repeat, run) as each ends (repeat -1: the warm-up)."""
+    for side, run in enumerate(runs):
+        yield side, -1, run(max_new_tokens=WARM_UP_TOKENS)
+    for repeat, side in schedule(len(runs), repeats):
+        yield side, repeat, runs[side]()
+
+
+@dataclass(frozen=True)
+class Speedup:
+    """A paired speedup over ar as shown: its median with its range where the runs settled it, else
+    `unsettled`, why not and what to do, in words (then no figure is the headline)."""
+
+    text: str
+    median: float | None = None
+    unsettled: str = ""
+
+    def __str__(self) -> str:
+        return f"not settled: {self.unsettled}" if self.unsettled else self.text
+
+
+def settled(ratios: list[float], bound: SpeedBound | None) -> Speedup:
+    """The paired ratios as a figure, or why they settle none: past what the side's own measured
+    costs allow, spread wider than UNSETTLED_SPREAD, or on both sides of ar beyond noise."""
+    median, low, high = statistics.median(ratios), min(ratios), max(ratios)
+    text = f"{median:.2f}x ({low:.2f}-{high:.2f})"
+    if bound is not None and bound.exceeded_by(high):
+        why = (f"the runs gave {low:.2f}-{high:.2f}x, more than this setting's measured costs allow "
+               f"({bound.bound:.2f}x at most: {bound.inputs()}), so something slowed an ar run")
+    elif high / low > UNSETTLED_SPREAD or (low < 1 < high and high / low > NOISE_SPREAD):
+        why = f"its repeats gave {low:.2f}-{high:.2f}x ar"
+    else:
+        return Speedup(text, median)
+    return Speedup(text, median, f"{why}; run it again on a quieter machine (close other programs and tabs)")
+
+
+@dataclass
+class Timed:
+    """One side's speeds, by repeat, and the speedup bound of each of its runs."""
+
+    speeds: dict = field(default_factory=dict)  # repeat -> tokens per second
+    bounds: dict = field(default_factory=dict)  # repeat -> SpeedBound (or None)
+
+    def add(self, repeat: int, run) -> None:
+        # On the decoder's own clock: the turns other visitors' runs took between its rounds
+        # (turns.py) are not its time. A run that wrote nothing has no speed.
+        if run.stats.tokens and run.stats.decoder_seconds:
+            self.speeds[repeat] = run.stats.tokens / run.stats.decoder_seconds
+        self.bounds[repeat] = speedup_bound(run.stats)
+
+    def bound(self) -> SpeedBound | None:
+        """The loosest of its runs' bounds (the run with the cheapest measured costs): a figure
+        above even that one is flagged."""
+        return max((b for b in self.bounds.values() if b is not None), key=lambda b: b.bound, default=None)
+
+    def text(self) -> str:
+        values = list(self.speeds.values())
+        if not values:
+            return "–"
+        return f"{statistics.median(values):.1f} ({min(values):.1f}-{max(values):.1f}, {len(values)} runs)"
+
+    def ratios(self, reference: "Timed") -> list[float]:
+        """Its speed over the reference's, within each repeat both ran."""
+        return [speed / reference.speeds[r] for r, speed in self.speeds.items() if speed and reference.speeds.get(r)]
+
+    def speedup_text(self, reference: "Timed") -> str:
+        return str(self.speedup(reference))
+
+    def speedup(self, reference: "Timed") -> Speedup:
+        """The median of the paired ratios with their range, where they settle it (`settled`)."""
+        ratios = self.ratios(reference)
+        return settled(ratios, self.bound()) if ratios else Speedup("–")
+
+
+def busy_note(sides: list[Timed]) -> str:
+    """A line when some side's speeds spread widely, else ""."""
+    spreads = [max(t.speeds.values()) / min(t.speeds.values()) for t in sides if t.speeds and min(t.speeds.values())]
+    spread = max(spreads, default=1.0)
+    if spread < BUSY_SPREAD:
+        return ""
+    return (f"one setting's speed varied by up to {spread:.2f}x between its runs: the machine was busy (another "
+            "run, a browser), so compare the medians and read the ranges as the noise")
