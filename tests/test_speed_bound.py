@@ -1,5 +1,5 @@
 """Speedups that respect physics: the most a run's speedup over ar can be from its own measured
-costs (decoding/speed/speed_bound.py), and the paired comparisons (Compare, Race) that headline a figure
+costs (decoding/speed_bound.py), and the paired comparisons (Compare, Race) that headline a figure
 only where their runs settle it, saying in words why not elsewhere (the issue's Fuzzy SD sweep read
 8.94x over ar with a draft 3.16x faster than the target; a later Compare headlined a struck-through
 1.84x)."""
@@ -69,11 +69,15 @@ def test_a_settled_speedup_is_its_median_with_its_range():
     assert Speedup("1.00x (the reference)").unsettled == ""
 
 
-def test_real_runs_bound_their_own_prediction_and_ar_is_bounded_by_one(family):
+def test_a_real_run_stays_within_its_own_bound_and_ar_is_bounded_by_one(family):
     sd = generate("hello there", method="sd", max_new_tokens=24, target=family["target"], draft=family["draft"])
     bound = speedup_bound(sd.stats)
     assert bound is not None and bound.draft_forwards == sd.stats.forwards["draft"]
-    assert bound.bound >= sd.stats.account.speedup() - 1e-9  # no run is faster than its own costs allow
+    # Its own speedup passes the bound only by timing noise: T(1) is a mean, so its passes may time
+    # a little below it (the prediction is no theorem here: it counts the prompt's round at the
+    # mean pass). On a busy machine the run withholds its speedup, and no bound is read.
+    if not sd.stats.account.unsettled():
+        assert not bound.exceeded_by(sd.stats.account.speedup())
     ar = generate("hello there", method="ar", max_new_tokens=24, target=family["target"])
     assert speedup_bound(ar.stats).bound == 1.0
     draft_only = generate("hello there", method="draft-only", max_new_tokens=8, draft=family["draft"])

@@ -233,14 +233,13 @@ class SpeedAccount:
         return sum(r.tokens for r in drafted) / sum(round_costs(forwards, len(drafted), 0, cost, verify).values())
 
     def bound(self) -> float | None:
-        """The most this run's speedup can be from its own costs: its draft forwards at c, its first
-        pass at what it measured, each later pass at no less than T(1) or its cheapest pass, whichever
-        is less (T(1) is a mean, so one pass may time below it), nothing else."""
+        """The most this run's speedup can be from its own costs: its draft forwards at c, its
+        passes at no less than T(1) each (its first at what it measured), nothing else."""
         step, cost = self.single_step(), self.cost_ratio()
         if not step or self.first_pass is None or not self.target_passes or (self.draft_forwards and cost is None):
             return None
-        prompt, cheapest_pass = self.first_pass / step, min(self.pass_seconds[1:], default=step) / step
-        least = self.draft_forwards * (cost or 0.0) + prompt + (self.target_passes - 1) * min(1.0, cheapest_pass)
+        prompt = self.first_pass / step
+        least = self.draft_forwards * (cost or 0.0) + prompt + self.target_passes - 1
         return (prompt + self.tokens - 1) / least if least > 0 else None
 
     def budget(self) -> dict[str, dict[str, float]] | None:
