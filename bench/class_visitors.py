@@ -41,8 +41,8 @@ FILES = Path(os.environ.setdefault("CLASS_VISITORS_FILES", tempfile.mkdtemp(pref
 os.environ["GRADIO_TEMP_DIR"] = str(FILES / "gradio")
 
 from playground.models.presets import Preset  # noqa: E402
-from playground.ui.layout import load_examples  # noqa: E402
 from playground.ui.sharing import disk  # noqa: E402
+from playground.ui.tabs.generate import load_examples  # noqa: E402
 
 from .client_views import ETA, Visit, client_for, controls, follow, text_of  # noqa: E402
 

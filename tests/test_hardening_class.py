@@ -11,10 +11,10 @@ import pytest
 from playground.decoding.speed import what_if
 from playground.errors import PlaygroundError
 from playground.models.presets import Preset
-from playground.ui import layout
 from playground.ui.handlers import Handlers
 from playground.ui.options import all_controls
 from playground.ui.tabs.what_if_panel import MAX_CURVE_CHARS, OWN_CURVE, parse_curve
+from playground.ui.views import widgets
 
 KEY = "session-1"
 PROMPT = "hello there"
@@ -47,7 +47,7 @@ def test_a_huge_typed_curve_is_refused_before_it_is_read():
 
 
 def test_the_what_if_refuses_a_c_that_is_no_number_and_a_profile_it_does_not_know(handlers):
-    slider = layout.Slider(0.0, 1.0, value=0.1, label="c: a draft forward in target steps")
+    slider = widgets.Slider(0.0, 1.0, value=0.1, label="c: a draft forward in target steps")
     for bad in ("x", math.nan, None):
         with pytest.raises(gr.Error, match="c: a draft forward in target steps must be a number"):
             slider.preprocess(bad)
@@ -80,7 +80,7 @@ def test_the_toy_takes_a_seed_in_range(handlers):
 def test_a_method_name_no_page_offers_is_cut_short_and_shown_as_text(handlers, name):
     """Gradio's own check of a dropdown echoed a 100,000-character name whole; the method picker
     hands it to the handler, whose status and toast cut it short and escape it."""
-    assert layout.Choice(["sd", "ar"], value="sd").preprocess(name) == name
+    assert widgets.Choice(["sd", "ar"], value="sd").preprocess(name) == name
     with pytest.warns(UserWarning) as toasts:
         status, *_ = list(handlers.generate(KEY, PROMPT, name, False, *values()))[-1]
     assert "status-error" in status and "unknown method" in status and len(status) < 600

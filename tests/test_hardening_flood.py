@@ -18,8 +18,9 @@ from starlette.requests import Request as StarletteRequest
 
 from playground.models.presets import Preset
 from playground.ui.handlers import Handlers
-from playground.ui.layout import _keyed, build_demo
+from playground.ui.layout import build_demo
 from playground.ui.options import all_controls
+from playground.ui.tabs.wiring import keyed
 from playground.ui.tiny_app import launch_tiny_app
 
 PROMPT = "hello there"
@@ -54,7 +55,7 @@ def three_per_minute(monkeypatch):
 
 
 def generate_status(handlers, req: gr.Request) -> str:
-    return list(_keyed(handlers.generate)(req, PROMPT, "ar", False, *values()))[-1][0]
+    return list(keyed(handlers.generate)(req, PROMPT, "ar", False, *values()))[-1][0]
 
 
 def test_fresh_session_hashes_from_one_address_share_its_limit(handlers, three_per_minute):
@@ -68,7 +69,7 @@ def test_fresh_session_hashes_from_one_address_share_its_limit(handlers, three_p
 def test_unload_does_not_reset_a_visitors_count(handlers, three_per_minute):
     mine = uuid.uuid4().hex
     assert all("done" in generate_status(handlers, request(VISITOR, mine)) for _ in range(3))
-    _keyed(handlers.sessions.drop)(request(VISITOR, mine))  # what the page's unload event calls
+    keyed(handlers.sessions.drop)(request(VISITOR, mine))  # what the page's unload event calls
     assert len(handlers.sessions) == 0, "the session itself went"
     with pytest.warns(UserWarning):
         assert "runs per minute" in generate_status(handlers, request(VISITOR, mine))
@@ -77,7 +78,7 @@ def test_unload_does_not_reset_a_visitors_count(handlers, three_per_minute):
 def test_a_compare_counts_against_the_visitor_not_the_session(handlers, three_per_minute):
     assert "done" in generate_status(handlers, request(VISITOR))
     with pytest.warns(UserWarning):  # the reference and two columns: 3 more, past 3 per minute
-        view = list(_keyed(handlers.compare)(request(VISITOR), PROMPT, "fsd", "sweep", "tau", "0.1, 0.2", [],
+        view = list(keyed(handlers.compare)(request(VISITOR), PROMPT, "fsd", "sweep", "tau", "0.1, 0.2", [],
                                              *values()))[-1]
     assert "runs per minute per visitor" in view
 

@@ -13,9 +13,10 @@ from playground.deploy import limits
 from playground.methods.correction_memory import CorrectionMemory
 from playground.models.presets import Preset
 from playground.ui.handlers import Handlers
-from playground.ui.layout import _keyed, build_demo
+from playground.ui.layout import build_demo
 from playground.ui.options import all_controls
 from playground.ui.sharing.session import Sessions
+from playground.ui.tabs.wiring import keyed
 
 PROMPT = "hello there"
 VISITOR = "203.0.113.5"
@@ -55,7 +56,7 @@ def memory_file(tmp_path, pairs: int):
 
 def test_uploads_are_limited_per_visitor_whatever_its_sessions(handlers, public, monkeypatch, tmp_path):
     monkeypatch.setenv("PLAYGROUND_UPLOADS_PER_MINUTE", "2")
-    upload = _keyed(handlers.upload_memory)
+    upload = keyed(handlers.upload_memory)
     path = memory_file(tmp_path, 3)
     assert all("3 rejections" in upload(request(), path) for _ in range(2))
     with pytest.warns(UserWarning):

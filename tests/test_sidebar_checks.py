@@ -6,10 +6,10 @@ import pytest
 
 from playground.errors import PlaygroundError
 from playground.ui.handlers import Handlers
-from playground.ui.layout import OptionSlider, ThresholdSlider
 from playground.ui.options import MAX_LABEL_CHARS, all_controls, method_choices
 from playground.ui.tabs.controls import checked_value
 from playground.ui.tabs.family_panel import Preset
+from playground.ui.views.widgets import OptionSlider, ThresholdSlider
 
 KEY = "session-1"
 

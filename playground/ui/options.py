@@ -18,6 +18,7 @@ from ..methods import METHODS
 COMMON = ("temperature", "top_k", "top_p", "max_new_tokens", "seed")
 
 DEFAULT_DIVERGENCE = RunConfig().divergence
+DEFAULT_METHOD = "sd" if "sd" in METHODS else next(iter(METHODS))  # the method a page opens on
 # Shorter than the CLI's help where the sidebar has no room for it.
 UI_HELP = {"divergence": "compared on the raw (temperature-1) distributions, natural log; each threshold "
                          "slider states what it compares and the bound of the chosen divergence"}

@@ -5,13 +5,20 @@ import time
 from functools import partial
 from html import escape
 
+import gradio as gr
+
 from ...deploy.limits import current_limits
 from ...errors import PlaygroundError
 from ..options import (
+    DEFAULT_METHOD,
     MAX_SWEEP_VALUES,
     all_controls,
     chosen_divergence,
+    default_sweep,
+    method_choices,
     options_from_values,
+    suggested_sweep,
+    sweep_options,
     sweep_values,
     visible_options,
 )
@@ -19,9 +26,11 @@ from ..sharing import eta
 from ..views import render
 from ..views.error_status import check_method, error_status
 from ..views.paired_speedups import REPEATS, WARM_UP_TOKENS, Speedup, Timed, busy_note, repeated, schedule
+from .controls import MethodPicker
 from .family_panel import decoder
 from .quality_panel import AGREEMENT, diff_html, repetition, target_ids, target_log_likelihood, token_agreement
 from .runs import Runs
+from .wiring import PRIVATE, Shared
 
 REFERENCE = ("ar", "ar", {})  # the target-only side every column is scored and timed against
 REFERENCE_LABEL = "ar (reference)"
@@ -155,3 +164,44 @@ class Comparison:
                                                                          run.config.chat_template),
                             "repeated word 3-grams": repetition(run.text),
                             "where the seconds went": render.budget_text(run)}}
+
+
+def build_tab(ui: Shared, tab) -> gr.CheckboxGroup:
+    """The Compare tab; returns its method picker (which follows the loaded family)."""
+    gr.Markdown("Run the Generate tab's prompt with the same seed: sweep one option of the chosen method "
+                "(e.g. tau), or put methods side by side. Every side, a target-only run first, is warmed up "
+                "and then run 3 times in alternating order: speeds are medians with their range, speedups "
+                "are paired with the target-only run of the same repeat. Each column is scored against the "
+                "target-only run: token agreement (tokens in common once the two texts are aligned), the "
+                "target's mean log-likelihood of the text (which a "
+                "text repeating itself scores well on), the share of repeated word 3-grams, and a word diff.")
+    with gr.Row():
+        mode = gr.Radio([("sweep an option", "sweep"), ("methods side by side", "methods")], value="sweep",
+                        label="compare", elem_id="compare-mode")
+        option = gr.Dropdown(sweep_options(DEFAULT_METHOD), value=default_sweep(DEFAULT_METHOD),
+                             label="option to sweep", info="the options of the method chosen on the left",
+                             allow_custom_value=True, elem_id="compare-option")  # API callers: any method's
+        values = gr.Textbox(suggested_sweep(default_sweep(DEFAULT_METHOD)), label="values", elem_id="compare-values")
+        methods = MethodPicker([name for _, name in method_choices()], value=["ar", DEFAULT_METHOD],
+                                   label="methods", elem_id="compare-methods", visible=False)
+    start = gr.Button("Compare", variant="primary", elem_id="compare")
+    expected = gr.HTML(elem_id="compare-expected")  # how long it will take, before it starts
+    view = gr.HTML(elem_id="compare-view")
+    ui.family_views.append(view)
+
+    def sweep_for(method):
+        chosen = default_sweep(method)
+        return gr.Dropdown(choices=sweep_options(method), value=chosen), suggested_sweep(chosen)
+
+    def show_mode(chosen):
+        return (gr.update(visible=chosen == "sweep"), gr.update(visible=chosen == "sweep"),
+                gr.update(visible=chosen == "methods"))
+
+    ui.method.change(sweep_for, ui.method, [option, values], **PRIVATE)
+    option.input(suggested_sweep, option, values, **PRIVATE)
+    mode.change(show_mode, mode, [option, values, methods], **PRIVATE)
+    inputs = [ui.prompt, ui.method, mode, option, values, methods, *ui.widgets]
+    run = ui.page_and_api(start.click, ui.handlers.compare, inputs, [view], "compare")
+    ui.page_only([tab.select, mode.change, option.change, values.change, methods.change],
+                 ui.handlers.compare_estimate, inputs, [expected], after=run)
+    return methods

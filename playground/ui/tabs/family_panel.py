@@ -7,6 +7,7 @@ inject tiny in-code models). `load_model` caches process-wide, so loading twice 
 """
 
 from collections.abc import Callable
+from functools import partial
 
 import gradio as gr
 
@@ -18,11 +19,14 @@ from ...methods.drafter import is_feature_draft
 from ...models.loading import LoadedModel, vocabulary_relation
 from ...models.policy import public_mode
 from ...models.presets import DEFAULT_PRESET, Preset, load_presets
-from ..options import method_choices
+from ..options import DEFAULT_METHOD, method_choices
 from ..sharing import model_thread
 from ..sharing.session import Sessions
+from ..sharing.visitors import session_key
 from ..views import render
 from ..views.error_status import check_method, error_status
+from ..views.widgets import Choice
+from .wiring import PRIVATE, keyed
 
 Loader = Callable[[str], LoadedModel]
 MAX_FAILED_LOADS = 1000  # sessions whose last Load failed, remembered to say why their runs wait
@@ -245,3 +249,32 @@ def _availability(models: dict[str, LoadedModel]) -> str:
     needed = sorted({role for name in missing for role in METHODS[name].roles if role not in models})
     return (f"the models share one vocabulary; {', '.join(missing)} need a {' and a '.join(needed)} model, "
             "so every other method is available")
+
+
+def build_panel(handlers, status):
+    """The model family controls and the method dropdown; returns (method, the load events: Load
+    and choosing a preset, which loads its family, the family's controls: the preset, target,
+    draft and qualifier, its description)."""
+    names, first = [p.name for p in handlers.presets], handlers.presets[0]
+    with gr.Accordion("Model family", open=True):
+        preset = gr.Dropdown(names, value=names[0], label="preset", elem_id="preset")
+        specs = [gr.Textbox(getattr(first, role), label=role, elem_id=f"{role}-spec",
+                            info="embedded name, local directory, .gguf file or hub id")
+                 for role in ("target", "draft", "qualifier")]
+        with gr.Row():
+            load = gr.Button("Load", elem_id="load")
+            unload = gr.Button("Unload", elem_id="unload")
+        family = gr.Markdown(first.description, elem_id="family-info")
+    method = Choice(method_choices(), value=DEFAULT_METHOD, label="method", elem_id="method")
+
+    def on_load(target, draft, qualifier, current, request: gr.Request, progress=gr.Progress()):
+        return handlers.load(session_key(request), target, draft, qualifier, current, progress)
+
+    chosen = preset.input(handlers.preset, preset, [*specs, family], **PRIVATE)
+    loads = [load.click(on_load, [*specs, method], [status, family, method], api_name="load"),
+             chosen.then(on_load, [*specs, method], [status, family, method], **PRIVATE)]
+    for role, spec in zip(("target", "draft", "qualifier"), specs, strict=True):  # typed, or filled by a script
+        gr.on([spec.input, spec.change], keyed(partial(handlers.family.edited, role=role)), [spec, preset], status,
+              trigger_mode="always_last", **PRIVATE)
+    unload.click(keyed(handlers.unload), None, [status, family], api_name="unload")
+    return method, loads, [preset, *specs, family]

@@ -2,20 +2,27 @@
 and the toggles that change what the view shows."""
 
 import time
+from pathlib import Path
 
 import gradio as gr
+import tomllib
 
 from ...errors import PlaygroundError
 from ...methods import METHODS
 from ...models import embedded
 from ...space import on_space
+from ..options import DEFAULT_METHOD
 from ..sharing import eta, model_thread
 from ..sharing.stale_runs import STOP_PRESSED
 from ..views import charts, render, sparklines
+from ..views.appending_view import appending_html
+from ..views.charts import CHARTS
 from ..views.error_status import error_status
 from ..views.pacing import STATS_INTERVAL, TEXT_INTERVAL, Pacer
+from . import what_if_panel
 from .family_panel import decoder
 from .runs import Runs
+from .wiring import PRIVATE, Shared, keyed, offer
 
 SETTLE = 0.3  # seconds without a further change before a changed control re-runs
 PREPARING = ("first run on this Space: preparing the embedded models (the target from the Hub, the draft and "
@@ -174,3 +181,85 @@ class Generation:
         if session.run is None:
             return gr.skip()
         return render.token_spans(session.run.tokens, session.decode, show_rejected)
+
+
+EXAMPLES = Path(__file__).resolve().parents[3] / "assets" / "examples.toml"
+
+
+def load_examples(path: Path = EXAMPLES) -> list[dict]:
+    return tomllib.loads(path.read_text(encoding="utf-8"))["example"] if path.is_file() else []
+
+
+def shown_for_memory(method) -> dict:
+    """Visible only for a method that reads a correction memory (csd, csd-memory)."""
+    return gr.update(visible=isinstance(method, str) and method in METHODS and METHODS[method].uses_memory)
+
+
+def build_tab(ui: Shared) -> None:
+    examples = load_examples()
+    ui.prompt = gr.Textbox(examples[0]["prompt"] if examples else "", label="prompt", lines=3, elem_id="prompt")
+    if examples:
+        gr.Examples([[e["prompt"]] for e in examples], [ui.prompt], label="Examples (one click loads the prompt)",
+                    example_labels=[e["label"] for e in examples], elem_id="examples")
+    with gr.Row():
+        generate = gr.Button("Generate", variant="primary", elem_id="generate")
+        stop = gr.Button("Stop", variant="stop", elem_id="stop")
+        show_rejected = gr.Checkbox(False, label="show rejected drafts", elem_id="show-rejected")
+        live = gr.Checkbox(False, label="re-run when a control changes", elem_id="live")
+    gr.HTML(render.legend_html(), elem_id="legend")
+    output = appending_html(elem_id="output", elem_classes="token-text")
+    stats = gr.HTML(elem_id="stats")
+    with gr.Accordion("Charts (drawn when a run ends; the stats show its running lines)", open=True,
+                      elem_id="charts-panel"):
+        with gr.Row(elem_id="charts"):
+            plots = [gr.Plot(elem_id=elem_id, show_label=False, min_width=340) for elem_id, _ in CHARTS]
+        gr.Markdown("Each chart's camera button (top right, on hover) downloads it as a PNG.")
+    what_if = what_if_panel.build_panel()
+    with gr.Row():
+        export_json = gr.Button("Export run (JSON)", elem_id="export-json", size="sm")
+        export_charts = gr.Button("Export charts (HTML)", elem_id="export-charts", size="sm")
+        memory = gr.Button("CSD correction memory", elem_id="csd-memory", size="sm")
+    download = gr.File(label="download", elem_id="download", interactive=False, visible=False)
+    ui.family_views = [output, stats, *plots]
+    upload = gr.File(label="CSD correction memory to start from (JSON from `calibrate` or a download)",
+                     file_types=[".json"], type="filepath", elem_id="csd-memory-upload", height=90,
+                     visible=METHODS[DEFAULT_METHOD].uses_memory)
+    ui.method.change(shown_for_memory, ui.method, upload, **PRIVATE)  # csd's alone: it reads a memory
+    memory_view = gr.HTML(elem_id="csd-memory-view")
+
+    # Every trigger first stops the session's running generation (at its next step, so it ends
+    # with its own final view), then bumps a counter whose change starts the new run. With "re-run
+    # when a control changes" ticked, a control's change (dragging or typing into a slider, a
+    # dropdown, a checkbox, the method) re-runs the same prompt and seed once the changes settle;
+    # they may overlap, the last wins.
+    tick = gr.State(0)
+    ui.show_rejected = show_rejected
+    ui.run_inputs = [ui.prompt, ui.method, show_rejected, *ui.widgets]
+    ui.settings = gr.JSON([c.value for c in ui.run_inputs], visible="hidden", elem_id="run-settings")
+    gr.on([c.change for c in ui.run_inputs], None, ui.run_inputs, ui.settings, js="(...values) => [values]",
+          **PRIVATE)
+    run = ui.page_and_api(tick.change, ui.handlers.generate, ui.run_inputs, [ui.status, output, stats], "generate",
+                          show_progress="hidden")
+    # The charts follow on their own event once the run's has ended (run_charts.py); API callers
+    # ask for the last run's charts with /charts.
+    # The what-if opens on the run's own c (its speed account's), not on where the slider was left.
+    run.then(keyed(ui.handlers.charts_after_run), None, plots, **PRIVATE).then(
+        keyed(ui.handlers.what_if_profile), what_if.profile, what_if.cost, **PRIVATE).then(
+        keyed(ui.handlers.what_if_on_page), what_if.inputs, what_if.outputs, **PRIVATE)
+    what_if_panel.wire(ui, what_if)
+    tick.change(keyed(ui.handlers.waiting), None, ui.status, concurrency_limit=None, show_progress="hidden",
+                **PRIVATE)
+    charts_button = gr.Button(visible=False)
+    charts_button.click(keyed(ui.handlers.final_charts), None, plots, api_name="charts")
+    gr.on([generate.click, ui.prompt.submit], keyed(ui.handlers.restart), tick, tick, **PRIVATE)
+    gr.on([w.input for w in (ui.method, *ui.widgets)], keyed(ui.handlers.changed),
+          [tick, live, ui.prompt, ui.method, *ui.widgets], tick,
+          trigger_mode="multiple", concurrency_limit=None, show_progress="hidden", **PRIVATE)
+    stop.click(keyed(ui.handlers.stop), None, None, **PRIVATE)
+    show_rejected.change(keyed(ui.handlers.rerender), show_rejected, output, **PRIVATE)
+    export_json.click(keyed(offer(ui.handlers.export_json)), None, [download, ui.status], api_name="export_json")
+    export_charts.click(keyed(offer(ui.handlers.export_charts)), None, [download, ui.status],
+                        api_name="export_charts")
+    memory.click(keyed(offer(ui.handlers.correction_memory)), None, [download, memory_view],
+                 api_name="correction_memory")
+    upload.upload(keyed(ui.handlers.upload_memory), upload, memory_view, api_name="upload_memory")

@@ -25,9 +25,9 @@ from ..views.paired_speedups import REPEATS, WARM_UP_TOKENS, Timed, busy_note, r
 from ..views.race_replay import MAX_LANES, race_html
 from .controls import MethodPicker
 from .family_panel import decoder
+from .wiring import PRIVATE, Shared, keyed
 
 REPLAY_JS = (Path(__file__).resolve().parents[3] / "assets" / "race.js").read_text(encoding="utf-8")
-PRIVATE = {"api_visibility": "private"}
 STOPPED_BY_A_RACE = "a Race started (it runs each method alone)"
 
 
@@ -189,9 +189,9 @@ def spread_text(methods: list[str], timed: list[Timed]) -> str:
     return f"Speeds of the runs: {'; '.join(lines)}. {busy_note(timed)}".strip()
 
 
-def build_tab(ui, tab, keyed) -> gr.CheckboxGroup:
-    """The Race tab's components and events; `ui` is layout's Shared, `keyed` its session wrapper.
-    Returns its method picker (which follows the loaded family)."""
+def build_tab(ui: Shared, tab) -> gr.CheckboxGroup:
+    """The Race tab's components and events; returns its method picker (which follows the loaded
+    family)."""
     race = Race(ui.handlers)
     gr.Markdown("Which method finishes first, truly? Each run decodes alone (racing two at once on one "
                 "machine would slow both), its steps' times are recorded, and the runs are replayed side by "

@@ -21,9 +21,9 @@ from ...models.loading import available_offline
 from ..options import DEFAULT_DIVERGENCE, all_controls, coerce, options_from_values
 from ..views import render
 from ..views.error_status import shortened
+from .wiring import PRIVATE
 
 log = logging.getLogger(__name__)
-PRIVATE = {"api_visibility": "private"}
 TRUE, FALSE = ("true", "1", "yes", "on"), ("false", "0", "no", "off")
 # The server answers a request whose first line and headers pass 64 KiB with a bare error (a path
 # of 65,510 characters did, with 60 bytes of headers); a browser adds a few KB of headers.

@@ -4,14 +4,17 @@ from dataclasses import replace
 
 import gradio as gr
 
+from ...decoding.speed.what_if import pass_cost_sentence
 from ...methods import METHODS
-from ..options import finite_number
+from ..options import all_controls, finite_number
 from ..sharing.session import Stepping
 from ..views import charts, render
 from ..views.error_status import error_status, toast_text
 from ..views.explain_round import TOY_SEEDS, Toy, bars, explain_step
+from ..views.widgets import Number, Slider
 from .family_panel import decoder
 from .runs import Runs
+from .wiring import PRIVATE, Shared, keyed
 
 TEACHING = {"temperature": 1.0, "draft_confidence": 0.0}  # step mode's one-click settings
 
@@ -107,3 +110,62 @@ def _forget_earlier_evidence(run) -> None:
     run for as long as the session does. Their tokens, counts and times stay."""
     if len(run.steps) > 1 and run.steps[-2].evidence:
         run.steps[-2] = replace(run.steps[-2], evidence=[])
+
+
+def build_tab(ui: Shared) -> None:
+    gr.Markdown("Advance one verification round at a time: the drafted candidates, the acceptance test "
+                "of each with the numbers the rule used, and which token was emitted and why (PyramidSD: "
+                "the qualifier's checks, then the target's). The bars show, at one check, the top tokens "
+                "of each distribution the round recorded: p (target), q (draft) or r (qualifier) after "
+                "the sampling settings, which the SD ratio and the draws use (one-hot when greedy), the "
+                "raw temperature-1 ones, which divergences and the CSD gate compare, and the residual "
+                "norm(max(0, p - q)) where the SD rule ran.\n\n"
+                "**What a round costs.** Up to K draft steps (each c of a target step; fewer where the "
+                "draft's confidence ends the block) plus one target pass over the drafted tokens and one "
+                "more (a token tree: all its nodes, its siblings costing no draft step). "
+                f"What that pass costs depends on the machine: {pass_cost_sentence()} (the what-if's "
+                "profiles); the stats show this run's own as *verification pass / target step*. So the "
+                "predicted speedup is the tokens a drafted round yields / (its draft steps x c + that "
+                "cost), over this run's rounds: the draft must be cheap and right often enough to pay for "
+                "both. Both costs are this run's own, in the target step T(1) timed on its cache beside its "
+                "rounds (its speed account). On a CPU, with *draft int8* ticked (the default), the draft's "
+                "linear layers run in int8, about half of c; the target is never quantized, so sd's output "
+                "stays its own.\n\n"
+                "**Teaching settings** sample at temperature 1 (greedy p and q are one-hot: nothing to "
+                "weigh) and draft full blocks (draft confidence 0), so each round has candidates to check.")
+    with gr.Row():
+        step = gr.Button("Step one round", variant="primary", elem_id="step")
+        reset = gr.Button("Restart", elem_id="step-reset")
+        teaching = gr.Button("Teaching settings", elem_id="step-teaching")
+        position = Slider(0, 63, step=1, value=0, label="check (0 = first)",
+                             elem_id="step-position")
+    status = gr.HTML(elem_id="step-status")  # this tab's own: a round count means nothing on the others
+    text = gr.HTML(elem_id="step-output")
+    explanation = gr.HTML(elem_id="step-explanation")
+    bars = gr.Plot(elem_id="step-bars", show_label=False)
+    ui.page_and_api(step.click, ui.handlers.step, [ui.prompt, ui.method, position, *ui.widgets],
+                    [status, text, explanation, bars], "step").then(
+        keyed(ui.handlers.step_checks), position, position, **PRIVATE)
+    reset.click(keyed(ui.handlers.step_reset), None, status, **PRIVATE)
+    by_name = {c.name: w for c, w in zip(all_controls(), ui.widgets, strict=True)}
+    teaching.click(lambda: (TEACHING["temperature"], TEACHING["draft_confidence"]), None,
+                   [by_name["temperature"], by_name["draft_confidence"]], **PRIVATE).then(
+        keyed(ui.handlers.teaching_set), None, status, **PRIVATE)
+    position.change(keyed(ui.handlers.step_position), position, bars, **PRIVATE)
+
+
+def build_toy_tab(handlers) -> None:
+    gr.Markdown("The worked example of seed 001: p = [0.6, 0.3, 0.1] (target) and q = [0.4, 0.4, 0.2] "
+                "(draft) over A, B, C. Each round draws x ~ q, accepts it with min(1, p(x)/q(x)), and on "
+                "a rejection draws from the residual norm(max(0, p - q)) = [1, 0, 0]. Over many rounds "
+                "the emitted tokens follow p exactly.")
+    with gr.Row():
+        seed = Number(0, precision=0, minimum=0, maximum=TOY_SEEDS - 1, label="seed", elem_id="toy-seed")
+        one = gr.Button("Step one round", variant="primary", elem_id="toy-step")
+        many = gr.Button("Run 100 rounds", elem_id="toy-many")
+        reset = gr.Button("Reset", elem_id="toy-reset")
+    table = gr.HTML(render.toy_html(Toy()), elem_id="toy-table")
+    bars = gr.Plot(elem_id="toy-bars", show_label=False)
+    one.click(keyed(handlers.toy_step), None, [table, bars], **PRIVATE)
+    many.click(keyed(lambda key: handlers.toy_step(key, 100)), None, [table, bars], **PRIVATE)
+    reset.click(keyed(handlers.toy_reset), seed, [table, bars], **PRIVATE)

@@ -3,7 +3,7 @@ on the costs of another machine or pair (decoding/speed/what_if.py), with a slid
 c and the line where the speedup crosses 1. A projection from the run's own acceptance, labelled
 as one: nothing here is measured on the chosen profile."""
 
-from dataclasses import replace
+from dataclasses import dataclass, replace
 
 import gradio as gr
 import plotly.graph_objects as go
@@ -15,6 +15,8 @@ from ...methods import METHODS
 from ..sharing.session import Sessions
 from ..views.charts import COLORS, LEGEND_BELOW, small_figure
 from ..views.error_status import toast_text
+from ..views.widgets import Choice, OptionSlider
+from .wiring import PRIVATE, Shared, keyed
 
 OWN_CURVE = "your own: c from the slider, T(n)/T(1) from the box"
 SHOWN_DIGITS = 3  # of c on the slider
@@ -139,3 +141,45 @@ def _speedup_by_cost(rounds, profile: CostProfile) -> go.Figure:
     return small_figure("What if: this run's rounds at another draft cost (projection)", traces,
                    "c: one draft forward in target steps", "speedup over ar", height=320, legend=LEGEND_BELOW,
                    margin={"l": 50, "r": 15, "t": 40, "b": 110})
+
+
+@dataclass
+class WhatIfPanel:
+    profile: gr.Dropdown
+    cost: gr.Slider
+    curve: gr.Textbox
+    words: gr.Markdown
+    plot: gr.Plot
+
+    @property
+    def inputs(self) -> list:
+        return [self.profile, self.cost, self.curve]
+
+    @property
+    def outputs(self) -> list:
+        """The words, then what is shown only where the run can be projected."""
+        return [self.words, self.plot, self.profile, self.cost, self.curve]
+
+
+def build_panel() -> WhatIfPanel:
+    """The last run's rounds on other costs (what_if.py); filled in when a run ends."""
+    with gr.Accordion("What if: this run's rounds on another machine's costs (a projection)", open=False,
+                      elem_id="what-if"):
+        with gr.Row():
+            names = profile_names()
+            profile = Choice(names, value=names[0], label="costs of", elem_id="what-if-profile", scale=3)
+            # A run's own c may pass the slider's end (a slow draft): the what-if reads it as it is.
+            cost = OptionSlider(0.0, 2.0, value=0.1, step=0.005, label="c: a draft forward in target steps",
+                                elem_id="what-if-c", scale=2)
+        curve = gr.Textbox("2: 1.09, 4: 1.26, 8: 1.40, 16: 1.84", label="your own T(n)/T(1) (tokens: cost, ...)",
+                           elem_id="what-if-curve")
+        words = gr.Markdown(elem_id="what-if-words")
+        plot = gr.Plot(elem_id="chart-what-if", show_label=False)
+    return WhatIfPanel(profile, cost, curve, words, plot)
+
+
+def wire(ui: Shared, panel: WhatIfPanel) -> None:
+    project = {"fn": keyed(ui.handlers.what_if_on_page), "inputs": panel.inputs, "outputs": panel.outputs, **PRIVATE}
+    panel.profile.change(keyed(ui.handlers.what_if_profile), panel.profile, panel.cost, **PRIVATE).then(**project)
+    # A c typed into the slider's box counts as it is typed (Enter alone sends nothing there).
+    gr.on([panel.cost.release, panel.cost.input, panel.curve.submit], trigger_mode="always_last", **project)

@@ -1,0 +1,90 @@
+"""How a tab wires its events: every handler takes the visitor's session key first (`keyed`), and
+the run's controls reach it as the page's one list (`Shared.page_and_api`)."""
+
+import inspect
+from dataclasses import dataclass
+
+import gradio as gr
+
+from ..sharing.visitors import session_key
+
+PRIVATE = {"api_visibility": "private"}
+FROM_PAGE = "_from_page"  # the API name of an API event's twin for the page (Shared.page_and_api)
+
+
+def keyed(handler):
+    """A Gradio callback calling `handler(session_key, *inputs)`; generators stay generators."""
+    if inspect.isgeneratorfunction(handler):
+        def callback(request: gr.Request, *inputs):
+            yield from handler(session_key(request), *inputs)
+    else:
+        def callback(request: gr.Request, *inputs):
+            return handler(session_key(request), *inputs)
+    return callback
+
+
+def offer(handler):
+    """Show the download box only when the handler produced a file (path, other) -> (File, other)."""
+    def offer(key):
+        path, other = handler(key)
+        return gr.File(value=path, visible=path is not None), other
+    return offer
+
+
+def reading_list(handler, inputs: list, listed: list) -> tuple:
+    """(callback, the inputs not in `listed`): `handler(key, *values of inputs)` as a callback
+    taking (key, the values of `listed` in one list, *the values of those other inputs);
+    generators stay generators."""
+    where = {id(c): i for i, c in enumerate(listed)}
+
+    def values(in_list, others):
+        others = iter(others)
+        return [in_list[where[id(c)]] if id(c) in where else next(others) for c in inputs]
+
+    if inspect.isgeneratorfunction(handler):
+        def reading(key, in_list, *others):
+            yield from handler(key, *values(in_list, others))
+    else:
+        def reading(key, in_list, *others):
+            return handler(key, *values(in_list, others))
+    return reading, [c for c in inputs if id(c) not in where]
+
+
+@dataclass
+class Shared:
+    """Components and helpers every tab uses."""
+
+    handlers: object  # the app's Handlers (ui/handlers.py, above the tabs)
+    method: gr.Dropdown
+    widgets: list
+    status: gr.HTML
+    prompt: gr.Textbox = None
+    show_rejected: gr.Checkbox = None
+    # The run's controls (prompt, method, show rejected, options) and the page's one list of
+    # their values, which a browser-only event keeps equal to them (see `page_and_api`).
+    run_inputs: list = None
+    settings: gr.JSON = None
+    family_views: list = None  # what shows a run's answer: emptied when a Load changes the family
+
+    def page_and_api(self, trigger, handler, inputs: list, outputs: list, api_name: str, **options):
+        """Wire `handler(key, *values of inputs)` for API callers as `api_name` (a hidden button,
+        every input its own argument), and for the page on `trigger`, where the run's controls
+        among `inputs` come as the page's one list. Gradio's page revisits every input of an ended
+        event at each status message of any later event, and a streamed run sends one per update:
+        21 controls as inputs of any page event made every later run's view cost 21 snapshots
+        per update (bench/results/README.md, "The page vs the CLI"). Returns the page's event."""
+        gr.Button(visible=False).click(keyed(handler), inputs, outputs, api_name=api_name, **options)
+        reading, others = reading_list(handler, inputs, self.run_inputs)
+        return trigger(keyed(reading), [self.settings, *others], outputs, api_name=api_name + FROM_PAGE,
+                       api_visibility="private", **options)
+
+    def page_only(self, triggers: list, handler, inputs: list, outputs: list, after=None) -> None:
+        """Wire a quick `handler(key, *values of inputs)` for the page alone (an estimate, a check)
+        on `triggers`, a control's change and the end of the event `after`, reading the run's
+        controls as the page's one list; it never waits behind a run."""
+        reading, others = reading_list(handler, inputs, self.run_inputs)
+        wiring = {"fn": keyed(reading), "inputs": [self.settings, *others], "outputs": outputs,
+                  "concurrency_limit": None, "show_progress": "hidden", **PRIVATE}
+        gr.on([*triggers, self.settings.change], trigger_mode="always_last", **wiring)
+        if after is not None:
+            after.then(**wiring)
