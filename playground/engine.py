@@ -70,7 +70,7 @@ def stream(prompt: str, config: RunConfig | None = None, *, target=None, draft=N
               stats=Stats(target_role=method.roles[0]),
               notes=[*drafting.notes, *_ignored_note(method, options)])
     for step, run in _drive(method.run(ctx), ctx, run, primary):
-        if run.finished and ctx.lookup and not any(s.extra.get("ngram_match") for s in run.steps):
+        if run.finished and ctx.lookup and not any(s.ngram_match for s in run.steps):
             run.notes.append("the prompt lookup found no earlier occurrence of the context's last two tokens in any "
                              "round: the target decoded alone")
         yield step, run

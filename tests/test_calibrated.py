@@ -107,7 +107,7 @@ def test_on_a_tree_a_rescue_that_always_passes_ends_every_round_on_its_bonus(fam
     result = run(family, method, candidates=4, max_new_tokens=40, correction_memory=memory, tree_width=2, **options)
     assert "rescued" in {t.origin for t in result.tokens}
     assert all(all(step.accepted_flags) for step in result.steps)
-    assert all(t.diagnostics.get("bonus") for t in result.tokens if t.origin == "target")
+    assert all(t.bonus for t in result.tokens if t.origin == "target")
     for step in result.steps[:-1]:  # the last step's tokens may be cut at EOS or the length limit
         assert step.accepted == sum(t.origin in ("draft", "rescued") for t in step.tokens) == len(step.tokens) - 1
 
@@ -169,7 +169,7 @@ def test_calibration_counts_the_rejections_of_standard_sd(tmp_path, family):
     assert counted == memory.total > 0
     reference = sum(1 for prompt in ("hello there", "what is it?") for t in playground.generate(
         prompt, target=family["target"], draft=family["draft"], method="sd", max_new_tokens=30).tokens
-        if t.origin == "target" and not t.diagnostics.get("bonus"))  # the corrections, chain or tree
+        if t.origin == "target" and not t.bonus)  # the corrections, chain or tree
     assert counted == reference
     with pytest.raises(playground.PlaygroundError, match="this memory is for target"):
         calibrate(["hi"], CorrectionMemory("other", "tiny-draft"), target=family["target"], draft=family["draft"])

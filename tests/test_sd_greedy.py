@@ -39,7 +39,7 @@ def test_greedy_sd_matches_target_greedy(family, near_draft):
         assert ids(result) == ids(reference), f"K={k}"
         # every path ran: kept draft tokens, corrections, and bonus tokens after fully kept blocks
         assert 0 < result.stats.accepted < result.stats.drafted, f"K={k}"
-        assert any(t.diagnostics.get("bonus") for t in result.tokens), f"K={k}"
+        assert any(t.bonus for t in result.tokens), f"K={k}"
 
 
 @pytest.mark.parametrize("tree_width", [1, 3], ids=["chain", "tree"])
@@ -57,10 +57,10 @@ def test_fsd_threshold_above_maximum_accepts_every_candidate(family, tree_width)
     for divergence, tau in (("js", math.log(2) + 1e-3), ("tv", 1.001)):
         result = run(family, "fsd", tau=tau, divergence=divergence, candidates=4, tree_width=tree_width)
         assert all(check.verdict == "accepted" for step in result.steps for check in step.evidence)
-        assert all(t.diagnostics["branch"] == 0 for t in result.tokens if t.origin == "draft")
+        assert all(t.branch == 0 for t in result.tokens if t.origin == "draft")
         assert result.stats.acceptance_rate == 1.0 or tree_width > 1
         bonus = [t for t in result.tokens if t.origin == "target"]
-        assert all(t.diagnostics.get("bonus") for t in bonus)
+        assert all(t.bonus for t in bonus)
 
 
 def test_fsd_random_acceptance_control_accepts_about_its_rate(family):
@@ -101,7 +101,7 @@ def agreeing_stats(result, family) -> dict:
     """The run's statistics, checked against what its own tokens say, counted another way."""
     stats = result.stats.to_dict()
     corrections = sum(t.is_correction for t in result.tokens)
-    bonuses = sum(bool(t.diagnostics.get("bonus")) for t in result.tokens)
+    bonuses = sum(bool(t.bonus) for t in result.tokens)
     assert stats["accepted"] == sum(t.origin == "draft" for t in result.tokens) > 0
     assert corrections > 0 and bonuses > 0
     assert stats["steps"] == stats["forwards"]["target"] == corrections + bonuses  # one of them ends each round

@@ -285,9 +285,9 @@ def test_step_mode_tells_one_story_of_a_hand_computed_tree_round():
     assert kept.test.accept_prob == 1.0 and kept.at_candidate["p"] == pytest.approx(1.0)  # the residual's A
     assert kept.at_candidate["q"] == pytest.approx(2 / 3) and kept.verdict == "accepted"
     token, bonus = step.tokens
-    assert (token.id, token.origin, token.diagnostics["branch"], token.replaced_candidates) == (0, "draft", 1, [1])
+    assert (token.id, token.origin, token.branch, token.replaced_candidates) == (0, "draft", 1, [1])
     assert token.diagnostics["p_target"] == pytest.approx(0.6)  # the target's p of A, not the residual's
-    assert token.replaced[0]["accept_prob"] == pytest.approx(0.75) and bonus.diagnostics["bonus"]
+    assert token.replaced[0]["accept_prob"] == pytest.approx(0.75) and bonus.bonus
     html = unescape(render.explanation_html(explain_step(step, playground.RunConfig()), "ABC".__getitem__))
     assert "1 (p after the 1 sibling(s) rejected before it: the residual)" in html
     assert "drawn from" not in html  # no token of this round was drawn in place of the candidates

@@ -112,7 +112,7 @@ def test_a_tree_verifies_siblings_and_accepts_from_them(family):
                               draft_confidence=0.0, max_new_tokens=60, chat_template=False, temperature=1.0, seed=1)
     trees = [step.extra["tree"] for step in run.steps]
     assert any(len(tree["tokens"]) > max(1, len(tree["path"])) for tree in trees)
-    assert any(t.diagnostics.get("branch", 0) > 0 for t in run.tokens)
+    assert any((t.branch or 0) > 0 for t in run.tokens)
     assert all(step.forwards["target"] == 1 for step in run.steps)
     assert run.stats.drafted == sum(len(tree["tokens"]) for tree in trees)
 
@@ -168,7 +168,7 @@ def test_the_token_view_marks_tokens_from_a_branch_and_strikes_rejected_siblings
                               draft_confidence=0.0, max_new_tokens=60, chat_template=False, temperature=1.0, seed=1)
     decode = family["target"].tokenizer.decode
     html = tokens_html(run.tokens, lambda i: decode([i]), show_rejected=True)
-    from_branches = sum(1 for t in run.tokens if t.diagnostics.get("branch"))
+    from_branches = sum(1 for t in run.tokens if t.branch)
     struck = sum(len(t.replaced) for t in run.tokens)
     assert from_branches and html.count("tok-branch") == from_branches
     assert html.count("tok-rejected") == struck > sum(len(t.replaced) for t in run.tokens if t.is_correction)
@@ -190,7 +190,7 @@ def test_a_gate_that_always_passes_rescues_the_drafts_own_token_of_a_rejected_no
                               max_new_tokens=30, temperature=1.0, seed=3, chat_template=False, tree_width=3,
                               draft_confidence=0.0)
     rescued = [t for t in run.tokens if t.origin == "rescued"]
-    assert rescued and all(t.diagnostics["branch"] == 0 and t.diagnostics["is_safe"] for t in rescued)
+    assert rescued and all(t.branch == 0 and t.diagnostics["is_safe"] for t in rescued)
     for step in run.steps[:-1]:  # the last step's tokens may be cut at the length limit
         checks = [e for e in step.evidence if e.verdict == "rescued"]
         assert [e.candidate for e in checks] == [t.id for t in step.tokens if t.origin == "rescued"]
@@ -211,7 +211,7 @@ def test_a_siblings_raw_distribution_is_the_one_it_was_drawn_from(family):
     drafted = draft_tree(ctx, KVRunner(family["draft"].model, "draft"), 3)
     tree = drafted.tree
     for parent in (-1, 0, 1):
-        first, *siblings = [i for i in tree.children(parent) if not drafted.notes[i].get("lookup")]
+        first, *siblings = [i for i in tree.children(parent) if not drafted.from_lookup[i]]
         taken = [tree.tokens[first]]
         for sibling in siblings:
             expected = drafted.q_raw[first].clone()

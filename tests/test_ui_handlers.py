@@ -191,11 +191,10 @@ def test_tooltips_carry_diagnostics(handlers):
 def test_a_tooltip_names_each_replaced_candidate_with_its_own_figures():
     """The token's own figures are its own; each candidate it replaced carries its check."""
     decode = "abc".__getitem__
-    correction = TokenRecord(2, "target", diagnostics={"p_target": 0.7, "drawn_from": "residual", "replaced": [
-        {"id": 0, "p_draft": 0.5, "accept_prob": 0.25}, {"id": 1, "p_draft": 0.2, "accept_prob": 0.1}]})
-    sibling = TokenRecord(1, "draft", diagnostics={"accept_prob": 0.5, "branch": 1, "replaced": [
-        {"id": 0, "accept_prob": 0.2}]})
-    first = TokenRecord(0, "draft", diagnostics={"accept_prob": 0.9, "branch": 0})
+    correction = TokenRecord.correction(2, "target", {"p_target": 0.7}, 0, "residual", [
+        {"id": 0, "p_draft": 0.5, "accept_prob": 0.25}, {"id": 1, "p_draft": 0.2, "accept_prob": 0.1}])
+    sibling = TokenRecord.kept(1, "draft", {"accept_prob": 0.5}, 0, branch=1, replaced=[{"id": 0, "accept_prob": 0.2}])
+    first = TokenRecord.kept(0, "draft", {"accept_prob": 0.9}, 0, branch=0, replaced=[])
     shown = render.tooltip(correction, decode)
     assert "p target (sampling settings): 0.7" in shown and "drawn from: residual" in shown
     assert "replaced draft candidate 'a' (id 0): q draft" in shown and "acceptance prob 0.25" in shown
@@ -209,8 +208,7 @@ def test_a_tooltip_names_each_replaced_candidate_with_its_own_figures():
 def test_rejected_drafts_show_struck_through_in_place(handlers, tree_width):
     plain = run_generate(handlers, temperature=1.0, seed=1, max_new_tokens=40, tree_width=tree_width)[-1][1]
     shown = handlers.rerender(KEY, True)
-    records = [t.diagnostics for t in handlers.sessions.get(KEY).run.tokens]
-    rejections = sum(len(d.get("replaced", [])) for d in records)
+    rejections = sum(len(t.replaced) for t in handlers.sessions.get(KEY).run.tokens)
     assert rejections > 0, "tiny draft and target disagree often at temperature 1"
     assert shown.count("tok-rejected") == rejections and "tok-rejected" not in plain
     assert "replaced draft candidate" in shown

@@ -10,28 +10,66 @@ ORIGINS = ("draft", "qualifier", "target", "rescued")
 
 @dataclass
 class TokenRecord:
-    """CONTRACT: one emitted token. `text` is filled in by the engine's detokenizer."""
+    """CONTRACT: one emitted token. `text` is filled in by the engine's detokenizer.
+
+    What the token is, as fields: a candidate a check kept (`block_position` set), the verifier's
+    correction in place of rejected candidates (`drawn_from` set), the bonus token after a fully
+    kept path (`bonus`), csd's rescued draft (origin "rescued"), or a token a model wrote alone
+    (`ar`, `draft-only`: none of these). `diagnostics` holds the numbers its check used (p, q, the
+    divergence, the rule's figures) and a method's own notes; the JSON flattens both."""
 
     id: int
     origin: str
     text: str = ""
     diagnostics: dict = field(default_factory=dict)
+    block_position: int | None = None  # its place among the candidates of its round's block (0: first)
+    branch: int | None = None  # a token tree's sibling it was, at its node (0: the chain's own token)
+    lookup: bool = False  # drafted by the prompt lookup's branch of the tree
+    bonus: bool = False
+    drawn_from: str | None = None  # a correction's distribution: "residual", or the verifier's own
+    # The candidates checked and rejected at its place before it, in the order they were checked
+    # (the draft's own token first), each with its own check: `id`, the proposer's probability, the
+    # divergence, the rule's numbers. A correction replaced them all; a kept sibling the ones before it.
+    replaced: list[dict] = field(default_factory=list)
 
-    def to_dict(self) -> dict:
-        return {"id": self.id, "text": self.text, "origin": self.origin, **self.diagnostics}
+    @classmethod
+    def kept(cls, token: int, origin: str, figures: dict, position: int, branch: int, replaced: list[dict],
+             lookup: bool = False) -> "TokenRecord":
+        """A candidate its check kept (or csd rescued), with the siblings rejected before it."""
+        return cls(token, origin, diagnostics=figures, block_position=position, branch=branch, lookup=lookup,
+                   replaced=replaced)
 
-    @property
-    def replaced(self) -> list[dict]:
-        """The draft candidates checked and rejected at this token's place before it, in the order
-        they were checked (the draft's own token first), each with its own check: `id`, the
-        proposer's probability, the divergence, the rule's numbers. A correction replaced them all;
-        a kept sibling of a token tree the ones before it; empty for any other token."""
-        return list(self.diagnostics.get("replaced", []))
+    @classmethod
+    def correction(cls, token: int, verifier: str, figures: dict, position: int, drawn_from: str,
+                   replaced: list[dict]) -> "TokenRecord":
+        """The verifier's draw in place of every candidate checked at its place."""
+        return cls(token, verifier, diagnostics=figures, block_position=position, drawn_from=drawn_from,
+                   replaced=replaced)
+
+    @classmethod
+    def bonus_token(cls, token: int, verifier: str, figures: dict, position: int) -> "TokenRecord":
+        """The verifier's next token after a path it kept whole."""
+        return cls(token, verifier, diagnostics=figures, block_position=position, bonus=True)
 
     @property
     def is_correction(self) -> bool:
         """Drawn by the verifier in place of the candidates at its place (not a bonus token)."""
-        return "drawn_from" in self.diagnostics
+        return self.drawn_from is not None
+
+    @property
+    def checked(self) -> bool:
+        """A token of a verified block: a kept candidate, a correction or a bonus token."""
+        return self.block_position is not None
+
+    def figures(self) -> dict:
+        """Its numbers and what it is, by the JSON's names (`replaced` apart)."""
+        place = {"position_in_block": self.block_position, "branch": self.branch, "drawn_from": self.drawn_from}
+        return {**self.diagnostics, **{key: value for key, value in place.items() if value is not None},
+                **({"bonus": True} if self.bonus else {}), **({"lookup": True} if self.lookup else {})}
+
+    def to_dict(self) -> dict:
+        return {"id": self.id, "text": self.text, "origin": self.origin, **self.figures(),
+                **({"replaced": self.replaced} if self.replaced or self.is_correction else {})}
 
     @property
     def replaced_candidates(self) -> list[int]:
@@ -93,6 +131,33 @@ class Step:
     extra: dict = field(default_factory=dict)  # method-specific figures (per-stage counts, ...)
     pair: PairFigures | None = None  # run-level, on the first step of a heterogeneous method
     evidence: list[Evidence] = field(default_factory=list)  # per verified position, in order
+
+    # What a round's `extra` may carry, as fields (the JSON keeps them in `extra`): the views read
+    # these, never the keys.
+    @property
+    def tree(self) -> dict | None:
+        """The token tree the round verified: its `tokens`, `parents` and the kept `path`."""
+        return self.extra.get("tree")
+
+    @property
+    def qualifier_trees(self) -> list[dict]:
+        """PyramidSD: the trees its qualifier walked in stage one, one per qualifier round."""
+        return self.extra.get("qualifier_trees", [])
+
+    @property
+    def feature_read(self) -> dict | None:
+        """A feature draft's round: which target layers its head read, and from where."""
+        return self.extra.get("feature_draft")
+
+    @property
+    def draft_pieces(self) -> list[str] | None:
+        """A draft with a vocabulary of its own: the text pieces it proposed."""
+        return self.extra.get("draft_pieces")
+
+    @property
+    def ngram_match(self) -> int | None:
+        """A prompt-lookup round: the n of the n-gram it matched (0: none)."""
+        return self.extra.get("ngram_match")
 
     def to_dict(self) -> dict:
         out = asdict(self)

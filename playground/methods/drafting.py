@@ -29,7 +29,8 @@ class Drafted:
     picked deterministically); `q_raw[i]` the proposer's raw (T = 1) distribution it was drawn
     from, without the tokens of its earlier siblings (None: the proposer has no distribution in
     the verifier's vocabulary, so no divergence); `origins[i]` what the node is when kept;
-    `notes[i]` what its record adds (where its text came from, an earlier stage's check).
+    `notes[i]` what its record adds (where its text came from, an earlier stage's check);
+    `from_lookup[i]` whether the prompt lookup's branch put it there.
     `draft_forwards`: what drafting cost (siblings and the lookup branch cost none)."""
 
     tree: TokenTree = field(default_factory=TokenTree)
@@ -37,14 +38,16 @@ class Drafted:
     q_raw: list[torch.Tensor | None] = field(default_factory=list)
     origins: list[str] = field(default_factory=list)
     notes: list[dict] = field(default_factory=list)
+    from_lookup: list[bool] = field(default_factory=list)
     draft_forwards: int = 0
 
     def add(self, token: int, parent: int, q: torch.Tensor, q_raw: torch.Tensor | None, origin: str = "draft",
-            note: dict | None = None) -> int:
+            note: dict | None = None, lookup: bool = False) -> int:
         self.q.append(q)
         self.q_raw.append(q_raw)
         self.origins.append(origin)
         self.notes.append(note or {})
+        self.from_lookup.append(lookup)
         return self.tree.add(token, parent)
 
     def __len__(self) -> int:
@@ -94,11 +97,11 @@ def lookup_chain(ctx: Decoding, k: int) -> Drafted:
 def add_lookup_branch(drafted: Drafted, tokens: list[int], vocab: int, device) -> None:
     """A prompt lookup's proposal merged into the tree: it follows the nodes that already hold its
     tokens and branches off where they differ, each new node one-hot on its token (its record
-    says `lookup`)."""
+    says it came from the lookup)."""
     node, tree = -1, drafted.tree
     for token, one_hot in zip(tokens, one_hots(tokens, vocab, device)):
         same = next((child for child in tree.children(node) if tree.tokens[child] == token), None)
-        node = drafted.add(token, node, one_hot, one_hot, note={"lookup": True}) if same is None else same
+        node = drafted.add(token, node, one_hot, one_hot, lookup=True) if same is None else same
 
 
 def one_hots(tokens: list[int], vocab: int, device) -> torch.Tensor:

@@ -64,7 +64,8 @@ class Collected:
             self.origins.append(record.origin)
             self.r.append(row)
             self.r_raw.append(raw)
-            self.checks.append(record.diagnostics)
+            self.checks.append({key: value for key, value in record.to_dict().items()
+                                if key not in ("id", "text", "origin")})
         self.accepted += len(walk.path)
 
 

@@ -140,7 +140,7 @@ class Walk:
     @property
     def rejected(self) -> bool:
         """Whether the round ended on a correction (else on the bonus token)."""
-        return not self.records[-1].diagnostics.get("bonus")
+        return not self.records[-1].bonus
 
     def step(self, drafted: Drafted, **figures) -> Step:
         """The round as a Step (`figures`: its seconds, forwards and extra)."""
@@ -198,9 +198,9 @@ def _walk(drafted: Drafted, checks: Checks, rule, roles: tuple[str, str], rescue
         walk.rows.append((checks.rows(chosen.node)[SYMBOLS[verifier]], checks.p_raw[1 + node]))
         node = chosen.node
     walk.rows.append((checks.final[1 + node], checks.p_raw[1 + node]))
-    walk.records.append(TokenRecord(checks.draw[1 + node], verifier, diagnostics={
-        **_verifier_figures(checks, node, verifier), "bonus": True,
-        "position_in_block": 0 if node < 0 else tree.depths[node]}))
+    walk.records.append(TokenRecord.bonus_token(checks.draw[1 + node], verifier,
+                                                _verifier_figures(checks, node, verifier),
+                                                0 if node < 0 else tree.depths[node]))
     return walk
 
 
@@ -237,12 +237,11 @@ def _kept(drafted: Drafted, checks: Checks, trial: Trial, rejected: list[Trial],
     """The candidate kept at a node, with its siblings that were checked and rejected there."""
     verifier, proposer = roles
     before = _replaced(drafted, checks, rejected, roles, {})
-    return TokenRecord(drafted.tree.tokens[trial.node], origin, diagnostics={
-        f"p_{verifier}": checks.p_at[trial.node], f"p_{verifier}_raw": checks.p_raw_at[trial.node],
-        **_candidate_figures(checks, trial.node, proposer, trial.test),
-        "position_in_block": drafted.tree.depths[trial.node] - 1, "branch": trial.branch,
-        **(rescued if origin == "rescued" else {}), **drafted.notes[trial.node],
-        **({"replaced": before} if before else {})})
+    figures = {f"p_{verifier}": checks.p_at[trial.node], f"p_{verifier}_raw": checks.p_raw_at[trial.node],
+               **_candidate_figures(checks, trial.node, proposer, trial.test),
+               **(rescued if origin == "rescued" else {}), **drafted.notes[trial.node]}
+    return TokenRecord.kept(drafted.tree.tokens[trial.node], origin, figures, drafted.tree.depths[trial.node] - 1,
+                            trial.branch, before, lookup=drafted.from_lookup[trial.node])
 
 
 def _correction(drafted: Drafted, checks: Checks, rule, trials: list[Trial], node: int, roles,
@@ -251,9 +250,8 @@ def _correction(drafted: Drafted, checks: Checks, rule, trials: list[Trial], nod
     verifier, proposer = roles
     tree = drafted.tree
     replaced = _replaced(drafted, checks, trials, roles, rescued)
-    return TokenRecord(checks.draw[1 + node], verifier, diagnostics={
-        **_verifier_figures(checks, node, verifier), "position_in_block": tree.depths[trials[0].node] - 1,
-        "drawn_from": "residual" if rule.keeps_residual else SYMBOLS[verifier], "replaced": replaced})
+    return TokenRecord.correction(checks.draw[1 + node], verifier, _verifier_figures(checks, node, verifier),
+                                  tree.depths[trials[0].node] - 1, _drawn_from(rule, verifier), replaced)
 
 
 def _replaced(drafted: Drafted, checks: Checks, trials: list[Trial], roles, rescued: dict) -> list[dict]:
@@ -272,9 +270,14 @@ def _evidence(tree, checks: Checks, rule, trial: Trial, emitted: int, kept_as, c
     (correction, memory count, gate) where its rescue was tried on this candidate."""
     verdict = "rescued" if kept_as == "rescued" else "accepted" if kept_as else "rejected"
     figures = {**_check_figures(checks.numbers[trial.node], trial.test), "branch": trial.branch, **rescued}
-    drawn_from = None if not corrected else "residual" if rule.keeps_residual else SYMBOLS[verifier]
+    drawn_from = _drawn_from(rule, verifier) if corrected else None
     return Pending(verifier, tree.depths[trial.node] - 1, tree.tokens[trial.node], verdict, emitted, figures,
                    checks.rows(trial.node), drawn_from, trial.test)
+
+
+def _drawn_from(rule, verifier: str) -> str:
+    """Where a correction is drawn from: the residual where the rule keeps one, else the verifier's p."""
+    return "residual" if rule.keeps_residual else SYMBOLS[verifier]
 
 
 def lookup_figures(ctx: Decoding) -> dict:

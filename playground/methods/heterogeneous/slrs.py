@@ -218,19 +218,17 @@ def check_drafter(ctx: Decoding) -> None:
 
 
 def _record(outcome: Outcome, p: torch.Tensor, p_raw: torch.Tensor, proposer: StringProposer) -> TokenRecord:
-    """The one record format (walk.py): a kept proposal with its check, or the residual's draw
-    with the proposal it replaced and that proposal's check."""
-    diagnostics = {"p_target": float(p[outcome.token]), "p_target_raw": float(p_raw[outcome.token]),
-                   "position_in_block": 0}
+    """Through the record's own writers, as the walk writes: a kept proposal with its check, or the
+    residual's draw with the proposal it replaced and that proposal's check."""
+    figures = {"p_target": float(p[outcome.token]), "p_target_raw": float(p_raw[outcome.token])}
     check = {"psi": outcome.psi, "accept_prob": outcome.accept_prob}
     if outcome.accepted:
         token_text = proposer.target_strings[outcome.token]
-        return TokenRecord(outcome.token, "draft", diagnostics={
-            **diagnostics, **check, "branch": 0,
-            "draft_tokens": _covering(outcome.path, proposer.draft_strings, token_text), "draft_text": token_text})
+        return TokenRecord.kept(outcome.token, "draft", {
+            **figures, **check, "draft_tokens": _covering(outcome.path, proposer.draft_strings, token_text),
+            "draft_text": token_text}, position=0, branch=0, replaced=[])
     replaced = [] if outcome.proposal is None else [{"id": outcome.proposal, **check}]
-    return TokenRecord(outcome.token, "target", diagnostics={**diagnostics, "drawn_from": "residual",
-                                                             "replaced": replaced})
+    return TokenRecord.correction(outcome.token, "target", figures, 0, "residual", replaced)
 
 
 def _evidence(outcome: Outcome, p: torch.Tensor) -> list[Evidence]:

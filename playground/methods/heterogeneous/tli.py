@@ -63,8 +63,8 @@ class IntersectionDrafter:
     def __call__(self, ctx: Decoding, k: int) -> Drafted:
         self.resynced = self.context.sync(ctx.ids, [([d], self.strings[d]) for d in self.proposed])
         drafted = draft_tree(ctx, self.runner, k)
-        for token, note in zip(drafted.tree.tokens, drafted.notes):
-            if not note:  # a lookup branch's node is the target's own token, not the drafter's
+        for token, note, looked_up in zip(drafted.tree.tokens, drafted.notes, drafted.from_lookup):
+            if not looked_up:  # a lookup branch's node is the target's own token, not the drafter's
                 d = self.runner.draft_id[token]
                 note.update(draft_tokens=[d], draft_text=self.strings[d])
         chain = drafted.tree.tokens[:drafted.draft_forwards]  # what the drafter's cache holds

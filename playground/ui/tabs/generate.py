@@ -127,7 +127,7 @@ class Generation:
         stats = gr.skip()
         if with_stats:
             stats = render.stats_html({**run.stats.to_dict(), "stop_reason": run.stop_reason or "running"},
-                                      retokenized=bool(run.steps and "draft_pieces" in run.steps[0].extra))
+                                      retokenized=bool(run.steps and run.steps[0].draft_pieces is not None))
             stats += sparklines.running_lines_html(run, session.timeline)
             stats += render.serving_html(run) + render.vocabulary_html(run) if run.finished else ""
         return (render.status_html(status) if with_stats else gr.skip()), text, stats

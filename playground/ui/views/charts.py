@@ -143,7 +143,7 @@ def divergence_vs_tau(run, timeline) -> go.Figure:
     never reach the tokens, so they come from the rounds' checks."""
     accepted = [(i, t.diagnostics["divergence"]) for i, t in enumerate(run.tokens) if "divergence" in t.diagnostics]
     rejected = [(i, c["divergence"]) for i, t in enumerate(run.tokens) for c in t.replaced if "divergence" in c]
-    staged = any(t.diagnostics.get("qualifier_check") for t in run.tokens)
+    staged = any(step.qualifier_trees for step in run.steps)
     shown = [("target accepted" if staged else "accepted", COLORS["draft"], "circle", accepted),
              ("target rejected" if staged else "rejected", COLORS["rejected"], "circle", rejected)]
     if staged:
@@ -231,7 +231,7 @@ def time_budget(run, timeline) -> go.Figure:
 
 
 def _branched(step) -> bool:
-    return "tree" in step.extra and branches(step.extra["tree"]["parents"])
+    return step.tree is not None and branches(step.tree["parents"])
 
 
 # Tokens: Eq. 1 for a chain, from acceptance by depth for a tree (README); speedup: Theorem 3.8 on

@@ -59,20 +59,19 @@ def distribution_label(name: str, e: Evidence) -> str:
 
 
 def reason(token) -> str:
-    d = token.diagnostics
-    if d.get("bonus"):
+    if token.bonus:
         return ("bonus: every candidate on the accepted path was kept, so the verifier's next distribution gives "
                 "one more token")
     if token.origin == "rescued":
         return "rescued: rejected, but the correction memory and gate put the draft token back"
     if token.is_correction:
         return _correction_reason(token)
-    if d.get("lookup"):
+    if token.lookup:
         return f"accepted {token.origin} candidate, from the prompt lookup's branch of the tree"
-    if d.get("branch"):
-        return (f"accepted {token.origin} candidate, from branch {d['branch'] + 1} of its node (a sibling the tree "
+    if token.branch:
+        return (f"accepted {token.origin} candidate, from branch {token.branch + 1} of its node (a sibling the tree "
                 f"added), after {len(token.replaced)} rejected before it")
-    if "position_in_block" in d:
+    if token.checked:
         return f"accepted {token.origin} candidate"
     return f"sampled by the {token.origin} model alone"
 
@@ -81,7 +80,7 @@ def _correction_reason(token) -> str:
     count = len(token.replaced)
     which = ("no candidate was proposed" if not count else "the candidate was rejected" if count == 1
              else f"all {count} candidates at this node were rejected")
-    source = ("the residual, what p leaves after the rejected candidates" if token.diagnostics.get("drawn_from") ==
+    source = ("the residual, what p leaves after the rejected candidates" if token.drawn_from ==
               "residual" else "the verifier's own distribution")
     return f"correction: {which}, so this token was drawn from {source}"
 
@@ -89,14 +88,14 @@ def _correction_reason(token) -> str:
 def explain_step(step, config) -> Explanation:
     emitted = [(t.id, t.origin, reason(t)) for t in step.tokens]
     notes = [_lookup_note(step) or describe(config), _feature_note(step), _draft_pieces_note(step)]
-    tree = step.extra.get("tree")  # drawn where it branches; a chain's round reads as a block
+    tree = step.tree  # drawn where it branches; a chain's round reads as a block
     return Explanation(step.drafted, list(step.evidence), emitted, " ".join(note for note in notes if note),
-                       tree if tree and branches(tree["parents"]) else None, step.extra.get("qualifier_trees", []))
+                       tree if tree and branches(tree["parents"]) else None, step.qualifier_trees)
 
 
 def _feature_note(step) -> str:
     """What a feature draft read this round ("" for any other draft)."""
-    read = step.extra.get("feature_draft")
+    read = step.feature_read
     if not read:
         return ""
     layers = ", ".join(map(str, read["layers"]))
@@ -111,7 +110,7 @@ def _feature_note(step) -> str:
 
 def _draft_pieces_note(step) -> str:
     """A heterogeneous method's draft tokens this round, in its own vocabulary ("" otherwise)."""
-    pieces = step.extra.get("draft_pieces")
+    pieces = step.draft_pieces
     if not pieces:
         return ""
     return f"The draft wrote {len(pieces)} of its own tokens: {' · '.join(repr(piece) for piece in pieces)}."
@@ -119,9 +118,9 @@ def _draft_pieces_note(step) -> str:
 
 def _lookup_note(step) -> str:
     """What a prompt-lookup draft found this round ("" for a draft model)."""
-    if "ngram_match" not in step.extra:
+    if step.ngram_match is None:
         return ""
-    matched = step.extra["ngram_match"]
+    matched = step.ngram_match
     if not matched:
         return ("The draft is a prompt lookup, and the context's last two tokens occur nowhere before it: no "
                 "candidates, the target stepped alone.")

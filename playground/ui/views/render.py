@@ -38,7 +38,7 @@ CANDIDATE_FIGURES = ("p_target", "p_qualifier", "p_draft", "divergence", "accept
 
 def tooltip(token: TokenRecord, decode: Callable[[int], str]) -> str:
     lines = [f"{token.origin} · id {token.id} · {token.text!r}"]
-    diagnostics = {key: value for key, value in token.diagnostics.items() if key != "replaced"}
+    diagnostics = token.figures()
     for key, label in DIAGNOSTIC_LABELS.items():
         if key in diagnostics:
             lines.append(f"{label}: {number(diagnostics.pop(key))}")
@@ -65,7 +65,7 @@ def _line(key: str, value) -> str:
 
 
 def token_span(token: TokenRecord, decode: Callable[[int], str], show_rejected: bool) -> str:
-    branch = " tok-branch" if token.diagnostics.get("branch") else ""  # a token tree's sibling, accepted
+    branch = " tok-branch" if token.branch else ""  # a token tree's sibling, accepted
     span = (f'<span class="tok tok-{escape(token.origin)}{branch}" title="{escape(tooltip(token, decode))}">'
             f"{escape(token.text)}</span>")
     if show_rejected:
