@@ -182,6 +182,14 @@ def test_generate_streams_colored_tokens_then_its_charts_follow(handlers):
     assert handlers.final_charts(KEY)[0].to_json() == figures[0].to_json(), "/charts gives the same charts"
 
 
+def test_charts_due_after_a_load_cleared_the_run_are_skipped(handlers):
+    """A Load of another family clears the last run while its charts event is still due: that event
+    skips every chart (it raised on the skips, and the lecture's Load never said it had loaded)."""
+    run_generate(handlers)
+    handlers.sessions.get(KEY).run = None  # as family_panel.cleared_views does after the Load
+    assert all(update == gr.skip() for update in handlers.charts_after_run(KEY))
+
+
 def test_tooltips_carry_diagnostics(handlers):
     run_generate(handlers, temperature=1.0, seed=3, max_new_tokens=40)
     text = run_generate(handlers, temperature=1.0, seed=3, max_new_tokens=40)[-1][1]

@@ -23,7 +23,7 @@ class RunCharts:
         """Every chart of the run that just ended, once, each hidden where the method gives it no
         data (ar has no acceptance); skips if a newer run has started since."""
         session = self.sessions.get(key)
-        if not session.final_charts_due:
+        if not session.final_charts_due or session.run is None:  # a Load may have cleared the run since
             return [gr.skip()] * len(charts.CHARTS)
         session.final_charts_due = False
         return [gr.update(value=figure, visible=has_data(figure)) for figure in self.final(key)]
