@@ -540,6 +540,21 @@ def test_browser_race_replays_both_runs_to_the_end_on_their_clocks(fresh_page, a
     assert tab.locator("#race-runs").get_by_label("#2 sd", exact=False).is_checked()
 
 
+def test_browser_generate_right_after_choosing_a_method_runs_that_method(page):
+    """A reviewer chose sd and pressed Generate at once: the page ran the fsd it had run before
+    (the page's list of settings had not yet heard of the method's change). Each time: the method
+    chosen is the method that runs, as its corrections show (fsd draws them from p, sd from the
+    residual)."""
+    for method, drawn_from, other in [("fsd", "p\n", "residual"), ("sd", "residual", "p\n")] * 2:
+        choose_method(page, method)
+        before = page.locator("#status").inner_text()
+        page.locator("#generate").click()  # at once, as a quick hand does
+        page.wait_for_function("b => document.querySelector('#status').innerText !== b", arg=before)
+        wait_for_finished_run(page)
+        shown = page.locator("#output").inner_html()
+        assert f"drawn from: {drawn_from}" in shown and f"drawn from: {other}" not in shown, method
+
+
 def choose_preset(page, name: str) -> None:
     page.locator("#preset input").fill(name)
     page.get_by_role("option", name=name, exact=True).click()

@@ -22,7 +22,7 @@ from ..views.pacing import STATS_INTERVAL, TEXT_INTERVAL, Pacer
 from . import what_if_panel
 from .family_panel import decoder
 from .runs import Runs
-from .wiring import PRIVATE, Shared, keyed, offer
+from .wiring import PRIVATE, SNAPSHOT_JS, Shared, keyed, offer
 
 SETTLE = 0.3  # seconds without a further change before a changed control re-runs
 PREPARING = ("first run on this Space: preparing the embedded models (the target from the Hub, the draft and "
@@ -236,8 +236,7 @@ def build_tab(ui: Shared) -> None:
     ui.show_rejected = show_rejected
     ui.run_inputs = [ui.prompt, ui.method, show_rejected, *ui.widgets]
     ui.settings = gr.JSON([c.value for c in ui.run_inputs], visible="hidden", elem_id="run-settings")
-    gr.on([c.change for c in ui.run_inputs], None, ui.run_inputs, ui.settings, js="(...values) => [values]",
-          **PRIVATE)
+    gr.on([c.change for c in ui.run_inputs], None, ui.run_inputs, ui.settings, js=SNAPSHOT_JS, **PRIVATE)
     run = ui.page_and_api(tick.change, ui.handlers.generate, ui.run_inputs, [ui.status, output, stats], "generate",
                           show_progress="hidden")
     # The charts follow on their own event once the run's has ended (run_charts.py); API callers

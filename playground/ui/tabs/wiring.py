@@ -9,6 +9,7 @@ import gradio as gr
 from ..sharing.visitors import session_key
 
 PRIVATE = {"api_visibility": "private"}
+SNAPSHOT_JS = "(...values) => [values]"  # the run's controls -> the page's one list of their values
 FROM_PAGE = "_from_page"  # the API name of an API event's twin for the page (Shared.page_and_api)
 
 
@@ -72,11 +73,14 @@ class Shared:
         among `inputs` come as the page's one list. Gradio's page revisits every input of an ended
         event at each status message of any later event, and a streamed run sends one per update:
         21 controls as inputs of any page event made every later run's view cost 21 snapshots
-        per update (bench/results/README.md, "The page vs the CLI"). Returns the page's event."""
+        per update (bench/results/README.md, "The page vs the CLI"). The list is taken again as the
+        event starts: a control's own change may not have reached it yet (a method chosen just
+        before Generate ran the one chosen before it). Returns the page's event."""
         gr.Button(visible=False).click(keyed(handler), inputs, outputs, api_name=api_name, **options)
         reading, others = reading_list(handler, inputs, self.run_inputs)
-        return trigger(keyed(reading), [self.settings, *others], outputs, api_name=api_name + FROM_PAGE,
-                       api_visibility="private", **options)
+        snapshot = trigger(None, self.run_inputs, self.settings, js=SNAPSHOT_JS, **PRIVATE)
+        return snapshot.then(keyed(reading), [self.settings, *others], outputs, api_name=api_name + FROM_PAGE,
+                             api_visibility="private", **options)
 
     def page_only(self, triggers: list, handler, inputs: list, outputs: list, after=None) -> None:
         """Wire a quick `handler(key, *values of inputs)` for the page alone (an estimate, a check)
