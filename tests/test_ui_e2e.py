@@ -213,13 +213,17 @@ def test_browser_generate_shows_colored_tokens_and_charts(page, tree_width):
     page.locator("#show-rejected input").check()
     page.locator("#output s.tok-rejected").first.wait_for()
     page.screenshot(path=str(ARTIFACTS / f"ui-generate-tree-{tree_width}.png"), full_page=True)
-    # Selected and copied, the answer is the text the model wrote: the struck candidates stay out.
-    copied = page.evaluate("""() => { const range = document.createRange();
-        range.selectNodeContents(document.querySelector('#output .token-text') || document.querySelector('#output'));
+    assert_copies_as_written(page, "#output")
+
+
+def assert_copies_as_written(page, view: str) -> None:
+    """Selected and copied, a view's answer is the text the model wrote: the struck candidates stay out."""
+    copied = page.evaluate("""view => { const range = document.createRange();
+        range.selectNodeContents(document.querySelector(view + ' .token-text') || document.querySelector(view));
         const selection = window.getSelection(); selection.removeAllRanges(); selection.addRange(range);
-        return selection.toString(); }""")
-    kept = page.evaluate("() => Array.from(document.querySelectorAll('#output span.tok')).map(t => t.textContent)"
-                         ".join('')")
+        return selection.toString(); }""", view)
+    kept = page.evaluate("view => Array.from(document.querySelectorAll(view + ' span.tok')).map(t => t.textContent)"
+                         ".join('')", view)
     assert copied.replace("\n", "") == kept.replace("\n", ""), (copied[:200], kept[:200])
 
 
@@ -452,6 +456,13 @@ def test_browser_step_mode(page):
     page.locator("#step-explanation", has_text="Acceptance test per candidate").wait_for()
     page.locator("#step-bars .js-plotly-plot").wait_for()
     page.screenshot(path=str(ARTIFACTS / "ui-step.png"), full_page=True)
+    for round_ in range(2, 8):  # the tiny draft's candidates are rejected within a few rounds
+        if page.locator("#step-output s.tok-rejected").count():
+            break
+        page.locator("#step").click()
+        page.locator("#step-status", has_text=f"round {round_}:").wait_for()
+    assert page.locator("#step-output s.tok-rejected").count(), "a rejected candidate in seven rounds"
+    assert_copies_as_written(page, "#step-output")  # it copied as "fordef reversed_valuestatestring"
 
 
 def test_browser_toy(page):
