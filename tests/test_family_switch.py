@@ -39,3 +39,15 @@ def test_a_box_the_chosen_preset_filled_is_not_an_edit(family):
     assert not handlers.sessions.get(KEY).specs_edited
     assert "press Load" in handlers.family.edited(KEY, "tiny-foreign-draft", "tiny", role="draft")
     assert handlers.sessions.get(KEY).specs_edited
+
+
+def test_a_load_that_changes_the_method_says_so_in_its_status(family):
+    """A reviewer saw the method go from psd-a to slem to sd over preset switches with no word: the
+    Load's status names the method the page now runs and why; a Load that keeps it names none."""
+    by_spec = {m.spec: m for m in [*family.values(), foreign_draft()]}
+    handlers = Handlers(loader=by_spec.__getitem__,
+                        presets=[Preset("tiny", "tiny-target", "tiny-draft", "tiny-qualifier", "tiny")])
+    status, _, methods = handlers.load(KEY, "tiny-target", "tiny-draft", "tiny-qualifier", "sd")
+    assert "method" not in status and methods.value == "sd"
+    status, _, methods = handlers.load(KEY, "tiny-target", "tiny-foreign-draft", "", "psd-a")
+    assert f"; method {methods.value} now (psd-a does not run on this family)" in status

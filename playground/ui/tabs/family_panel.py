@@ -104,8 +104,12 @@ class FamilyPanel:
         usable = [name for _, name in choices]
         preferred = [session.preset.default_method if session.preset else "", method, *usable[:1]]
         chosen = next((name for name in preferred if name in usable), None)
-        return (render.status_html(f"loaded {', '.join(spec_of(m) for m in models.values())}"),
-                describe_family(models), gr.Dropdown(choices=choices, value=chosen))
+        said = f"loaded {', '.join(spec_of(m) for m in models.values())}"
+        if chosen != method and isinstance(method, str) and method:  # the page's method changes: say so
+            why = "its preset's" if session.preset and chosen == session.preset.default_method else \
+                f"{method} does not run on this family"
+            said += f"; method {chosen} now ({why})"
+        return render.status_html(said), describe_family(models), gr.Dropdown(choices=choices, value=chosen)
 
     def cleared_views(self, key: str, count: int) -> list:
         """After a Load: `count` views emptied where the Load changed the family (the previous

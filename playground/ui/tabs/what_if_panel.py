@@ -99,10 +99,13 @@ class WhatIf:
 
     def on_page(self, key: str, name: str, cost_ratio: float, curve_text: str) -> tuple:
         """The projection with the panel's controls and chart shown only where the run can be
-        projected (a PyramidSD run's what-if is its words alone, not an empty chart and a slider)."""
+        projected (a PyramidSD run's what-if is its words alone, not an empty chart and a slider),
+        and the curve's box only where it is read: for your own costs (a bad curve went unsaid under
+        the run's own)."""
         words, figure = self.project(key, name, cost_ratio, curve_text)
         visible = not self.why_not(key)
-        return words, gr.update(value=figure, visible=visible), *[gr.update(visible=visible)] * 3
+        return (words, gr.update(value=figure, visible=visible), gr.update(visible=visible),
+                gr.update(visible=visible), gr.update(visible=visible and name == OWN_CURVE))
 
     def _profile(self, key: str, name: str, cost_ratio: float | None, curve_text: str) -> CostProfile | None:
         run = self.sessions.get(key).run
@@ -172,7 +175,7 @@ def build_panel() -> WhatIfPanel:
             cost = OptionSlider(0.0, 2.0, value=0.1, step=0.005, label="c: a draft forward in target steps",
                                 elem_id="what-if-c", scale=2)
         curve = gr.Textbox("2: 1.09, 4: 1.26, 8: 1.40, 16: 1.84", label="your own T(n)/T(1) (tokens: cost, ...)",
-                           elem_id="what-if-curve")
+                           elem_id="what-if-curve", visible=False)  # shown for your own costs (`on_page`)
         words = gr.Markdown(elem_id="what-if-words")
         plot = gr.Plot(elem_id="chart-what-if", show_label=False)
     return WhatIfPanel(profile, cost, curve, words, plot)
