@@ -237,8 +237,10 @@ def build_tab(ui: Shared) -> None:
     ui.run_inputs = [ui.prompt, ui.method, show_rejected, *ui.widgets]
     ui.settings = gr.JSON([c.value for c in ui.run_inputs], visible="hidden", elem_id="run-settings")
     gr.on([c.change for c in ui.run_inputs], None, ui.run_inputs, ui.settings, js=SNAPSHOT_JS, **PRIVATE)
+    # A Generate pressed while a run goes is sent once that run ends ("always_last", a change's
+    # own default, which the run's event follows the page's settings list with).
     run = ui.page_and_api(tick.change, ui.handlers.generate, ui.run_inputs, [ui.status, output, stats], "generate",
-                          show_progress="hidden")
+                          show_progress="hidden", trigger_mode="always_last")
     # The charts follow on their own event once the run's has ended (run_charts.py); API callers
     # ask for the last run's charts with /charts.
     # The what-if opens on the run's own c (its speed account's), not on where the slider was left.
