@@ -145,15 +145,26 @@ def pyramid(page) -> None:
     page.locator("#chart-divergence .legendtext", has_text="qualifier rejected").wait_for(state="attached")
 
 
+def wait_for_load(page, said: str) -> None:
+    """Wait for the status to say `said`; a Load that never says it fails with what the page showed."""
+    try:
+        page.locator("#status", has_text=said).wait_for()
+    except Exception as error:
+        shown = {name: page.locator(selector).inner_text() for name, selector in
+                 (("status", "#status"), ("family", "#family-info"), ("toasts", ".toast-wrap"))}
+        raise AssertionError(f"no {said!r}; the preset box read {page.locator('#preset input').input_value()!r} "
+                             f"and the page {shown}") from error
+
+
 def another_vocabulary_and_back(page) -> None:
     """Moment 5: a family with its own vocabulary, then the default again: each load names its
     models, the method follows the family, runs use it, no error."""
     choose_preset(page, "embedded-bpe")
-    page.locator("#status", has_text="loaded smollm2-135m, bpe-draft").wait_for()
+    wait_for_load(page, "loaded smollm2-135m, bpe-draft")
     page.wait_for_function("() => document.querySelector('#method input').value.startsWith('slem')")
     generate_and_wait(page)
     choose_preset(page, "embedded")
-    page.locator("#status", has_text="loaded smollm2-135m, smollm2-draft").wait_for()
+    wait_for_load(page, "loaded smollm2-135m, smollm2-draft")
     page.wait_for_function("() => document.querySelector('#method input').value.startsWith('sd')")
     generate_and_wait(page)
     assert "smollm2-draft" in page.locator("#family-info").inner_text()
