@@ -150,8 +150,8 @@ def wait_for_load(page, said: str) -> None:
     try:
         page.locator("#status", has_text=said).wait_for()
     except Exception as error:
-        shown = {name: page.locator(selector).inner_text() for name, selector in
-                 (("status", "#status"), ("family", "#family-info"), ("toasts", ".toast-wrap"))}
+        shown = {name: page.locator(selector).all_inner_texts() for name, selector in
+                 (("status", "#status"), ("family", "#family-info"), ("toasts", ".toast-body"))}
         raise AssertionError(f"no {said!r}; the preset box read {page.locator('#preset input').input_value()!r} "
                              f"and the page {shown}") from error
 
