@@ -15,7 +15,7 @@ from playground.ui.options import default_sweep, suggested_sweep
 
 from .test_ui_e2e import ARTIFACTS, CHROMIUM, CHROMIUM_ARGS, choose_method, choose_preset
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.alone]  # scripts/test.sh runs it after the rest, on its own
 TOKENS = "24"
 
 
