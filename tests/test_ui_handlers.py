@@ -763,3 +763,22 @@ def test_the_first_run_of_a_family_says_it_loads_the_models(family):
     assert first[0] == render.status_html("loading the models (the first run of this family loads them)…")
     again = [status for status, *_ in handlers.generate(KEY, PROMPT, "sd", False, *values())]
     assert not any("loading the models" in str(status) for status in again)
+
+
+PAIRED = "speedup over your last ar run (the same tokens; one run each, as this page ran them)"
+
+
+def test_a_run_of_the_same_tokens_as_the_pages_ar_run_is_timed_against_it(handlers):
+    """A lecturer runs ar, then sd: where the speed account cannot settle a figure (the page drawing
+    each round moved T(1)), the two runs the page made of the same tokens still give one: ar's
+    seconds over sd's. ar itself shows no speedup over itself (it read 0.98x)."""
+    *_, ar_stats = run_generate(handlers, "ar")[-1]
+    ar = handlers.sessions.get(KEY).run
+    assert "speedup over ar (this run's seconds against ar's for its tokens)" not in stat_cells(ar_stats)
+    *_, sd_stats = run_generate(handlers, "sd")[-1]
+    sd = handlers.sessions.get(KEY).run
+    assert [t.id for t in sd.tokens] == [t.id for t in ar.tokens], "greedy sd writes ar's tokens"
+    expected = ar.stats.account.decoder_seconds / sd.stats.account.decoder_seconds
+    assert stat_cells(sd_stats)[PAIRED] == f"{expected:.2f}x"
+    other = list(handlers.generate(KEY, PROMPT + " Again.", "sd", False, *values()))[-1][2]
+    assert PAIRED not in stat_cells(other), "another prompt's tokens are not ar's"

@@ -48,6 +48,7 @@ class Session:
     specs: dict = field(default_factory=dict)  # role -> model spec, once a family is loaded
     specs_edited: bool = False  # the page's model boxes changed since the last load: runs wait for Load
     run: object = None  # the last finished or stopped Run
+    last_ar: object = None  # the last finished `ar` Run: a later run of the same tokens is timed against it
     settings_on_screen: tuple | None = None  # (prompt, method, *options) of the run on screen
     timeline: Timeline = field(default_factory=Timeline)
     decode: object = None  # token id -> text, for the last run's tokenizer

@@ -111,6 +111,8 @@ class Generation:
             return
         if run.finished:
             session.race.add(run, session.decode)
+            if run.method == "ar":
+                session.last_ar = run
             if not started.replay:
                 eta.record(run)
         ending = f"done: {render.tokens(run.stats.tokens)} in {run.stats.account.clock:.2f} s ({run.stop_reason})" \
@@ -126,7 +128,7 @@ class Generation:
         text = render.token_spans(run.tokens, session.decode, session.show_rejected)
         stats = gr.skip()
         if with_stats:
-            stats = render.stats_html({**run.stats.to_dict(), "stop_reason": run.stop_reason or "running"},
+            stats = render.stats_html(_stats_shown(run, session.last_ar),
                                       retokenized=bool(run.steps and run.steps[0].draft_pieces is not None))
             stats += sparklines.running_lines_html(run, session.timeline)
             stats += render.serving_html(run) + render.vocabulary_html(run) if run.finished else ""
@@ -264,3 +266,28 @@ def build_tab(ui: Shared) -> None:
     memory.click(keyed(offer(ui.handlers.correction_memory)), None, [download, memory_view],
                  api_name="correction_memory")
     upload.upload(keyed(ui.handlers.upload_memory), upload, memory_view, api_name="upload_memory")
+
+
+def _stats_shown(run, last_ar) -> dict:
+    """The run's stats as the panel shows them: `ar` is the reference, so it has no speedup over
+    itself (it read 0.98x); another run of the same tokens as the page's last `ar` run is also
+    timed against that run."""
+    shown = {**run.stats.to_dict(), "stop_reason": run.stop_reason or "running"}
+    if run.method == "ar":
+        for key in ("speedup", "verify_cost"):
+            shown.pop(key, None)
+    paired = paired_speedup(run, last_ar) if run.finished else None
+    return shown | ({"paired_speedup": paired} if paired else {})
+
+
+def paired_speedup(run, ar) -> float | None:
+    """This run against the page's last `ar` run of the same prompt that wrote the same tokens with
+    the same target: `ar`'s seconds over this run's, each on its own clock. Both ran as this page
+    ran them (drawing its rounds on the same cores), which the speed account's T(1), timed beside
+    the run, may not settle; one run each, not repeated (Compare repeats)."""
+    if ar is None or run is ar or run.method == "ar" or run.prompt != ar.prompt:
+        return None
+    if run.models.get("target") != ar.models.get("target") or [t.id for t in run.tokens] != [t.id for t in ar.tokens]:
+        return None
+    seconds = run.stats.account.decoder_seconds
+    return ar.stats.account.decoder_seconds / seconds if seconds else None

@@ -108,6 +108,8 @@ STAT_ROWS = (("tokens", "tokens", "{}"), ("tokens_per_second", "tokens/s", "{:.1
              ("steps", "verification rounds", "{}"), ("drafted", "drafted", "{}"),
              ("accepted", "accepted", "{}"),
              ("speedup", "speedup over ar (this run's seconds against ar's for its tokens)", "{:.2f}x"),
+             ("paired_speedup", "speedup over your last ar run (the same tokens; one run each, as this page ran "
+              "them)", "{:.2f}x"),
              ("expected_speedup", "predicted speedup, an estimate (Leviathan: c, pass cost below)", "{:.2f}x"),
              ("cost_ratio", "draft step / target step (c)", "{:.3f}"),
              ("verify_cost", "verification pass / target step", "{:.2f}x"), ("seconds", "seconds", "{:.2f}"),
@@ -147,7 +149,7 @@ def stats_html(stats: dict, retokenized: bool = False) -> str:
     for key, label, fmt in STAT_ROWS:
         if staged and key == "acceptance_rate":
             cells += _stage_one_cells(stats)
-        if key == "speedup" and unsettled:
+        if key == "speedup" and unsettled and key in stats:
             cells.append(("not settled", label))
         elif key in stats:
             mark = " *" if unsettled and key in BUSY_MARKED and stats.get(key) is not None else ""
