@@ -274,7 +274,7 @@ def _stats_shown(run, last_ar) -> dict:
     timed against that run."""
     shown = {**run.stats.to_dict(), "stop_reason": run.stop_reason or "running"}
     if run.method == "ar":
-        for key in ("speedup", "verify_cost"):
+        for key in ("speedup", "verify_cost", "expected_speedup", "cost_ratio"):
             shown.pop(key, None)
     paired = paired_speedup(run, last_ar) if run.finished else None
     return shown | ({"paired_speedup": paired} if paired else {})
