@@ -128,7 +128,7 @@ class Generation:
         text = render.token_spans(run.tokens, session.decode, session.show_rejected)
         stats = gr.skip()
         if with_stats:
-            stats = render.stats_html(_stats_shown(run, session.last_ar),
+            stats = render.stats_html(stats_shown(run, session.last_ar),
                                       retokenized=bool(run.steps and run.steps[0].draft_pieces is not None))
             stats += sparklines.running_lines_html(run, session.timeline)
             stats += render.serving_html(run) + render.vocabulary_html(run) if run.finished else ""
@@ -268,15 +268,16 @@ def build_tab(ui: Shared) -> None:
     upload.upload(keyed(ui.handlers.upload_memory), upload, memory_view, api_name="upload_memory")
 
 
-def _stats_shown(run, last_ar) -> dict:
+def stats_shown(run, last_ar) -> dict:
     """The run's stats as the panel shows them: `ar` is the reference, so it has no speedup over
-    itself (it read 0.98x); another run of the same tokens as the page's last `ar` run is also
-    timed against that run."""
+    itself (it read 0.98x); a run whose speed account withholds its speedup, and that wrote the same
+    tokens as the page's last `ar` run, is timed against that run instead (beside a settled figure
+    it read as a second, unexplained one)."""
     shown = {**run.stats.to_dict(), "stop_reason": run.stop_reason or "running"}
     if run.method == "ar":
         for key in ("speedup", "verify_cost", "expected_speedup", "cost_ratio"):
             shown.pop(key, None)
-    paired = paired_speedup(run, last_ar) if run.finished else None
+    paired = paired_speedup(run, last_ar) if run.finished and run.stats.account.unsettled() else None
     return shown | ({"paired_speedup": paired} if paired else {})
 
 

@@ -131,7 +131,7 @@ def _stage_one_cells(stats: dict) -> list[tuple[str, str]]:
 
 
 # The costs a busy machine moves with the speedup: marked where the speedup is not settled.
-BUSY_MARKED = ("expected_speedup", "cost_ratio", "verify_cost")
+BUSY_MARKED = ("expected_speedup", "cost_ratio", "verify_cost", "paired_speedup")
 
 
 # A draft with a vocabulary of its own proposes text: its candidates are that text cut into the
