@@ -790,3 +790,13 @@ def test_a_withheld_speedup_is_given_against_the_pages_ar_run_of_the_same_tokens
     assert stat_cells(render.stats_html(stats_shown(sd, ar)))[PAIRED] == f"{expected:.2f}x *"
     other = list(handlers.generate(KEY, PROMPT + " Again.", "sd", False, *values()))[-1][2]
     assert PAIRED not in stat_cells(other), "another prompt's tokens are not ar's"
+
+
+def test_a_waiting_run_mentions_an_earlier_answer_only_where_the_page_shows_one(handlers):
+    """A first run's page read "the output below is the previous run's" over an empty output."""
+    from playground.ui.tabs.generate import WAITING, waiting_text  # noqa: PLC0415
+
+    session = handlers.sessions.get(KEY)
+    assert waiting_text(session) == WAITING
+    run_generate(handlers, "ar")
+    assert waiting_text(session) == WAITING + " (the output below is the previous run's until this one starts)"

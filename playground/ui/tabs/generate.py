@@ -28,8 +28,13 @@ SETTLE = 0.3  # seconds without a further change before a changed control re-run
 PREPARING = ("first run on this Space: preparing the embedded models (the target from the Hub, the draft and "
              "qualifier assembled from it; about a minute, once per container)…")
 VIEW_SIZE = 3  # status, tokens, stats
-WAITING = ("waiting for the model: other runs are using it (the output below is the previous run's until this one "
-           "starts)")
+WAITING = "waiting for the model: other runs are using it"
+
+
+def waiting_text(session) -> str:
+    """The status of a run waiting for the model; a page showing an earlier answer is told it stays
+    until this run starts (a first run's page had none, and read that it had)."""
+    return WAITING + (" (the output below is the previous run's until this one starts)" if session.run else "")
 
 
 def _status_only(status: str) -> tuple:
@@ -50,7 +55,7 @@ class Generation:
             yield _status_only(render.status_html(f"Generate stopped before it started: {session.stale_runs.reason}"))
             return
         if self._busy():
-            yield _status_only(render.status_html(WAITING))
+            yield _status_only(render.status_html(waiting_text(session)))
         yield from self._stream(session, ticket, key, prompt, method, show_rejected, values)
 
     def _busy(self) -> bool:
@@ -142,8 +147,9 @@ class Generation:
         """A run was queued (the layout's tick changed): while other runs use the model, say so at
         once, before this run's own first update (its place in line); a run that has started says
         the rest itself."""
-        if self.sessions.get(key).stale_runs.queued and self._busy():
-            return render.status_html(WAITING)
+        session = self.sessions.get(key)
+        if session.stale_runs.queued and self._busy():
+            return render.status_html(waiting_text(session))
         return gr.skip()
 
     def restart(self, key: str, tick: int) -> int:
