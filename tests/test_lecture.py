@@ -145,26 +145,28 @@ def pyramid(page) -> None:
     page.locator("#chart-divergence .legendtext", has_text="qualifier rejected").wait_for(state="attached")
 
 
-def wait_for_load(page, said: str) -> None:
-    """Wait for the status to say `said`; a Load that never says it fails with what the page showed."""
+def wait_for_load(page, draft: str) -> None:
+    """Wait for the family panel to name the loaded `draft`; a Load that never does fails with what
+    the page showed. (The panel, not the status line: a late status of the run before the Load
+    was seen overwriting its "loaded ..." line, a fault left open in the issue's note.)"""
     try:
-        page.locator("#status", has_text=said).wait_for()
+        page.locator("#family-info", has_text=f"draft {draft}:").wait_for()
     except Exception as error:
         shown = {name: page.locator(selector).all_inner_texts() for name, selector in
                  (("status", "#status"), ("family", "#family-info"), ("toasts", ".toast-body"))}
-        raise AssertionError(f"no {said!r}; the preset box read {page.locator('#preset input').input_value()!r} "
-                             f"and the page {shown}") from error
+        preset = page.locator("#preset input").input_value()
+        raise AssertionError(f"no {draft!r} loaded; the preset box read {preset!r} and the page {shown}") from error
 
 
 def another_vocabulary_and_back(page) -> None:
     """Moment 5: a family with its own vocabulary, then the default again: each load names its
     models, the method follows the family, runs use it, no error."""
     choose_preset(page, "embedded-bpe")
-    wait_for_load(page, "loaded smollm2-135m, bpe-draft")
+    wait_for_load(page, "bpe-draft")
     page.wait_for_function("() => document.querySelector('#method input').value.startsWith('slem')")
     generate_and_wait(page)
     choose_preset(page, "embedded")
-    wait_for_load(page, "loaded smollm2-135m, smollm2-draft")
+    wait_for_load(page, "smollm2-draft")
     page.wait_for_function("() => document.querySelector('#method input').value.startsWith('sd')")
     generate_and_wait(page)
     assert "smollm2-draft" in page.locator("#family-info").inner_text()
