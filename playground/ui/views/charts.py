@@ -198,16 +198,17 @@ def predicted_vs_measured(run, timeline) -> go.Figure:
     single_step, unsettled = account.single_step(), bool(account.unsettled())
     measured_speedup = None if unsettled else account.speedup()  # withheld, as the stats withhold it
     groups = ["tokens per target forward", "speedup over target alone"]
+    predicted_tokens = predicted_tokens_per_round(run)
     estimate = ESTIMATE_LABEL + (f"<br>with T(1) = {single_step * 1000:.1f} ms" if single_step else "")  # fits 340 px
     figure = small_figure("Predicted (Leviathan) vs this run", [
-        go.Bar(x=groups, y=[predicted_tokens_per_round(run), account.predicted_speedup()], name=PREDICTED_LABEL,
+        go.Bar(x=groups, y=[predicted_tokens, account.predicted_speedup()], name=PREDICTED_LABEL,
                marker_color=COLORS["predicted"]),
         go.Bar(x=groups, y=[stats.mean_acceptance_length, measured_speedup], name=estimate,
                marker_color=COLORS["target"])], barmode="group", height=320, legend=LEGEND_BELOW,
         margin={"l": 50, "r": 15, "t": 40, "b": 110})
-    differ = why_tokens_differ(run, predicted_tokens_per_round(run))
-    if differ:  # said under the bars: where the prediction's assumption did not hold
-        top = max(value for value in (predicted_tokens_per_round(run), stats.mean_acceptance_length) if value)
+    differ = why_tokens_differ(run, predicted_tokens)
+    if differ:  # said above the bars: where the prediction's assumption did not hold
+        top = max(value for value in (predicted_tokens, stats.mean_acceptance_length) if value)
         figure.add_annotation(x=groups[0], y=top, yanchor="bottom", showarrow=False, font={"size": 10},
                               text="<br>".join(textwrap.wrap(differ, 44)), name="tokens-differ")
     if unsettled:  # said on the chart: other work moved this figure
