@@ -31,6 +31,14 @@ def test_a_value_outside_its_range_is_named_with_the_range():
     assert "tau must be between 0 and 5 under kl, got 6.0" in note_of("tau", 6.0, "kl")  # the divergence's scale
 
 
+def test_a_value_refused_again_as_the_note_says_keeps_the_note_without_a_second_toast(recwarn):
+    """A slider's box sends a typed 5 as it is typed and again as it is left: one toast, not two."""
+    tau_note = note_of("tau", 5.0)
+    assert checked_value(5.0, "js", tau_note, name="tau") != ""  # gr.skip(): the note stays
+    assert not recwarn.list
+    assert "got 6.0" in note_of("tau", 6.0, note=tau_note)  # another value: its own note and toast
+
+
 def test_a_good_value_clears_its_own_note_and_leaves_another_controls():
     tau_note = note_of("tau", 5.0)
     assert checked_value(0.4, "js", tau_note, name="tau") == ""

@@ -109,7 +109,8 @@ def checked_value(value, divergence, note: str, *, name: str):
     """A sidebar value checked as it is typed or released: outside its range (or not a number), a
     one-line note naming the range, with a toast, within the event's round trip; a good value
     clears a note about the same control and leaves any other one. The note is marked with the
-    control's name (`data-option`)."""
+    control's name (`data-option`); a value refused again as the note already says (a slider's box
+    sends its value as typed and again as it is left) keeps the note without a second toast."""
     chosen = control(name)
     if value is None and chosen.kind == "number":
         return gr.skip()  # a box emptied to type another number
@@ -117,7 +118,10 @@ def checked_value(value, divergence, note: str, *, name: str):
         coerce(chosen, value, divergence if isinstance(divergence, str) else RunConfig().divergence)
     except PlaygroundError as error:
         fate = SNAPS if chosen.kind == "slider" else REFUSED
+        refused = (f'<div class="status status-error" data-option="{escape(name)}">{escape(str(error))}: '
+                   f"{escape(fate)}.</div>")
+        if note == refused:
+            return gr.skip()
         gr.Warning(toast_text(f"{error}: {fate}"))
-        return (f'<div class="status status-error" data-option="{escape(name)}">{escape(str(error))}: '
-                f"{escape(fate)}.</div>")
+        return refused
     return "" if f'data-option="{name}"' in (note or "") else gr.skip()
