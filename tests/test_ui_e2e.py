@@ -601,6 +601,7 @@ def test_browser_teaching_settings_give_step_mode_something_to_explain(page):
     page.locator("#step-status", has_text="step mode reset").wait_for()
     # The sidebar is shared: the page says the other tabs' runs use the teaching settings too.
     page.locator("#step-status", has_text="which Generate, Compare and Race use too").wait_for()
+    page.locator("#method-about", has_text="Then step mode's Teaching settings set temperature 1").wait_for()
     page.locator("#step").click()
     page.locator("#step-explanation", has_text="u = ").wait_for()
     assert "keep with min(1, p(x) / q(x))" in page.locator("#step-explanation").inner_text()

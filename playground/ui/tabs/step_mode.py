@@ -17,6 +17,7 @@ from .runs import Runs
 from .wiring import PRIVATE, Shared, keyed
 
 TEACHING = {"temperature": 1.0, "draft_confidence": 0.0}  # step mode's one-click settings
+TEACHING_NOTE = "Then step mode's Teaching settings set"  # the method note's last line after them
 
 
 class StepMode:
@@ -77,15 +78,17 @@ class StepMode:
         session.stepping = None
         return render.status_html("step mode reset: press Step to start a new run")
 
-    def teaching_set(self, key: str):
-        """After the teaching settings changed the shared sidebar: a fresh step-mode run, and the
-        page told that every tab's runs now use them (the next Generate sampled silently before)."""
+    def teaching_set(self, key: str, method_note: str = ""):
+        """After the teaching settings changed the shared sidebar: a fresh step-mode run, the page
+        told that every tab's runs now use them (the next Generate sampled silently before), and the
+        method's note, which named the values its choice set, names these after them."""
         self.step_reset(key)
         settings = " and ".join(f"{name.replace('_', ' ')} {value:g}" for name, value in TEACHING.items())
         said = (f"step mode reset with the teaching settings: {settings} are set in the sidebar, which Generate, "
                 "Compare and Race use too (set them back there)")
         gr.Info(toast_text(said))
-        return render.status_html(said)
+        note = (method_note or "").split(TEACHING_NOTE)[0].rstrip()
+        return render.status_html(said), f"{note}\n\n{TEACHING_NOTE} {settings}.".lstrip()
 
     def toy_reset(self, key: str, seed: int):
         """A fresh toy from `seed`; a seed out of range is refused in a toast, the toy kept as it was."""
@@ -149,7 +152,7 @@ def build_tab(ui: Shared) -> None:
     by_name = {c.name: w for c, w in zip(all_controls(), ui.widgets, strict=True)}
     teaching.click(lambda: (TEACHING["temperature"], TEACHING["draft_confidence"]), None,
                    [by_name["temperature"], by_name["draft_confidence"]], **PRIVATE).then(
-        keyed(ui.handlers.teaching_set), None, status, **PRIVATE)
+        keyed(ui.handlers.teaching_set), ui.about, [status, ui.about], **PRIVATE)
     position.change(keyed(ui.handlers.step_position), position, bars, **PRIVATE)
 
 

@@ -59,6 +59,7 @@ class Shared:
     method: gr.Dropdown
     widgets: list
     status: gr.HTML
+    about: gr.Markdown  # the chosen method's note: what it is, and what choosing it set
     prompt: gr.Textbox = None
     show_rejected: gr.Checkbox = None
     # The run's controls (prompt, method, show rejected, options) and the page's one list of
