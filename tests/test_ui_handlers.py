@@ -756,6 +756,20 @@ def test_hovering_a_rejected_candidate_shows_its_test_p_q_and_the_draw(family):
     assert "its draw u" in mark.split("</s>")[0]
 
 
+def test_a_hover_says_where_a_rule_does_not_read_the_divergence_its_check_records(family):
+    """sd's hover listed "divergence: 0.22" beside an acceptance test that never reads it."""
+    models = {r: family[r] for r in ("target", "draft")}
+    sd = playground.generate("hello there", method="sd", **models, temperature=1.0, seed=2, max_new_tokens=30)
+    fsd = playground.generate("hello there", method="fsd", **models, temperature=1.0, seed=2, max_new_tokens=30,
+                              tau=0.5)
+    sd_tips = [render.tooltip(t, str) for t in sd.tokens if t.origin == "draft" or t.replaced]
+    assert sd_tips and all("divergence" not in tip or render.UNREAD_DIVERGENCE in tip for tip in sd_tips)
+    assert any(render.UNREAD_DIVERGENCE in tip for tip in sd_tips)
+    fsd_tips = [render.tooltip(t, str) for t in fsd.tokens]
+    assert any("\ndivergence: " in tip for tip in fsd_tips) and any("; divergence " in tip for tip in fsd_tips)
+    assert not any(render.UNREAD_DIVERGENCE in tip for tip in fsd_tips)  # fsd's rule compares it with tau
+
+
 def test_the_first_run_of_a_family_says_it_loads_the_models(family):
     """A fresh page's first Generate showed a blank status for 8 s while the models loaded."""
     handlers = fresh_handlers(family)

@@ -33,15 +33,17 @@ DIAGNOSTIC_LABELS = {"p_target": "p target (sampling settings)", "p_target_raw":
                      "position_in_block": "position in block", "bonus": "bonus token",
                      "branch": "tree branch (0: the chain's own token, 1+: a sibling the tree added)",
                      "lookup": "from the prompt lookup's branch"}
+# A rule without a threshold (sd's ratio test, csd's rescue) never reads the divergence its check records.
+UNREAD_DIVERGENCE = "divergence (recorded for the charts; this rule does not read it)"
 CANDIDATE_FIGURES = ("p_target", "p_qualifier", "p_draft", "divergence", "accept_prob", "u", "verifier_draw", "psi")
 
 
 def tooltip(token: TokenRecord, decode: Callable[[int], str]) -> str:
     lines = [f"{token.origin} · id {token.id} · {token.text!r}"]
     diagnostics = token.figures()
-    for key, label in DIAGNOSTIC_LABELS.items():
+    for key in DIAGNOSTIC_LABELS:
         if key in diagnostics:
-            lines.append(f"{label}: {number(diagnostics.pop(key))}")
+            lines.append(f"{_label(key, diagnostics)}: {number(diagnostics.pop(key))}")
     lines += [_line(key, value) for key, value in diagnostics.items()]
     lines += [f"replaced draft candidate {decode(c['id'])!r} (id {c['id']}){_figures(c)}" for c in token.replaced]
     return "\n".join(lines)
@@ -49,9 +51,15 @@ def tooltip(token: TokenRecord, decode: Callable[[int], str]) -> str:
 
 def _figures(candidate: dict) -> str:
     """A replaced candidate's own check, in a few words."""
-    shown = [f"{DIAGNOSTIC_LABELS.get(key, key.replace('_', ' '))} {number(candidate[key])}"
+    shown = [f"{_label(key, candidate)} {number(candidate[key])}"
              for key in CANDIDATE_FIGURES if candidate.get(key) is not None]
     return f": {'; '.join(shown)}" if shown else ""
+
+
+def _label(key: str, figures: dict) -> str:
+    if key == "divergence" and "tau" not in figures:
+        return UNREAD_DIVERGENCE
+    return DIAGNOSTIC_LABELS.get(key, key.replace("_", " "))
 
 
 def _line(key: str, value) -> str:
