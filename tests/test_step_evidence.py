@@ -297,7 +297,8 @@ def test_step_mode_tells_one_story_of_a_hand_computed_tree_round():
 
 def test_teaching_settings_say_they_changed_the_shared_sidebar(handlers):
     """The walkthrough's next Generate sampled at temperature 1 with full blocks, unannounced."""
-    status, note = handlers.teaching_set(KEY, "**sd**: ...\n\nChoosing sd set draft_confidence = 0.6 (sd's own defaults).")
+    said = "**sd**: ...\n\nChoosing sd set draft_confidence = 0.6 (sd's own defaults)."
+    status, note = handlers.teaching_set(KEY, said)
     assert "temperature 1 and draft confidence 0 are set in the sidebar" in status
     assert "Generate, Compare and Race use too" in status and "step mode reset" in status
     # the method's note said draft_confidence = 0.6: it now says what the teaching settings set after it

@@ -82,6 +82,17 @@ def test_a_threshold_is_checked_on_the_scale_of_the_divergence_sent_with_it():
         options_from_values("fsd", values(divergence="js", tau=1.5))
 
 
+def test_a_method_note_names_a_lever_the_loaded_draft_cannot_take_with_why(handlers, family):
+    """slem on a byte draft said "set draft_vocab = 8192 (the shared defaults)": a byte draft has
+    no 8,192 tokens to keep. The tiny draft has fewer tokens than that too."""
+    handlers.load(KEY, "tiny-target", "tiny-draft", "tiny-qualifier")
+    about = handlers.method_changed(KEY, "sd")[-1]
+    size = family["draft"].model.config.vocab_size
+    assert f"draft_vocab does not apply to this draft: the draft has only {size} tokens" in about
+    assert "draft_vocab = 8192" not in about and "draft_confidence = 0.6" in about
+    assert "draft_vocab = 8192" in fresh_handlers(family).method_changed(KEY, "sd")[-1]  # no draft loaded: no check
+
+
 def test_method_change_shows_only_its_options_and_preset_defaults(handlers):
     handlers.load(KEY, "tiny-target", "tiny-draft", "tiny-qualifier")
     *updates, about = handlers.method_changed(KEY, "fsd")

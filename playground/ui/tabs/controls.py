@@ -8,6 +8,7 @@ import gradio as gr
 from ...config import RunConfig
 from ...errors import PlaygroundError
 from ...methods import METHODS
+from ...methods.drafter import lever_blocker
 from ..options import THRESHOLDS, all_controls, coerce, control, threshold_scale, visible_options
 from ..views.error_status import toast_text
 from .family_panel import FamilyPanel
@@ -41,17 +42,23 @@ def _listed(values: dict) -> str:
                      else f"{name} = {value}" for name, value in values.items())
 
 
-def _set_on_switch(method, defaults: dict, linked: frozenset = frozenset()) -> str:
+def _set_on_switch(method, defaults: dict, linked: frozenset = frozenset(), draft=None) -> str:
     """What choosing the method set among the options methods default differently (a student
     comparing sd and fsd should know the draft changed with the rule), and whose values they are:
-    the link the page opened (`linked`: the names it set), the method's own, or the shared ones."""
+    the link the page opened (`linked`: the names it set), the method's own, or the shared ones.
+    A lever the loaded `draft` cannot take is named with why instead (slem's byte draft has no
+    8,192 most likely tokens to keep)."""
     shown = {name: value for name, value in defaults.items() if name in _method_defaults(method)
              and name in method.reads}
-    if not shown:
-        return ""
+    config = RunConfig(**{name: value for name, value in defaults.items() if name in RunConfig.__dataclass_fields__})
+    blocked = {name: why for name in shown if name in method.levers and draft is not None and shown[name]
+               and (why := lever_blocker(config, method, draft, name))}
+    shown = {name: value for name, value in shown.items() if name not in blocked}
     whose = ("the values of the link this page opened" if linked & set(shown) else
              f"{method.name}'s own defaults" if method.defaults else "the shared defaults")
-    return f"Choosing {method.name} set {', '.join(f'{name} = {value:g}' for name, value in shown.items())} ({whose})."
+    said = f"Choosing {method.name} set {', '.join(f'{name} = {value:g}' for name, value in shown.items())} ({whose})."
+    unused = " ".join(f"{name} does not apply to this draft: {why}." for name, why in blocked.items())
+    return " ".join(part for part in (said if shown else "", unused) if part)
 
 
 class MethodPicker(gr.CheckboxGroup):
@@ -83,7 +90,7 @@ class Controls:
                    for c in all_controls()]
         about = f"**{chosen.name}**: {chosen.summary} ({'lossless' if chosen.lossless else 'lossy'})" if chosen else ""
         if chosen:
-            about += "\n\n" + _set_on_switch(chosen, defaults, frozenset(linked))
+            about += "\n\n" + _set_on_switch(chosen, defaults, frozenset(linked), self.family.loaded_draft(key, method))
         preset_set = preset.settings(method) if preset and chosen else {}
         preset_set = {name: value for name, value in preset_set.items() if name not in linked}
         if preset_set:

@@ -166,6 +166,15 @@ class FamilyPanel:
         session = self.sessions.get(key)
         return session.preset or (None if session.specs else self.presets[0])
 
+    def loaded_draft(self, key: str, method: str):
+        """The session's draft for `method` if it is loaded already (None otherwise: a note never
+        loads a model)."""
+        try:
+            spec = self.specs_for(key, method).get("draft")
+        except PlaygroundError:
+            return None
+        return self._model(spec) if spec in self._ready else None
+
     def models_for(self, key: str, method: str) -> dict:
         """The session's family, for the method's roles."""
         return {role: self._model(spec) for role, spec in self.specs_for(key, method).items()}
