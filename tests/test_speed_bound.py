@@ -4,6 +4,8 @@ only where their runs settle it, saying in words why not elsewhere (the issue's 
 8.94x over ar with a draft 3.16x faster than the target; a later Compare headlined a struck-through
 1.84x)."""
 
+from html import escape
+
 from playground.decoding.speed.speed_account import Timing
 from playground.decoding.speed.speed_bound import speedup_bound
 from playground.decoding.stats import Stats
@@ -42,7 +44,9 @@ def test_a_sweep_column_above_its_bound_headlines_no_figure_but_says_why():
     assert "50 draft steps at c = 0.300" in impossible.unsettled and "quieter machine" in impossible.unsettled
     html = column(impossible)
     assert "8.94x (8.80" not in html and "<s>" not in html, "no struck-through figure as the headline"
-    assert '<span class="flagged">not settled: the runs gave' in html
+    # a narrow Compare cell: why in a few words, the whole reason on hover (it ran 40 words long)
+    assert "not settled: 8.80-9.15x, past the 2.40x its costs allow (hover for why)</span>" in html
+    assert f'title="{escape(why)}"' in html and len(impossible.brief.split()) <= 8
     assert str(impossible).startswith("not settled: the runs gave")  # the race's line, in words
 
 

@@ -39,6 +39,7 @@ class Speedup:
     text: str
     median: float | None = None
     unsettled: str = ""
+    brief: str = ""  # `unsettled` in a few words, for a narrow cell (the whole of it on hover)
 
     def __str__(self) -> str:
         return f"not settled: {self.unsettled}" if self.unsettled else self.text
@@ -52,11 +53,12 @@ def settled(ratios: list[float], bound: SpeedBound | None) -> Speedup:
     if bound is not None and bound.exceeded_by(high):
         why = (f"the runs gave {low:.2f}-{high:.2f}x, more than this setting's measured costs allow "
                f"({bound.bound:.2f}x at most: {bound.inputs()}), so something slowed an ar run")
+        brief = f"{low:.2f}-{high:.2f}x, past the {bound.bound:.2f}x its costs allow"
     elif high / low > UNSETTLED_SPREAD or (low < 1 < high and high / low > NOISE_SPREAD):
-        why = f"its repeats gave {low:.2f}-{high:.2f}x ar"
+        why = brief = f"its repeats gave {low:.2f}-{high:.2f}x ar"
     else:
         return Speedup(text, median)
-    return Speedup(text, median, f"{why}; run it again on a quieter machine (close other programs and tabs)")
+    return Speedup(text, median, f"{why}; run it again on a quieter machine (close other programs and tabs)", brief)
 
 
 @dataclass

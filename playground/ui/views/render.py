@@ -350,11 +350,13 @@ def compare_html(columns: list[dict], note: str = "") -> str:
 
 
 def speedup_html(speedup: Speedup) -> str:
-    """A paired speedup as shown: its figure where settled, else the words saying why not
-    (repeats.Speedup): never a figure the runs contradict."""
+    """A paired speedup as shown in a Compare cell: its figure where settled, else why not in a few
+    words, the whole reason and what to do on hover (paired_speedups.Speedup): never a figure the
+    runs contradict."""
     if not speedup.unsettled:
         return escape(speedup.text)
-    return f'<span class="flagged">not settled: {escape(speedup.unsettled)}</span>'
+    return (f'<span class="flagged" title="{escape(speedup.unsettled)}">not settled: '
+            f"{escape(speedup.brief or speedup.unsettled)} (hover for why)</span>")
 
 
 def memory_html(pairs: list[tuple], total: int, owner: str) -> str:
