@@ -563,6 +563,13 @@ def test_stats_panel_formats_missing_numbers():
     assert "–" in render.stats_html({"acceptance_rate": None, "tokens": 3})
 
 
+def test_a_verification_pass_timed_under_one_step_is_called_noise():
+    """A reviewer read "verification pass / target step 0.98x" and asked how a pass beats a step."""
+    assert render.UNDER_ONE_STEP in render.stats_html({"verify_cost": 0.98})
+    assert render.UNDER_ONE_STEP not in render.stats_html({"verify_cost": 1.2})
+    assert render.UNDER_ONE_STEP not in render.stats_html({"verify_cost": None, "tokens": 3})
+
+
 def test_csd_memory_learns_across_runs_and_downloads(handlers):
     assert handlers.correction_memory(KEY)[0] is None
     run_generate(handlers, method="csd", temperature=1.0, seed=1, max_new_tokens=40)
