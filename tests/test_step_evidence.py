@@ -126,6 +126,24 @@ def test_tooltips_and_exports_carry_the_same_numbers_as_the_evidence(handlers):
         assert_top_tokens_ranked(check)
 
 
+@pytest.mark.parametrize("method, options, kind", [
+    ("sd", {}, "ratio"), ("fsd", {"tau": 0.5}, "threshold"), ("slem", {}, "draw")])
+def test_a_checks_typed_numbers_are_its_rules_own(family, method, options, kind):
+    """The views read a check's fields (step.RuleCheck), never its dict's keys: each rule's own
+    numbers come out as fields, the same as the record's, for every check of a real run."""
+    run = playground.generate("hello there", method=method, target=family["target"], draft=family["draft"],
+                              temperature=1.0, seed=4, max_new_tokens=24, **options)
+    checks = [(e.rule_check, e.checks) for step in run.steps for e in step.evidence]
+    assert checks
+    for check, figures in checks:
+        assert all(getattr(check, name) == value for name, value in figures.items() if hasattr(check, name))
+        assert check.is_ratio == (kind == "ratio") and check.has_draw == (kind == "ratio")
+        assert check.reads_divergence == (kind == "threshold")
+        assert (check.verifier_draw is not None) == (kind == "draw")
+    kept = [t.check for t in run.tokens if t.block_position is not None and not t.is_correction and not t.bonus]
+    assert all(check.is_ratio == (kind == "ratio") for check in kept)
+
+
 def test_a_trees_tokens_and_exports_account_for_every_check(handlers):
     """A tree checks a node's candidates in turn: the token emitted there accounts for each check,
     one record format for all: the candidates rejected there (`replaced`, each with its own

@@ -8,6 +8,40 @@ from dataclasses import asdict, dataclass, field
 ORIGINS = ("draft", "qualifier", "target", "rescued")
 
 
+@dataclass(frozen=True)
+class RuleCheck:
+    """A candidate's check, as fields: the numbers its rule compared, by the names the JSON keeps
+    flat among a token's figures (or a replaced candidate's, or a round's evidence)."""
+
+    divergence: float | None = None  # at its position, wherever the proposer has a distribution
+    accept_prob: float | None = None  # a ratio rule's min(1, p/q) (slrs: min(1, p/psi))
+    u: float | None = None  # the uniform draw held against accept_prob
+    tau: float | None = None  # a threshold rule's: it kept the candidate where the divergence passed
+    comparison: str | None = None  # "<" or "<=" against tau
+    random_accept: float | None = None  # the random control's rate
+    verifier_draw: int | None = None  # slem's: the verifier's own draw, matched exactly
+    psi: float | None = None  # slrs's string probability under the draft
+
+    @classmethod
+    def of(cls, figures: dict) -> "RuleCheck":
+        return cls(**{name: figures.get(name) for name in cls.__dataclass_fields__})
+
+    @property
+    def is_ratio(self) -> bool:
+        """Kept with min(1, ratio) (sd, csd, slrs), not by a threshold, a draw's match or a coin."""
+        return self.accept_prob is not None and self.random_accept is None
+
+    @property
+    def has_draw(self) -> bool:
+        """A ratio test with its draw u recorded: a point on the rule's own test."""
+        return self.is_ratio and self.u is not None
+
+    @property
+    def reads_divergence(self) -> bool:
+        """Whether the rule compared the divergence (with tau); others only record it."""
+        return self.tau is not None
+
+
 @dataclass
 class TokenRecord:
     """CONTRACT: one emitted token. `text` is filled in by the engine's detokenizer.
@@ -75,6 +109,15 @@ class TokenRecord:
     def replaced_candidates(self) -> list[int]:
         return [candidate["id"] for candidate in self.replaced]
 
+    @property
+    def check(self) -> RuleCheck:
+        """Its own check's numbers (a kept candidate's, or csd's rescued one's; empty for others)."""
+        return RuleCheck.of(self.diagnostics)
+
+    @property
+    def replaced_checks(self) -> list[RuleCheck]:
+        return [RuleCheck.of(candidate) for candidate in self.replaced]
+
 
 @dataclass(frozen=True)
 class Evidence:
@@ -95,6 +138,15 @@ class Evidence:
     top: dict  # distribution name -> [(token id, probability)], most likely first
     drawn_from: str | None = None  # the distribution a correction was drawn from
     test: object = None  # the rule's acceptance test (methods/acceptance.py): numbers, held, words
+
+    @property
+    def rule_check(self) -> RuleCheck:
+        return RuleCheck.of(self.checks)
+
+    @property
+    def branch(self) -> int:
+        """Its sibling's place at the node in a token tree (0: the chain's own candidate)."""
+        return self.checks.get("branch", 0)
 
 
 @dataclass(frozen=True)

@@ -102,34 +102,30 @@ POSITION_TITLE = ("Acceptance by position<br><sup>of the candidates checked ther
 
 
 def _tau(run) -> float | None:
-    for token in run.tokens:
-        for figures in (token.diagnostics, *token.replaced):
-            if "tau" in figures:
-                return figures["tau"]
-    return None
+    return next((check.tau for check in _checked(run) if check.tau is not None), None)
 
 
 def rule_test(run, timeline) -> go.Figure:
     """Each checked candidate on the test its rule applied: a ratio rule's draw u against its
     min(1, p/q) (kept where u falls under it), a threshold rule's divergence against tau. sd's chart
     plotted JS, which its rule never reads: rejected points at 0.22 sat beside accepted ones at 0.59."""
-    if any("accept_prob" in figures for figures in _checked(run)):
+    if any(check.accept_prob is not None for check in _checked(run)):
         return ratio_test(run)
     return divergence_vs_tau(run, timeline)
 
 
 def _checked(run):
-    """The check figures of every candidate: the kept ones', then those of the ones replaced."""
-    yield from (t.diagnostics for t in run.tokens)
-    yield from (c for t in run.tokens for c in t.replaced)
+    """The check of every candidate: the kept ones', then those of the ones replaced."""
+    yield from (t.check for t in run.tokens)
+    yield from (c for t in run.tokens for c in t.replaced_checks)
 
 
 def ratio_test(run) -> go.Figure:
-    def points(records):
-        return [(f["accept_prob"], f["u"]) for f in records if "accept_prob" in f and "u" in f]
-    accepted = points(t.diagnostics for t in run.tokens if t.origin != "rescued")
-    rejected = points(c for t in run.tokens for c in t.replaced)
-    rescued = points(t.diagnostics for t in run.tokens if t.origin == "rescued")  # csd's second chance
+    def points(checks):
+        return [(c.accept_prob, c.u) for c in checks if c.has_draw]
+    accepted = points(t.check for t in run.tokens if t.origin != "rescued")
+    rejected = points(c for t in run.tokens for c in t.replaced_checks)
+    rescued = points(t.check for t in run.tokens if t.origin == "rescued")  # csd's second chance
     shown = [("accepted", COLORS["draft"], accepted), ("rejected", COLORS["rejected"], rejected)]
     shown += [("rescued (failed the test, kept by csd's memory)", COLORS["rescued"], rescued)] if rescued else []
     traces = [go.Scatter(x=[a for a, _ in chosen], y=[u for _, u in chosen], mode="markers", name=name,
@@ -144,8 +140,9 @@ def divergence_vs_tau(run, timeline) -> go.Figure:
     """A threshold rule's checks: each candidate's divergence, accepted or rejected, against tau.
     PyramidSD's stage one too (the qualifier checking the draft, against tau_q): its rejections
     never reach the tokens, so they come from the rounds' checks."""
-    accepted = [(i, t.diagnostics["divergence"]) for i, t in enumerate(run.tokens) if "divergence" in t.diagnostics]
-    rejected = [(i, c["divergence"]) for i, t in enumerate(run.tokens) for c in t.replaced if "divergence" in c]
+    accepted = [(i, t.check.divergence) for i, t in enumerate(run.tokens) if t.check.divergence is not None]
+    rejected = [(i, c.divergence) for i, t in enumerate(run.tokens) for c in t.replaced_checks
+                if c.divergence is not None]
     staged = any(step.qualifier_trees for step in run.steps)
     shown = [("target accepted" if staged else "accepted", COLORS["draft"], "circle", accepted),
              ("target rejected" if staged else "rejected", COLORS["rejected"], "circle", rejected)]
@@ -171,9 +168,9 @@ def _stage_one_points(run) -> dict[str, list]:
     points, start = {"accepted": [], "rejected": []}, 0
     for step in run.steps:
         for check in step.evidence:
-            if check.stage == "qualifier" and "divergence" in check.checks:
+            if check.stage == "qualifier" and check.rule_check.divergence is not None:
                 points["rejected" if check.verdict == "rejected" else "accepted"].append(
-                    (start + check.position, check.checks["divergence"]))
+                    (start + check.position, check.rule_check.divergence))
         start += len(step.tokens)
     return points
 

@@ -52,7 +52,7 @@ def distribution_label(name: str, e: Evidence) -> str:
     role = f"{symbol} {ROLES[symbol]}"
     if raw:
         return f"{role}, raw T=1: what divergences and gates compare"
-    ratio = "accept_prob" in e.checks and "random_accept" not in e.checks
+    ratio = e.rule_check.is_ratio
     if symbol == verifier:
         return f"{role}, sampling settings: " + ("the SD ratio's numerator, the draws" if ratio else "the draws")
     return f"{role}, as drawn (one-hot if greedy)" + (": the SD ratio's denominator" if ratio else "")

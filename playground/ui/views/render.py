@@ -9,7 +9,7 @@ import dataclasses
 from collections.abc import Callable
 from html import escape
 
-from ...decoding.step import ORIGINS, TokenRecord
+from ...decoding.step import ORIGINS, RuleCheck, TokenRecord
 from ...decoding.token_tree import branches
 from ...methods.acceptance import number
 from ...serving import describe
@@ -57,7 +57,7 @@ def _figures(candidate: dict) -> str:
 
 
 def _label(key: str, figures: dict) -> str:
-    if key == "divergence" and "tau" not in figures:
+    if key == "divergence" and not RuleCheck.of(figures).reads_divergence:
         return UNREAD_DIVERGENCE
     return DIAGNOSTIC_LABELS.get(key, key.replace("_", " "))
 
@@ -272,7 +272,7 @@ def _check_row(e, decode: Callable[[int], str]) -> tuple:
     kept = repr(decode(e.emitted)) + (f" (drawn from {e.drawn_from})" if e.drawn_from else "")
     numbers = [number(e.at_candidate[name]) if name in e.at_candidate else "—"
                for name in (verifier, proposer, f"{verifier}_raw", f"{proposer}_raw")]
-    branch = e.checks.get("branch", 0)
+    branch = e.branch
     if branch and "residual" in e.at_candidate:  # recursive rejection sampling: this sibling met p_(i+1)
         numbers[0] += f" ({verifier} after the {branch} sibling(s) rejected before it: the residual)"
     return (e.position + 1, repr(decode(e.candidate)), *numbers, check_test(e, decode), e.verdict, kept)
