@@ -26,7 +26,7 @@ from .drafting import Drafted, chain, draft_tree
 from .evidence import Pending
 from .fuzzy import DIVERGENCE_DRAFT
 from .rules import DivergenceThreshold, OwnDrawMatch, ResidualRatio
-from .walk import Walk, verify
+from .walk import Walk, timed_round, verify
 
 STAGE_ONE = ("qualifier", "draft")  # (verifier, proposer) of each stage
 STAGE_TWO = ("target", "qualifier")
@@ -81,19 +81,18 @@ def _stage_one(ctx: Decoding, block: int, rule) -> Collected:
     collected = Collected()
     while len(collected.tokens) < block:
         prefix = ctx.ids + collected.tokens
-        start = time.perf_counter()
-        drafted = draft_tree(replace(ctx, ids=prefix), ctx.draft,
-                             min(ctx.config.draft_length, block - len(collected.tokens)))
-        drafted_at = time.perf_counter()
-        walk = verify(ctx, drafted, rule, prefix, roles=STAGE_ONE)
+        done = timed_round(lambda: draft_tree(replace(ctx, ids=prefix), ctx.draft,
+                                              min(ctx.config.draft_length, block - len(collected.tokens))),
+                           lambda drafted: verify(ctx, drafted, rule, prefix, roles=STAGE_ONE))
+        drafted, walk = done.drafted, done.walk
         collected.trees.append({"tokens": list(drafted.tree.tokens), "parents": list(drafted.tree.parents),
                                 "path": list(walk.path), "checks": len(walk.evidence)})
         collected.add(walk, block - len(collected.tokens))
         collected.drafted += len(drafted)
         collected.draft_forwards += drafted.draft_forwards
         collected.rounds += 1
-        collected.draft_seconds += drafted_at - start
-        collected.qualifier_seconds += time.perf_counter() - drafted_at
+        collected.draft_seconds += done.draft_seconds
+        collected.qualifier_seconds += done.verify_seconds
     return collected
 
 

@@ -16,7 +16,9 @@ only in the event it was made for, so the walk is exact (docs/rules.md, "Token t
 """
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Generic, TypeVar
 
 import torch
 
@@ -291,6 +293,28 @@ def feature_figures(ctx: Decoding) -> dict:
     return {"feature_draft": dict(ctx.draft.read)} if isinstance(ctx.draft, FeatureRunner) else {}
 
 
+D = TypeVar("D")  # what a round's draft returns
+
+
+@dataclass
+class TimedRound(Generic[D]):
+    """One draft and its verification, each timed: the round every method's loop runs."""
+
+    drafted: D  # what the draft returned: a Drafted (slem: its text with it)
+    walk: Walk
+    draft_seconds: float
+    verify_seconds: float
+
+
+def timed_round(draft: Callable[[], D], check: Callable[[D], Walk]) -> TimedRound[D]:
+    """`draft()`, then `check(drafted)`, the seconds of each measured apart."""
+    start = time.perf_counter()
+    drafted = draft()
+    drafted_at = time.perf_counter()
+    walk = check(drafted)
+    return TimedRound(drafted, walk, drafted_at - start, time.perf_counter() - drafted_at)
+
+
 def model_drafter(ctx: Decoding, k: int) -> Drafted:
     return draft_tree(ctx, ctx.draft, k)
 
@@ -303,13 +327,12 @@ def rounds(ctx: Decoding, rule, drafter=None, rescue=None):
     while ctx.remaining() > 0:
         reading = time.perf_counter()
         read = isinstance(ctx.draft, FeatureRunner) and ctx.draft.read_context(ctx.ids)
-        start = time.perf_counter()
-        drafted = drafter(ctx, ctx.block_size(ctx.config.candidates))
-        drafted_at = time.perf_counter()
-        walk = verify(ctx, drafted, rule, ctx.ids, rescue=rescue)
+        read_seconds = time.perf_counter() - reading
+        done = timed_round(lambda: drafter(ctx, ctx.block_size(ctx.config.candidates)),
+                           lambda drafted: verify(ctx, drafted, rule, ctx.ids, rescue=rescue))
         # A feature draft's first round has the target read the prompt first: a target pass, not drafting
-        yield walk.step(drafted, draft_seconds=drafted_at - start,
-                        verify_seconds=time.perf_counter() - drafted_at + (start - reading),
-                        forwards={**({ctx.draft.name: drafted.draft_forwards} if ctx.draft else {}),
-                                  ctx.target.name: 1 + read},
-                        extra={**lookup_figures(ctx), **feature_figures(ctx)})
+        yield done.walk.step(done.drafted, draft_seconds=done.draft_seconds,
+                             verify_seconds=done.verify_seconds + read_seconds,
+                             forwards={**({ctx.draft.name: done.drafted.draft_forwards} if ctx.draft else {}),
+                                       ctx.target.name: 1 + read},
+                             extra={**lookup_figures(ctx), **feature_figures(ctx)})

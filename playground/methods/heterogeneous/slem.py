@@ -8,14 +8,13 @@ K target tokens, so that the last kept candidate is complete, or until it has sp
 DRAFT_TOKENS_PER_CANDIDATE * K tokens.
 """
 
-import time
 from dataclasses import dataclass
 
 from ...decoding.vocabulary import Continuation, tokenize_continuation
 from ..base import Decoding, Method
-from ..drafting import chain, one_hots
+from ..drafting import Drafted, chain, one_hots
 from ..rules import OwnDrawMatch
-from ..walk import verify
+from ..walk import timed_round, verify
 from .common import draft_probs, pair_figures
 from .context import DraftContext
 
@@ -63,19 +62,23 @@ def draft_text(ctx: Decoding, context: DraftContext, budget: int) -> DraftText:
     return DraftText(ids, pieces, kept)
 
 
+def drafted_text(ctx: Decoding, context: DraftContext) -> tuple[DraftText, Drafted]:
+    """A round's draft text and its candidates, the text cut into target tokens, as a chain."""
+    text = draft_text(ctx, context, ctx.block_size(ctx.config.candidates))
+    candidates = text.candidates.tokens
+    return text, chain(candidates, one_hots(candidates, ctx.target.vocab_size, ctx.target.device), None,
+                       notes=[text.provenance(i) for i in range(len(candidates))], forwards=len(text.ids))
+
+
 def slem_steps(ctx: Decoding):
     context, proposed, pair = DraftContext(ctx), [], pair_figures(ctx)
     while ctx.remaining() > 0:
         resynced = context.sync(ctx.ids, proposed)
-        start = time.perf_counter()
-        text = draft_text(ctx, context, ctx.block_size(ctx.config.candidates))
-        candidates = text.candidates.tokens
-        drafted = chain(candidates, one_hots(candidates, ctx.target.vocab_size, ctx.target.device), None,
-                        notes=[text.provenance(i) for i in range(len(candidates))], forwards=len(text.ids))
-        drafted_at = time.perf_counter()
-        walk = verify(ctx, drafted, OwnDrawMatch(), ctx.ids)
+        done = timed_round(lambda: drafted_text(ctx, context),
+                           lambda drafted: verify(ctx, drafted[1], OwnDrawMatch(), ctx.ids))
+        (text, drafted), walk = done.drafted, done.walk
         accepted = len(walk.path)
-        step = walk.step(drafted, draft_seconds=drafted_at - start, verify_seconds=time.perf_counter() - drafted_at,
+        step = walk.step(drafted, draft_seconds=done.draft_seconds, verify_seconds=done.verify_seconds,
                          forwards={ctx.draft.name: len(text.ids), ctx.target.name: 1},
                          extra={"draft_tokens": len(text.ids), "draft_pieces": list(text.pieces),
                                 "draft_chars": len(text.text),
