@@ -9,7 +9,10 @@
    with the true next token, one position further. A step-j query sees the target-feature keys up
    to its chain's start and its own chain's keys of steps 1..j, as the head's cache holds them
    at inference. Loss: cross-entropy against the target's top-k, renormalised over the tokens of the
-   draft vocabulary, at every answer position of every step, the steps weighted alike.
+   draft vocabulary, at every answer position of every step, step j weighted `step_decay ** j`.
+4. Stages (FEATURE_DRAFT["stages"]): each trains the last one's head further, with its own epochs,
+   learning rate and step weights; each stage's head is kept in the work directory, so a recipe
+   with a stage added trains only that stage.
 The output layer is the target's own (tied) rows of the draft vocabulary, frozen, so the stored
 weights are `fc`, the layer and the final norm; `prepare()` adds the rows back.
 """
@@ -116,9 +119,9 @@ def step_loss(head, output, top_ids, top_logprobs):
     return loss, int(scored.sum()), hits
 
 
-def ttt_loss(head, embedding, ids, features, top_ids, top_logprobs, steps):
-    """The training-time-test unroll over one batch -> (mean loss, per-step greedy agreement);
-    `embedding` is the target's token embedding table."""
+def ttt_loss(head, embedding, ids, features, top_ids, top_logprobs, steps, step_decay=1.0):
+    """The training-time-test unroll over one batch -> (weighted mean loss, per-step greedy
+    agreement); `embedding` is the target's token embedding table."""
     width = ids.shape[1] - 1
     hidden, keys, values, total, count, agreement = head.fuse(features[:, :width]), [], [], 0, 0, []
     masks = chain_masks(width, steps)
@@ -134,7 +137,7 @@ def ttt_loss(head, embedding, ids, features, top_ids, top_logprobs, steps):
         labels = slice(j + 1, j + 1 + width)
         loss, n, hits = step_loss(head, hidden, _shifted(top_ids[:, labels], width, -1),
                                   _shifted(top_logprobs[:, labels], width, 0.0))
-        total, count = total + loss, count + n
+        total, count = total + step_decay ** j * loss, count + step_decay ** j * n
         agreement.append(hits / max(1, n))
     return total / max(1, count), agreement
 
@@ -146,24 +149,25 @@ def _shifted(tensor, width, fill):
         [tensor, torch.full((tensor.shape[0], missing, *tensor.shape[2:]), fill, dtype=tensor.dtype)], dim=1)
 
 
-def train_feature_draft(target, tokenizer, examples, teacher, vocabulary):
-    settings = FEATURE_DRAFT
-    head = new_head(target, vocabulary)
+def train_stage(head, target, tokenizer, examples, teacher, stage: dict, name: str):
+    """Train `head` further for one of FEATURE_DRAFT["stages"] -> the head."""
     draft_index = torch.full((target.config.vocab_size,), -1, dtype=torch.long)
-    draft_index[torch.tensor(vocabulary)] = torch.arange(len(vocabulary))
+    draft_index[head.d2t + torch.arange(len(head.d2t))] = torch.arange(len(head.d2t))
+    head.lm_head.requires_grad_(False)
     params = [p for p in head.parameters() if p.requires_grad]
-    optimizer = torch.optim.AdamW(params, lr=settings["lr"], weight_decay=0.0)
+    optimizer = torch.optim.AdamW(params, lr=stage["lr"], weight_decay=0.0)
     generator = torch.Generator().manual_seed(SEED)
     lengths = [sum(map(len, e)) for e in examples]
-    batches_per_epoch = len(length_batches(lengths, settings["batch_tokens"]))
-    scheduler = get_cosine_schedule_with_warmup(optimizer, WARMUP_STEPS, settings["epochs"] * batches_per_epoch)
+    batches_per_epoch = len(length_batches(lengths, FEATURE_DRAFT["batch_tokens"]))
+    scheduler = get_cosine_schedule_with_warmup(optimizer, WARMUP_STEPS, stage["epochs"] * batches_per_epoch)
     head.train()
-    for epoch in range(settings["epochs"]):
-        progress = tqdm(length_batches(lengths, settings["batch_tokens"], generator),
-                        desc=f"feature draft, epoch {epoch + 1}/{settings['epochs']}")
+    for epoch in range(stage["epochs"]):
+        progress = tqdm(length_batches(lengths, FEATURE_DRAFT["batch_tokens"], generator),
+                        desc=f"feature draft, {name}, epoch {epoch + 1}/{stage['epochs']}")
         for batch in progress:
             tensors = batch_tensors(examples, teacher, batch, tokenizer.pad_token_id, draft_index)
-            loss, agreement = ttt_loss(head, target.get_input_embeddings(), *tensors, settings["ttt_steps"])
+            loss, agreement = ttt_loss(head, target.get_input_embeddings(), *tensors, FEATURE_DRAFT["ttt_steps"],
+                                       stage["step_decay"])
             optimizer.zero_grad()
             loss.backward()
             torch.nn.utils.clip_grad_norm_(params, 1.0)
@@ -171,6 +175,22 @@ def train_feature_draft(target, tokenizer, examples, teacher, vocabulary):
             scheduler.step()
             progress.set_postfix(loss=f"{loss.item():.3f}", agree="/".join(f"{a:.2f}" for a in agreement))
     return head.eval()
+
+
+def train_feature_draft(target, tokenizer, examples, teacher, vocabulary, work_dir):
+    """The head after every stage, and the minutes of each stage trained now (a stage whose head the
+    work directory keeps is not trained again)."""
+    head, minutes = new_head(target, vocabulary), {}
+    for number, stage in enumerate(FEATURE_DRAFT["stages"], start=1):
+        kept = work_dir / f"feature-draft-{len(examples)}-stage-{number}.pt"
+        if kept.exists():
+            head.load_state_dict(torch.load(kept))
+            continue
+        started = time.perf_counter()
+        head = train_stage(head, target, tokenizer, examples, teacher, stage, f"stage {number}")
+        torch.save(head.state_dict(), kept)
+        minutes[str(number)] = round((time.perf_counter() - started) / 60, 1)
+    return head, minutes
 
 
 @torch.no_grad()
@@ -213,19 +233,20 @@ def stored_weights(head) -> dict:
 
 def build_feature_draft(target, tokenizer, examples, work_dir) -> dict:
     """Train on `examples`, store the head in FEATURE_DRAFT_DIR, measure it on the held-out prompts."""
-    started = time.perf_counter()
     vocabulary = draft_vocabulary(examples, tokenizer, FEATURE_DRAFT["draft_vocab"])
     layer_ids = head_config(target.config, len(vocabulary)).eagle_config["eagle_aux_hidden_state_layer_ids"]
     teacher = cached(work_dir / f"features-{len(examples)}-{'-'.join(map(str, layer_ids))}.pt",
                      lambda: feature_pass(target, examples, tokenizer.pad_token_id, layer_ids))
-    head = train_feature_draft(target, tokenizer, examples, teacher, vocabulary)
-    minutes = round((time.perf_counter() - started) / 60, 1)
+    head, minutes = train_feature_draft(target, tokenizer, examples, teacher, vocabulary, work_dir)
     FEATURE_DRAFT_DIR.mkdir(parents=True, exist_ok=True)
     save_file(stored_weights(head), str(FEATURE_DRAFT_DIR / "head.safetensors"))
     (FEATURE_DRAFT_DIR / "config.json").write_text(head.config.to_json_string())
-    figures = {"training_minutes": minutes, "conversations": len(examples), "settings": FEATURE_DRAFT,
+    record = FEATURE_DRAFT_DIR / "training.json"
+    earlier = json.loads(record.read_text()).get("stage_minutes", {}) if record.exists() else {}
+    figures = {"stage_minutes": {**earlier, **minutes},
+               "conversations": len(examples), "settings": FEATURE_DRAFT,
                **measured(head, target, tokenizer)}
-    (FEATURE_DRAFT_DIR / "training.json").write_text(json.dumps(figures, indent=2) + "\n")
+    record.write_text(json.dumps(figures, indent=2) + "\n")
     return figures
 
 

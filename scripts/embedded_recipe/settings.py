@@ -35,5 +35,10 @@ BPE_DRAFT = {"base": embedded.DEFAULT_DRAFT, "layers": [0, 1, 4], "vocab_size": 
 # The feature draft (EAGLE-3, `embedded_recipe/feature_drafter.py`): one layer reading the target's
 # layer inputs 2, 15 and 27, over the most frequent `draft_vocab` target tokens, trained with
 # `ttt_steps` steps of training-time test on every stored conversation.
-FEATURE_DRAFT = {"draft_vocab": 8192, "ttt_steps": 4, "epochs": 2, "lr": 1e-3, "batch_tokens": 2048}
+# Trained in stages, each from the last one's head; a stage's steps weigh `step_decay ** j` (the
+# second stage leans on the first token, whose agreement the first stage left lowest).
+FEATURE_DRAFT = {"draft_vocab": 8192, "ttt_steps": 4, "batch_tokens": 2048,
+                 "stages": [{"epochs": 2, "lr": 1e-3, "step_decay": 1.0},
+                            {"epochs": 1, "lr": 4e-4, "step_decay": 0.7},
+                            {"epochs": 1, "lr": 3e-4, "step_decay": 0.7}]}
 FEATURE_DRAFT_DIR = embedded.ASSETS_DIR / FEATURE_DRAFT_NAME
