@@ -95,6 +95,7 @@ class FamilyPanel:
         loaded = {role: spec_of(m) for role, m in models.items()}
         if loaded != self._specs(session):
             self._switched.add(key)
+            session.last_ar = None  # a run of another family is not timed against it
         session.specs, session.specs_edited = loaded, False
         self._failed_loads.pop(key, None)
         session.preset = next((p for p in self.presets if p.specs() == {r: s or "" for r, s in specs.items()}), None)

@@ -287,14 +287,23 @@ def stats_shown(run, last_ar) -> dict:
     return shown | ({"paired_speedup": paired} if paired else {})
 
 
+# Two runs whose target steps took more than this apart ran on different machines, in effect (a
+# reviewer's ar at T(1) = 1452 ms and a later sd at 37 ms read "36.01x").
+SAME_MACHINE = 1.5
+
+
 def paired_speedup(run, ar) -> float | None:
     """This run against the page's last `ar` run of the same prompt that wrote the same tokens with
-    the same target: `ar`'s seconds over this run's, each on its own clock. Both ran as this page
-    ran them (drawing its rounds on the same cores), which the speed account's T(1), timed beside
-    the run, may not settle; one run each, not repeated (Compare repeats)."""
+    the same target: `ar`'s seconds over this run's, the seconds their status lines showed. Both
+    ran as this page ran them (drawing its rounds on the same cores), which the speed account's
+    T(1), timed beside the run, may not settle; one run each, not repeated (Compare repeats). None
+    where their T(1)s differ by SAME_MACHINE or more: the machine changed between them."""
     if ar is None or run is ar or run.method == "ar" or run.prompt != ar.prompt:
         return None
     if run.models.get("target") != ar.models.get("target") or [t.id for t in run.tokens] != [t.id for t in ar.tokens]:
         return None
-    seconds = run.stats.account.decoder_seconds
-    return ar.stats.account.decoder_seconds / seconds if seconds else None
+    steps = (run.stats.account.single_step(), ar.stats.account.single_step())
+    if None in steps or max(steps) / min(steps) >= SAME_MACHINE:
+        return None
+    seconds = run.stats.account.clock
+    return ar.stats.account.clock / seconds if seconds else None

@@ -9,6 +9,7 @@ import dataclasses
 from collections.abc import Callable
 from html import escape
 
+from ...decoding.speed.speed_account import AR_ROW
 from ...decoding.step import ORIGINS, RuleCheck, TokenRecord
 from ...decoding.token_tree import branches
 from ...methods.acceptance import number
@@ -116,8 +117,8 @@ STAT_ROWS = (("tokens", "tokens", "{}"), ("tokens_per_second", "tokens/s", "{:.1
              ("steps", "verification rounds", "{}"), ("drafted", "drafted", "{}"),
              ("accepted", "accepted", "{}"),
              ("speedup", "speedup over ar (this run's seconds against ar's for its tokens)", "{:.2f}x"),
-             ("paired_speedup", "speedup over your last ar run (the same tokens; one run each, as this page ran "
-              "them)", "{:.2f}x"),
+             ("paired_speedup", "speedup over your last ar run (the same tokens; their status lines' seconds, "
+              "one run each)", "{:.2f}x"),
              ("expected_speedup", "predicted speedup, an estimate (Leviathan: c, pass cost below)", "{:.2f}x"),
              ("cost_ratio", "draft step / target step (c)", "{:.3f}"),
              ("verify_cost", "verification pass / target step", "{:.2f}x"), ("seconds", "seconds", "{:.2f}"),
@@ -232,8 +233,8 @@ def budget_text(run) -> str | None:
     if not budget:
         return None
     parts = " · ".join(f"{part} {seconds:.2f} s" for part, seconds in budget["this run (measured)"].items() if seconds)
-    ar = budget.get("ar, same tokens") if run.method != "ar" else None
-    return parts + (f" (ar, same tokens: about {ar['target passes']:.2f} s)" if ar else "")
+    ar = budget.get(AR_ROW) if run.method != "ar" else None
+    return parts + (f" ({AR_ROW}: about {ar['target passes']:.2f} s)" if ar else "")
 
 
 def tokens(count: int) -> str:
