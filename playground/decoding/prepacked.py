@@ -2,7 +2,7 @@
 
 torch's default CPU kernel re-reads or repacks a weight on every call, so a product with 2-6 rows
 (a verification pass over K+1 tokens) costs 2-3x a one-row product, and even one row runs below
-memory speed. With the weight prepacked, on a 2-core AVX2 EPYC (fp32, weights streamed from memory),
+memory speed. With the weight prepacked, on a 2-core EPYC (AVX-512) (fp32, weights streamed from memory),
 one row costs about half and six rows about 1.2x one row (`bench/results/speed_levers.md`).
 Each row's result is also bitwise the same whatever the number of rows, so a verification pass
 sees exactly the logits that one-token decoding sees.
