@@ -308,6 +308,8 @@ def test_step_mode_tells_one_story_of_a_hand_computed_tree_round():
     assert token.replaced[0]["accept_prob"] == pytest.approx(0.75) and bonus.bonus
     html = unescape(render.explanation_html(explain_step(step, playground.RunConfig()), "ABC".__getitem__))
     assert "1 (p after the 1 sibling(s) rejected before it: the residual)" in html
+    # q of A is q without B (2/3), not the bars' q (0.4): a reviewer read 0.2724 beside the bars' 0.2462
+    assert "0.6667 (without the 1 sibling(s) drawn before it)" in html
     assert "drawn from" not in html  # no token of this round was drawn in place of the candidates
     assert "from branch 2 of its node (a sibling the tree added), after 1 rejected before it" in html
     assert "every candidate on the accepted path was kept" in html

@@ -276,6 +276,10 @@ def _check_row(e, decode: Callable[[int], str]) -> tuple:
     branch = e.branch
     if branch and "residual" in e.at_candidate:  # recursive rejection sampling: this sibling met p_(i+1)
         numbers[0] += f" ({verifier} after the {branch} sibling(s) rejected before it: the residual)"
+    if branch:  # a sibling is drawn from q without the tokens drawn before it (the bars show q whole)
+        for column in (1, 3):
+            if numbers[column] != "—":
+                numbers[column] += f" (without the {branch} sibling(s) drawn before it)"
     return (e.position + 1, repr(decode(e.candidate)), *numbers, check_test(e, decode), e.verdict, kept)
 
 
