@@ -143,14 +143,14 @@ class FamilyPanel:
             self._ready[spec] = model_thread.call(self._load_model, spec)
         return self._ready[spec]
 
-    def loaded(self, key: str, method: str) -> bool:
-        """Whether the session's models for `method` are loaded already (a refused setting counts
-        as loaded: the run says why at once)."""
+    def unloaded(self, key: str, method: str) -> list[str]:
+        """The session's models for `method` not loaded yet (none for a refused setting: the run
+        says why at once)."""
         try:
             specs = self.specs_for(key, method)
         except PlaygroundError:
-            return True
-        return all(spec in self._ready or spec == NGRAM for spec in specs.values())
+            return []
+        return [spec for spec in specs.values() if spec not in self._ready and spec != NGRAM]
 
     def unload(self, key: str):
         session = self.sessions.get(key)

@@ -70,8 +70,8 @@ class Generation:
         steps = started = None
         if on_space() and not embedded.all_available():
             yield _status_only(render.status_html(PREPARING))
-        elif not self.runs.family.loaded(key, method):
-            yield _status_only(render.status_html("loading the models (the first run of this family loads them)…"))
+        elif unloaded := self.runs.family.unloaded(key, method):
+            yield _status_only(render.status_html(loading_text(unloaded)))
         try:
             if not isinstance(show_rejected, bool):
                 raise PlaygroundError(f"show rejected drafts must be true or false, got {show_rejected!r}")
@@ -272,6 +272,12 @@ def build_tab(ui: Shared) -> None:
     memory.click(keyed(offer(ui.handlers.correction_memory)), None, [download, memory_view],
                  api_name="correction_memory")
     upload.upload(keyed(ui.handlers.upload_memory), upload, memory_view, api_name="upload_memory")
+
+
+def loading_text(specs: list[str]) -> str:
+    """The status while a run loads the models its method needs first (a reviewer read "the first
+    run of this family" on its ar, sd and psd-f runs: each loaded the model it added)."""
+    return f"loading {', '.join(specs)} (the first run that needs a model loads it)…"
 
 
 def stats_shown(run, last_ar) -> dict:
