@@ -88,8 +88,12 @@ def test_the_page_projects_the_last_run_and_says_it_is_a_projection(page):
     # A busy machine (two test workers) may put "Not settled: ..." before it.
     assert "**Projection, not a measurement:**" in words and f"{len(run.steps)} rounds" in words
     assert [trace.name for trace in figure.data][:2] == ["projected speedup", "as fast as ar"]
+    # at the run's own costs it says why it is not the stats' prediction (1.27x beside 1.54x, unexplained)
+    predicted = run.stats.account.predicted_speedup()
+    assert f"The stats' predicted speedup ({predicted:.2f}x) counts the drafting and the passes alone" in words
     gpu = what_if.recorded_profiles()[1]
     assert page.what_if_profile(KEY, gpu.name) == gpu.cost_ratio
+    assert "predicted speedup" not in page.what_if(KEY, gpu.name, gpu.cost_ratio, "")[0]  # another machine's
     words, _ = page.what_if(KEY, OWN_CURVE, 0.2, "2: x")
     assert words.startswith("**what-if:** cannot read '2: x'")
 
