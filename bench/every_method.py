@@ -15,7 +15,7 @@ from playground.measure.benchmark import Bench, Setting
 from playground.measure.benchmark.command import HETERO_DRAFT
 from playground.measure.quality import load_tasks
 from playground.methods import METHODS
-from playground.methods.drafter import OFF
+from playground.methods.draft_levers import OFF
 from playground.models.default_family import DEFAULT_FAMILY
 from playground.models.loading import load_model
 

@@ -19,7 +19,7 @@ from .deploy import prompt_guard
 from .errors import PlaygroundError
 from .family import check_vocabularies, load_family
 from .methods import METHODS, Decoding
-from .methods.drafter import draft_setup
+from .methods.draft_levers import draft_setup
 from .models.loading import LoadedModel
 from .models.policy import refuse_server_path
 from .run_record import Run

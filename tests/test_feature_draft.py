@@ -13,7 +13,7 @@ import playground
 from playground.decoding.sampling import Sampler
 from playground.errors import PlaygroundError
 from playground.methods import METHODS, Decoding
-from playground.methods.drafter import draft_setup
+from playground.methods.draft_levers import draft_setup
 from playground.models.loading import load_model
 from playground.models.tiny import tiny_llama
 

@@ -14,7 +14,7 @@ from playground.decoding.speed.cost_model import predicted_throughput
 from playground.deploy.prompt_guard import format_prompt
 from playground.engine import _decoding, make_config
 from playground.methods import METHODS, Decoding
-from playground.methods.drafter import draft_setup
+from playground.methods.draft_levers import draft_setup
 from playground.methods.pyramid import ASSISTED_RULES, pyramid_summary
 
 from .forked import counts_over_seeds

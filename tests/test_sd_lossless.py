@@ -13,7 +13,7 @@ from playground.decoding.draft_vocab import pruned_head
 from playground.decoding.ngram import PromptLookup
 from playground.decoding.sampling import Sampler
 from playground.methods import METHODS, Decoding, drafting, walk
-from playground.methods.drafter import draft_runner, draft_setup
+from playground.methods.draft_levers import draft_runner, draft_setup
 from playground.models.tiny import char_tokenizer, loaded, tiny_llama
 
 from .forked import counts_over_seeds

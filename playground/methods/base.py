@@ -8,7 +8,7 @@ from ..decoding.cache import KVRunner
 from ..decoding.sampling import Sampler
 from ..decoding.step import Step
 
-# The drafting levers (see drafter.py): they belong to the draft, so every method that drafts
+# The drafting levers (see draft_levers.py): they belong to the draft, so every method that drafts
 # with a model offers them, and a run records which of them ran.
 DRAFT_LEVERS = ("draft_int8", "draft_vocab", "draft_confidence", "tree_width")
 

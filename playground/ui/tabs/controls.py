@@ -8,7 +8,7 @@ import gradio as gr
 from ...config import RunConfig
 from ...errors import PlaygroundError
 from ...methods import METHODS
-from ...methods.drafter import lever_blocker
+from ...methods.draft_levers import lever_blocker
 from ..options import THRESHOLDS, all_controls, coerce, control, threshold_scale, visible_options
 from ..views.error_status import toast_text
 from .family_panel import FamilyPanel

@@ -15,7 +15,7 @@ from ... import caches
 from ...decoding.ngram import NGRAM
 from ...errors import PlaygroundError
 from ...methods import METHODS
-from ...methods.drafter import is_feature_draft
+from ...methods.draft_levers import is_feature_draft
 from ...models.loading import LoadedModel, vocabulary_relation
 from ...models.policy import public_mode
 from ...models.presets import DEFAULT_PRESET, Preset, load_presets

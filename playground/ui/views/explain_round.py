@@ -15,7 +15,7 @@ import torch
 from ...decoding.sampling import residual
 from ...decoding.step import Evidence
 from ...decoding.token_tree import branches
-from ...methods.drafter import describe
+from ...methods.draft_levers import describe
 
 ROLES = {"p": "target", "q": "draft", "r": "qualifier"}
 VERIFIER_SYMBOL = {"target": "p", "qualifier": "r"}
