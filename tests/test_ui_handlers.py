@@ -413,6 +413,7 @@ def test_a_prediction_far_from_the_run_says_which_assumption_failed(handlers):
     # its acceptance charts say whose checks they count: the target's, of the qualifier's tokens
     for chart in (charts.acceptance_over_steps, charts.per_position):
         assert "the qualifier's tokens" in chart(run, None).layout.title.text
+    assert "drafting (the qualifier's checks included)" in [bar.name for bar in charts.time_budget(run, None).data]
     run_generate(handlers, "sd")
     assert "qualifier" not in charts.per_position(handlers.sessions.get(KEY).run, None).layout.title.text
 
@@ -728,7 +729,8 @@ def test_a_runs_time_budget_adds_up_to_its_clock_beside_the_cost_model_and_ar(fa
         predicted = budget["cost model (predicted)"]
         assert predicted["drafting"] == pytest.approx(account.drafting)  # c is the run's mean draft forward
     figure = charts.time_budget(run, None)
-    assert [trace.name for trace in figure.data] == list(charts.BUDGET_COLORS)
+    assert [trace.name.removesuffix(" (the qualifier's checks included)") for trace in figure.data] == \
+        list(charts.BUDGET_COLORS)
 
 
 def test_a_status_counts_one_token_in_the_singular(handlers):

@@ -237,7 +237,8 @@ def time_budget(run, timeline) -> go.Figure:
     run with high acceptance and little speedup."""
     budget = run.stats.account.budget() or {}
     rows = list(budget)
-    traces = [go.Bar(y=rows, x=[budget[row].get(part) for row in rows], name=part, orientation="h",
+    names = {"drafting": "drafting (the qualifier's checks included)"} if _staged(run) else {}
+    traces = [go.Bar(y=rows, x=[budget[row].get(part) for row in rows], name=names.get(part, part), orientation="h",
                      marker_color=color) for part, color in BUDGET_COLORS.items()]
     busy = run.stats.account.unsettled()
     title = "Where the seconds went (seconds)" + ("<br><sup>not settled: a busy machine moved them (see the stats)"
