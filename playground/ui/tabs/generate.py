@@ -19,6 +19,7 @@ from ..views.appending_view import appending_html
 from ..views.charts import CHARTS
 from ..views.error_status import error_status
 from ..views.pacing import STATS_INTERVAL, TEXT_INTERVAL, Pacer
+from ..views.paired_speedups import LastArPairing
 from . import what_if_panel
 from .family_panel import decoder
 from .runs import Runs
@@ -293,23 +294,36 @@ def stats_shown(run, last_ar) -> dict:
     return shown | ({"paired_speedup": paired} if paired else {})
 
 
-# Two runs whose target steps took more than this apart ran on different machines, in effect (a
-# reviewer's ar at T(1) = 1452 ms and a later sd at 37 ms read "36.01x").
-SAME_MACHINE = 1.5
+# Two runs whose target steps took this many times apart ran on different machines, in effect (a
+# reviewer's ar at T(1) = 1452 ms and an sd 25 minutes later at 37 ms read "36.01x"); a page
+# drawing each round of the second moves its T(1) far less (25.5 against 40.6 ms, quiet).
+SAME_MACHINE = 3.0
 
 
-def paired_speedup(run, ar) -> float | None:
+def paired_speedup(run, ar) -> LastArPairing | None:
     """This run against the page's last `ar` run of the same prompt that wrote the same tokens with
-    the same target: `ar`'s seconds over this run's, the seconds their status lines showed. Both
-    ran as this page ran them (drawing its rounds on the same cores), which the speed account's
-    T(1), timed beside the run, may not settle; one run each, not repeated (Compare repeats). None
-    where their T(1)s differ by SAME_MACHINE or more: the machine changed between them."""
+    the same target: `ar`'s seconds over this run's, each its status line's less its own timing of
+    ar's step and its waits for a turn (the account's decoder seconds), said in numbers. Both ran
+    as this page ran them (drawing its rounds on the same cores), which the speed account's T(1),
+    timed beside the run, may not settle; one run each, not repeated (Compare repeats). Withheld,
+    with why, where their T(1)s are SAME_MACHINE times apart."""
     if ar is None or run is ar or run.method == "ar" or run.prompt != ar.prompt:
         return None
     if run.models.get("target") != ar.models.get("target") or [t.id for t in run.tokens] != [t.id for t in ar.tokens]:
         return None
-    steps = (run.stats.account.single_step(), ar.stats.account.single_step())
-    if None in steps or max(steps) / min(steps) >= SAME_MACHINE:
+    mine, theirs = run.stats.account, ar.stats.account
+    steps = (mine.single_step(), theirs.single_step())
+    if None in steps or not mine.decoder_seconds:
         return None
-    seconds = run.stats.account.clock
-    return ar.stats.account.clock / seconds if seconds else None
+    if max(steps) / min(steps) >= SAME_MACHINE:
+        return LastArPairing(None, f"not given: that run's target step took {steps[1] * 1000:.1f} ms, this run's "
+                                   f"{steps[0] * 1000:.1f} ms, so the machine changed between them; run ar again")
+    return LastArPairing(theirs.decoder_seconds / mine.decoder_seconds, _pairing_words(mine, theirs))
+
+
+def _pairing_words(mine, theirs) -> str:
+    """How the figure was computed, from the status lines' seconds."""
+    def less(account) -> str:
+        taken = account.clock - account.decoder_seconds
+        return f" (its status line less {taken:.2f} s timing ar's step or waiting)" if taken >= 0.005 else ""
+    return f"ar's {theirs.decoder_seconds:.2f} s{less(theirs)} over this run's {mine.decoder_seconds:.2f} s{less(mine)}"

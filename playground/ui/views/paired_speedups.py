@@ -16,6 +16,15 @@ UNSETTLED_SPREAD = 1.3  # paired ratios further apart than this settle no speedu
 NOISE_SPREAD = 1.1  # ratios on both sides of 1 but within this of each other: about as fast as ar
 
 
+@dataclass(frozen=True)
+class LastArPairing:
+    """A Generate run against the page's last `ar` run of the same tokens (ui/tabs/generate.py):
+    `ratio` with how it was computed in `words`, or no ratio and why in `words`."""
+
+    ratio: float | None
+    words: str
+
+
 def schedule(sides: int, repeats: int) -> list[tuple[int, int]]:
     """(repeat, side) in run order: forwards on even repeats, backwards on odd ones."""
     order = list(range(sides))

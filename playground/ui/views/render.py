@@ -117,8 +117,7 @@ STAT_ROWS = (("tokens", "tokens", "{}"), ("tokens_per_second", "tokens/s", "{:.1
              ("steps", "verification rounds", "{}"), ("drafted", "drafted", "{}"),
              ("accepted", "accepted", "{}"),
              ("speedup", "speedup over ar (this run's seconds against ar's for its tokens)", "{:.2f}x"),
-             ("paired_speedup", "speedup over your last ar run (the same tokens; their status lines' seconds, "
-              "one run each)", "{:.2f}x"),
+             ("paired_speedup", "speedup over your last ar run (the same tokens, one run each)", "{:.2f}x"),
              ("expected_speedup", "predicted speedup, an estimate (Leviathan: c, pass cost below)", "{:.2f}x"),
              ("cost_ratio", "draft step / target step (c)", "{:.3f}"),
              ("verify_cost", "verification pass / target step", "{:.2f}x"), ("seconds", "seconds", "{:.2f}"),
@@ -143,7 +142,7 @@ def _stage_one_cells(stats: dict) -> list[tuple[str, str]]:
 UNDER_ONE_STEP = " (under 1x is the noise of timing one step: a pass costs at least that)"
 
 # The costs a busy machine moves with the speedup: marked where the speedup is not settled.
-BUSY_MARKED = ("expected_speedup", "cost_ratio", "verify_cost", "paired_speedup")
+BUSY_MARKED = ("expected_speedup", "cost_ratio", "verify_cost")  # and the pairing with ar, in its own cell
 
 
 # A draft with a vocabulary of its own proposes text: its candidates are that text cut into the
@@ -163,6 +162,10 @@ def stats_html(stats: dict, retokenized: bool = False) -> str:
             cells += _stage_one_cells(stats)
         if key == "speedup" and unsettled and key in stats:
             cells.append(("not settled", label))
+        elif key == "paired_speedup" and key in stats:
+            pairing = stats[key]
+            shown = "not given" if pairing.ratio is None else _format(fmt, pairing.ratio) + " *"
+            cells.append((shown, f"{label}: {pairing.words}"))
         elif key in stats:
             mark = " *" if unsettled and key in BUSY_MARKED and stats.get(key) is not None else ""
             shown_label = STAGE_LABELS.get(key, label) if staged else RETOKENIZED.get(key, label) if retokenized \
