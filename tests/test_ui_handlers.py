@@ -217,10 +217,19 @@ def test_a_tooltip_names_each_replaced_candidate_with_its_own_figures():
     first = TokenRecord.kept(0, "draft", {"accept_prob": 0.9}, 0, branch=0, replaced=[])
     shown = render.tooltip(correction, decode)
     assert "p target (sampling settings): 0.7" in shown and "drawn from: residual" in shown
-    assert "replaced draft candidate 'a' (id 0): q draft" in shown and "acceptance prob 0.25" in shown
-    assert "replaced draft candidate 'b' (id 1)" in shown and "acceptance prob 0.1" in shown
+    assert "replaced draft candidate 'a' (id 0, the draft's own token): q draft" in shown
+    assert "acceptance prob 0.25" in shown and "acceptance prob 0.1" in shown
+    assert "replaced draft candidate 'b' (id 1, the draft's own token)" in shown
     assert "acceptance prob: 0.5" in render.tooltip(sibling, decode)
-    assert "replaced draft candidate 'a' (id 0): acceptance prob 0.2" in render.tooltip(sibling, decode)
+    assert "replaced draft candidate 'a' (id 0, the draft's own token): acceptance prob 0.2" in render.tooltip(
+        sibling, decode)
+    # a kept sibling's check read the residual, not the p its hover lists (a reviewer: 0.4157 beside 0.2865)
+    assert "its acceptance prob reads p after the 1 candidate(s) rejected before it" in render.tooltip(sibling, decode)
+    assert "reads p after" not in shown and "reads p after" not in render.tooltip(first, decode)
+    three = TokenRecord.correction(2, "target", {}, 0, "residual", [
+        {"id": 0, "branch": 0}, {"id": 1, "branch": 1}, {"id": 2, "branch": 2, "lookup": True}])
+    assert [line.split(", ")[1].split(")")[0] for line in render.tooltip(three, decode).splitlines()[-3:]] == [
+        "the draft's own token", "a sibling the tree added", "the prompt lookup's branch"]  # three at a width-2 node
     assert "replaced" not in render.tooltip(first, decode)
 
 

@@ -110,6 +110,13 @@ class TokenRecord:
         return [candidate["id"] for candidate in self.replaced]
 
     @property
+    def replaced_sources(self) -> list[str]:
+        """Where each replaced candidate came from: the draft's chain, a sibling the tree added, or
+        the prompt lookup's branch (a node of a width-2 tree can hold three)."""
+        return ["the prompt lookup's branch" if c.get("lookup") else "a sibling the tree added" if c.get("branch")
+                else "the draft's own token" for c in self.replaced]
+
+    @property
     def check(self) -> RuleCheck:
         """Its own check's numbers (a kept candidate's, or csd's rescued one's; empty for others)."""
         return RuleCheck.of(self.diagnostics)

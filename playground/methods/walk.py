@@ -261,7 +261,8 @@ def _replaced(drafted: Drafted, checks: Checks, trials: list[Trial], roles, resc
     (and csd's rescue figures on the first)."""
     verifier, proposer = roles
     return [{"id": drafted.tree.tokens[t.node], f"p_{verifier}": checks.numbers[t.node].tried,
-             **_candidate_figures(checks, t.node, proposer, t.test), **(rescued if t.branch == 0 else {})}
+             **_candidate_figures(checks, t.node, proposer, t.test), **(rescued if t.branch == 0 else {}),
+             "branch": t.branch, **({"lookup": True} if drafted.from_lookup[t.node] else {})}
             for t in trials]
 
 

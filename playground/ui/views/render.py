@@ -46,7 +46,11 @@ def tooltip(token: TokenRecord, decode: Callable[[int], str]) -> str:
         if key in diagnostics:
             lines.append(f"{_label(key, diagnostics)}: {number(diagnostics.pop(key))}")
     lines += [_line(key, value) for key, value in diagnostics.items()]
-    lines += [f"replaced draft candidate {decode(c['id'])!r} (id {c['id']}){_figures(c)}" for c in token.replaced]
+    if token.branch and token.replaced and token.check.is_ratio:  # recursive rejection sampling's residual
+        lines.append(f"its acceptance prob reads p after the {len(token.replaced)} candidate(s) rejected before it "
+                     "(the residual, as step mode shows), not the p above")
+    lines += [f"replaced draft candidate {decode(c['id'])!r} (id {c['id']}, {source}){_figures(c)}"
+              for c, source in zip(token.replaced, token.replaced_sources)]
     return "\n".join(lines)
 
 
