@@ -18,6 +18,18 @@ def one_torch_thread():
     torch.set_num_threads(1)
 
 
+@pytest.fixture(scope="session", autouse=True)
+def own_downloads_folder(tmp_path_factory):
+    """Each test process offers its downloads from a folder of its own: the shared one under /tmp
+    is what the disk cap measures, and test sessions leave theirs behind (no app sweeps them), so
+    a developer's machine filled it past the cap and the download tests failed in some orders."""
+    from playground.ui.sharing import disk  # noqa: PLC0415
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(disk, "DOWNLOADS_ROOT", tmp_path_factory.mktemp("downloads"))
+        yield
+
+
 @pytest.fixture(scope="session")
 def tokenizer():
     from playground.models.tiny import char_tokenizer  # noqa: PLC0415
