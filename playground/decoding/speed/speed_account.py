@@ -85,6 +85,9 @@ class SpeedAccount:
     target_passes: int = 0
     first_pass: float | None = None  # seconds of the target's first pass: the prompt's
     reference: list[Timing] = field(default_factory=list)
+    # The target's one-token passes of the last half minute before the run (other runs', an `ar`
+    # run's among them), where there were any: what its own T(1) timings are held against.
+    recent_step: float | None = None
     rounds: list[Round] = field(default_factory=list)  # the verified rounds, for the what-if
     pass_seconds: list[float] = field(default_factory=list)  # each verified round's pass, checks excluded
     started: float = field(default_factory=time.perf_counter, repr=False)
@@ -211,6 +214,11 @@ class SpeedAccount:
         if spread is not None and spread > SETTLED_SPREAD:
             walls = [t.wall * 1000 for t in self.reference]
             return f"the machine's load changed during the run: T(1) timed {min(walls):.1f}-{max(walls):.1f} ms"
+        step, recent = self.single_step(), self.recent_step
+        if step and recent and max(step, recent) > SETTLED_SPREAD * min(step, recent):
+            return (f"this run timed `ar`'s step at {step * 1000:.1f} ms, the target's one-token passes just before "
+                    f"it took {recent * 1000:.1f} ms (the page drawing each round, or other work, moved its "
+                    "timings); the Compare tab times this setting against `ar` without the page")
         return ""
 
     # The cost model, in this run's T(1) ---------------------------------------------------------
