@@ -580,6 +580,15 @@ def test_stats_panel_formats_missing_numbers():
     assert "–" in render.stats_html({"acceptance_rate": None, "tokens": 3})
 
 
+def test_tokens_per_second_says_which_seconds_it_divides_by(handlers):
+    """A reviewer divided 32 tokens by the status line's 0.68 s (47.1) and read 55.2 tokens/s."""
+    *_, stats = run_generate(handlers, "sd")[-1]
+    account = handlers.sessions.get(KEY).run.stats.account
+    (label, figure), = [(label, figure) for label, figure in stat_cells(stats).items() if label.startswith("tokens/s")]
+    assert "less its timing of ar's step and waits" in label
+    assert float(figure) == pytest.approx(account.tokens / account.decoder_seconds, abs=0.051)
+
+
 def test_a_verification_pass_timed_under_one_step_is_called_noise():
     """A reviewer read "verification pass / target step 0.98x" and asked how a pass beats a step."""
     assert render.UNDER_ONE_STEP in render.stats_html({"verify_cost": 0.98})

@@ -114,7 +114,8 @@ def legend_html() -> str:
     return f'<div class="legend">{items}{branch}{rejected}{hint}</div>'
 
 
-STAT_ROWS = (("tokens", "tokens", "{}"), ("tokens_per_second", "tokens/s", "{:.1f}"),
+STAT_ROWS = (("tokens", "tokens", "{}"),
+             ("tokens_per_second", "tokens/s (over its own seconds: less its timing of ar's step and waits)", "{:.1f}"),
              ("acceptance_rate", "acceptance rate (of every drafted candidate)", "{:.1%}"),
              ("mean_acceptance_length", "tokens per target forward", "{:.2f}"),
              ("drafted_per_pass", "candidates verified per target forward", "{:.2f}"),
