@@ -886,3 +886,15 @@ def test_a_waiting_run_mentions_an_earlier_answer_only_where_the_page_shows_one(
     assert waiting_text(session) == WAITING
     run_generate(handlers, "ar")
     assert waiting_text(session) == WAITING + " (the output below is the previous run's until this one starts)"
+
+
+def test_a_load_of_another_family_ends_the_running_generation_without_a_late_status(handlers):
+    """A lecture's Load said "loaded ...", then the psd-f run still going wrote "done: 24 tokens"
+    over it, and its answer stayed under the new family's name."""
+    stream = handlers.generate(KEY, PROMPT, "psd-f", False, *values(max_new_tokens=60))
+    before = [next(stream) for _ in range(3)]
+    assert any(update[1] not in (None, gr.skip()) for update in before)  # its first tokens are on screen
+    status, *_ = handlers.load(KEY, "tiny-target", "tiny-draft", "")  # the qualifier goes
+    assert "loaded" in status
+    assert list(stream) == []  # no later view: the Load's status and emptied views stand
+    assert handlers.sessions.get(KEY).run is None

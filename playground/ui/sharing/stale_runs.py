@@ -12,6 +12,7 @@ import threading
 
 STOP_PRESSED = "Stop was pressed"
 REPLACED = "a newer run replaced it"
+FAMILY_CHANGED = "Load changed the models"  # the Load's own status says what it loaded
 
 
 class StaleRunGuard:

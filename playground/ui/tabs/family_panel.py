@@ -22,6 +22,7 @@ from ...models.presets import DEFAULT_PRESET, Preset, load_presets
 from ..options import DEFAULT_METHOD, method_choices
 from ..sharing import model_thread
 from ..sharing.session import Sessions
+from ..sharing.stale_runs import FAMILY_CHANGED
 from ..sharing.visitors import session_key
 from ..views import render
 from ..views.error_status import check_method, error_status
@@ -96,6 +97,7 @@ class FamilyPanel:
         if loaded != self._specs(session):
             self._switched.add(key)
             session.last_ar = None  # a run of another family is not timed against it
+            session.stale_runs.stop(FAMILY_CHANGED)  # its late "done" overwrote this Load's status
         session.specs, session.specs_edited = loaded, False
         self._failed_loads.pop(key, None)
         session.preset = next((p for p in self.presets if p.specs() == {r: s or "" for r, s in specs.items()}), None)

@@ -13,7 +13,7 @@ from ...models import embedded
 from ...space import on_space
 from ..options import DEFAULT_METHOD
 from ..sharing import eta, model_thread
-from ..sharing.stale_runs import STOP_PRESSED
+from ..sharing.stale_runs import FAMILY_CHANGED, STOP_PRESSED
 from ..views import charts, render, sparklines
 from ..views.appending_view import appending_html
 from ..views.charts import CHARTS
@@ -112,6 +112,9 @@ class Generation:
                 started.close(session.run)
             session.final_charts_due = session.run is not None
         run = session.run
+        if session.stale_runs.stale(ticket) and session.stale_runs.reason == FAMILY_CHANGED:
+            session.run, session.final_charts_due = None, False
+            return  # the Load's status and emptied views stand: this run's family is gone
         if run is None:  # stopped while it followed another visitor's run, before its first tokens
             yield _status_only(render.status_html(f"stopped before its first tokens: {session.stale_runs.reason}"))
             return
