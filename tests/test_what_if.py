@@ -16,6 +16,7 @@ from playground.errors import PlaygroundError
 from playground.models.presets import Preset
 from playground.ui.handlers import Handlers
 from playground.ui.tabs.what_if_panel import OWN_CURVE, parse_curve
+from playground.ui.views import render
 
 from .test_ui_handlers import KEY, PROMPT, run_generate
 
@@ -91,6 +92,10 @@ def test_the_page_projects_the_last_run_and_says_it_is_a_projection(page):
     # at the run's own costs it says why it is not the stats' prediction (1.27x beside 1.54x, unexplained)
     predicted = run.stats.account.predicted_speedup()
     assert f"The stats' predicted speedup ({predicted:.2f}x) counts the drafting and the passes alone" in words
+    # it names the T(1) its costs are in, as the stats' c tile does (a reviewer could not tell which)
+    step = f"{run.stats.account.single_step() * 1000:.1f} ms"
+    assert f"in this run's T(1), {step}, the stats' target step" in words
+    assert f"target step T(1) = {step}" in render.stats_html(run.stats.to_dict())
     gpu = what_if.recorded_profiles()[1]
     assert page.what_if_profile(KEY, gpu.name) == gpu.cost_ratio
     assert "predicted speedup" not in page.what_if(KEY, gpu.name, gpu.cost_ratio, "")[0]  # another machine's

@@ -126,10 +126,13 @@ def _words(run, rounds, profile: CostProfile) -> str:
     sizes = sorted({r.pass_tokens for r in rounds})
     crossing = (f"it breaks even with `ar` at c = {even:.2f}" if even is not None
                 else "it is slower than `ar` even with a draft that costs nothing")
+    step = run.stats.account.single_step()
+    unit = (f" (its costs in this run's T(1), {step * 1000:.1f} ms, the stats' target step)"
+            if profile.name == what_if.THIS_RUN and step else "")
     return (f"**Projection, not a measurement:** this run's {len(rounds)} rounds ({sum(r.tokens for r in rounds)} "
             f"tokens, {sum(r.draft_forwards for r in rounds)} draft forwards, target passes over "
-            f"{sizes[0]}-{sizes[-1]} tokens) on *{profile.name}* ({profile.source}): at c = {profile.cost_ratio:.3f}, "
-            f"**{speedup:.2f}x** `ar`'s one step per token; {crossing}.")
+            f"{sizes[0]}-{sizes[-1]} tokens) on *{profile.name}* ({profile.source}){unit}: at c = "
+            f"{profile.cost_ratio:.3f}, **{speedup:.2f}x** `ar`'s one step per token; {crossing}.")
 
 
 def _beside_prediction(run, profile: CostProfile) -> str:

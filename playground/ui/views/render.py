@@ -49,9 +49,12 @@ def tooltip(token: TokenRecord, decode: Callable[[int], str]) -> str:
     if token.branch and token.replaced and token.check.is_ratio:  # recursive rejection sampling's residual
         lines.append(f"its acceptance prob reads p after the {len(token.replaced)} candidate(s) rejected before it "
                      "(the residual, as step mode shows), not the p above")
-    lines += [f"replaced draft candidate {decode(c['id'])!r} (id {c['id']}, {source}){_figures(c)}"
-              for c, source in zip(token.replaced, token.replaced_sources)]
+    lines += [f"replaced {_candidate(c, source, decode)}" for c, source in zip(token.replaced, token.replaced_sources)]
     return "\n".join(lines)
+
+
+def _candidate(candidate: dict, source: str, decode: Callable[[int], str]) -> str:
+    return f"draft candidate {decode(candidate['id'])!r} (id {candidate['id']}, {source}){_figures(candidate)}"
 
 
 def _figures(candidate: dict) -> str:
@@ -82,9 +85,17 @@ def token_span(token: TokenRecord, decode: Callable[[int], str], show_rejected: 
     span = (f'<span class="tok tok-{escape(token.origin)}{branch}" title="{escape(tooltip(token, decode))}">'
             f"{escape(token.text)}</span>")
     if show_rejected:
-        span = "".join(f'<s class="tok tok-rejected" title="rejected draft candidate{escape(_figures(c))}">'
-                       f"{rejected_text(decode(c['id']))}</s>" for c in token.replaced) + span
+        span = "".join(f'<s class="tok tok-rejected" title="{escape(_struck_title(token, c, source, decode))}">'
+                       f"{rejected_text(decode(c['id']))}</s>"
+                       for c, source in zip(token.replaced, token.replaced_sources)) + span
     return span
+
+
+def _struck_title(token: TokenRecord, candidate: dict, source: str, decode: Callable[[int], str]) -> str:
+    """A struck mark's hover: the candidate, where it came from and its check, and what took its place."""
+    where = f" at position {token.block_position} of its block" if token.block_position is not None else ""
+    return (f"rejected {_candidate(candidate, source, decode)}\n"
+            f"in its place{where} the {token.origin} wrote {token.text!r} (id {token.id})")
 
 
 def rejected_text(text: str) -> str:
@@ -177,6 +188,8 @@ def stats_html(stats: dict, retokenized: bool = False) -> str:
                 else label
             if key == "verify_cost" and (stats.get(key) or 1) < 1:
                 shown_label += UNDER_ONE_STEP
+            if key == "cost_ratio" and (step := (stats.get("account") or {}).get("single_step_seconds")):
+                shown_label += f"; target step T(1) = {step * 1000:.1f} ms"
             cells.append((_format(fmt, stats.get(key)) + mark, shown_label))
     shown = "".join(f'<div class="stat"><b>{value}</b><span>{escape(label)}</span></div>' for value, label in cells)
     why = (f'<p class="flagged">Speedup not settled: {escape(unsettled)}. The figures marked * were measured on '
