@@ -148,7 +148,7 @@ def pyramid(page) -> None:
 def wait_for_load(page, draft: str) -> None:
     """Wait for the family panel to name the loaded `draft`; a Load that never does fails with what
     the page showed. (The panel, not the status line: a late status of the run before the Load
-    was seen overwriting its "loaded ..." line, a fault left open in the issue's note.)"""
+    was seen overwriting its "loaded ..." line: a Load now ends that run without its late status.)"""
     try:
         page.locator("#family-info", has_text=f"draft {draft}:").wait_for()
     except Exception as error:

@@ -898,3 +898,16 @@ def test_a_load_of_another_family_ends_the_running_generation_without_a_late_sta
     assert "loaded" in status
     assert list(stream) == []  # no later view: the Load's status and emptied views stand
     assert handlers.sessions.get(KEY).run is None
+
+
+def test_a_load_of_the_family_already_loaded_keeps_the_pages_method(handlers):
+    """A preset list closed without a new pick loads its family again: it set a lecturer's ar back
+    to the preset's sd, and the status read as after any Load."""
+    handlers.presets[0] = Preset("tiny", "tiny-target", "tiny-draft", "tiny-qualifier", default_method="psd-f")
+    status, _, dropdown = handlers.load(KEY, "tiny-target", "tiny-draft", "tiny-qualifier", "fsd")
+    assert dropdown.value == "fsd" and "already loaded" in status
+    handlers.load(KEY, "tiny-target", "tiny-draft", "", "fsd")  # another family: its preset's method, if any
+    status, _, dropdown = handlers.load(KEY, "tiny-target", "tiny-draft", "tiny-qualifier", "ar")
+    assert dropdown.value == "psd-f" and "method psd-f now (its preset&#x27;s)" in status  # a switch: the preset's
+    status, _, dropdown = handlers.load(KEY, "tiny-target", "tiny-draft", "tiny-qualifier", "ar")
+    assert dropdown.value == "ar" and status.count("already loaded") == 1 and "method" not in status

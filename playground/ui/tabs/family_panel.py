@@ -94,7 +94,8 @@ class FamilyPanel:
                 self._failed_loads.pop(next(iter(self._failed_loads)))
             return error_status(error), gr.skip(), gr.skip()
         loaded = {role: spec_of(m) for role, m in models.items()}
-        if loaded != self._specs(session):
+        switched = loaded != self._specs(session)
+        if switched:
             self._switched.add(key)
             session.last_ar = None  # a run of another family is not timed against it
             session.stale_runs.stop(FAMILY_CHANGED)  # its late "done" overwrote this Load's status
@@ -105,9 +106,12 @@ class FamilyPanel:
             session.link = None  # its values were the defaults of its family only until another was loaded
         choices = runnable_methods(models)
         usable = [name for _, name in choices]
-        preferred = [session.preset.default_method if session.preset else "", method, *usable[:1]]
-        chosen = next((name for name in preferred if name in usable), None)
-        said = f"loaded {', '.join(spec_of(m) for m in models.values())}"
+        preset_method = session.preset.default_method if session.preset else ""
+        # A Load of the family already loaded (a preset list closed without a new pick loads it
+        # again) keeps the page's method: it set a lecturer's ar back to sd unasked.
+        preferred = [preset_method, method] if switched else [method, preset_method]
+        chosen = next((name for name in [*preferred, *usable[:1]] if name in usable), None)
+        said = f"{'loaded' if switched else 'already loaded:'} {', '.join(spec_of(m) for m in models.values())}"
         if chosen != method and isinstance(method, str) and method:  # the page's method changes: say so
             why = "its preset's" if session.preset and chosen == session.preset.default_method else \
                 f"{method} does not run on this family"
