@@ -150,7 +150,7 @@ def test_changing_one_recorded_timing_moves_every_views_figure(family):
     # As on a quiet machine (the thread had its core, its T(1) timings agree): the panel shows the figure.
     account.decoder_cpu = account.decoder_seconds
     account.reference = [Timing(account.single_step(), 0.0, t.context, t.after_round) for t in account.reference]
-    account.recent_step = None  # and no passes just before it to hold its T(1) against
+    account.recent_steps = []  # and no passes just before it to hold its T(1) against
     before = figures(run)
     account.reference = [Timing(t.wall * 2, t.cpu, t.context, t.after_round) for t in account.reference]
     after = figures(run)
@@ -200,17 +200,29 @@ def test_t1_timings_that_disagree_leave_the_speedup_unsettled():
 def test_t1_timings_apart_from_the_passes_just_before_the_run_leave_it_unsettled(family):
     """A reviewer's fsd read a settled 2.83x on Generate against 1.84x in Compare: its T(1) timings,
     taken while the page drew its rounds, read 38.7 ms; the ar run just before took 24-26 ms a step."""
-    account = SpeedAccount(recent_step=0.025)
+    account = SpeedAccount(recent_steps=[0.024, 0.025, 0.026])
     account.reference = [Timing(0.0387, 0.03, 10, 1), Timing(0.0385, 0.03, 20, 9)]
     assert account.unsettled() == ("this run timed `ar`'s step at 38.6 ms, the target's one-token passes just "
                                    "before it took 25.0 ms (the page drawing each round, or other work, moved its "
                                    "timings); the Compare tab times this setting against `ar` without the page")
-    account.recent_step = 0.036
+    account.recent_steps = [0.036]
     assert account.unsettled() == ""
     # the engine holds each run against the target's passes of the half minute before it
     playground.generate(PROMPT, method="ar", **family, max_new_tokens=8)
     after = playground.generate(PROMPT, method="sd", **family, max_new_tokens=8)
     assert after.stats.account.recent_step is not None
+
+
+def test_t1_is_timed_with_the_targets_one_token_passes_just_before_the_run():
+    """A lecturer ran `ar` (72 ms a step, 49 tokens) then sd: sd's four timings of T(1), taken while
+    the page drew it, read 89 ms and its tile 1.26x, where the two status lines' seconds gave 1.10x.
+    T(1) is the mean of every timing of the step of that half minute, the `ar` run's passes among them."""
+    account = SpeedAccount(recent_steps=[0.072] * 49)
+    account.reference = [Timing(0.089, 0.089, 10 + i, 1 + 8 * i) for i in range(4)]
+    assert account.own_step() == pytest.approx(0.089)
+    assert account.single_step() == pytest.approx((4 * 0.089 + 49 * 0.072) / 53)
+    assert account.unsettled() == ""  # 1.24x apart: within the noise a page's drawing makes
+    assert SpeedAccount().single_step() is None
 
 
 def test_a_page_drawing_beside_the_run_is_named_when_it_slows_the_timings_as_rounds_start():

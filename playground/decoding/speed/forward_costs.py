@@ -25,9 +25,13 @@ def clear() -> None:
     _seconds.clear()
 
 
-def typical(model, new_tokens: int) -> float | None:
-    """The median of the recent passes of `model` over `new_tokens` new tokens (None if none in
-    the last FRESH_SECONDS)."""
+def recent(model, new_tokens: int) -> list[float]:
+    """The seconds of the passes of `model` over `new_tokens` new tokens in the last FRESH_SECONDS."""
     since = time.monotonic() - FRESH_SECONDS
-    recent = [seconds for at, seconds in _seconds.get(model, {}).get(new_tokens, ()) if at >= since]
-    return statistics.median(recent) if recent else None
+    return [seconds for at, seconds in _seconds.get(model, {}).get(new_tokens, ()) if at >= since]
+
+
+def typical(model, new_tokens: int) -> float | None:
+    """The median of the recent passes of `model` over `new_tokens` new tokens (None if none)."""
+    passes = recent(model, new_tokens)
+    return statistics.median(passes) if passes else None

@@ -29,6 +29,7 @@ def _fresh(original: Run) -> Run:
     """An empty run with the original's method, settings and models, to grow step by step."""
     stats = Stats(original.stats.target_role, original.stats.draft_role)
     stats.account.reference = list(original.stats.account.reference)  # its figures in the original's T(1)
+    stats.account.recent_steps = list(original.stats.account.recent_steps)
     stats.account.first_pass = original.stats.account.first_pass
     return Run(original.method, original.config, original.prompt, models=dict(original.models), stats=stats)
 
