@@ -773,6 +773,19 @@ def test_pyramids_chart_shows_the_qualifiers_checks_beside_the_targets(family):
     assert {a.text for a in figure.layout.annotations} >= {"tau_q = 0.5", "tau_t = 0.5"}
 
 
+
+def test_psd_as_chart_draws_no_threshold_its_first_stage_never_reads(family):
+    """psd-a's chart drew "tau_q = 0.3", though its first stage keeps a draft token where the
+    qualifier's own draw matches it: qualifier-accepted points sat above the line, rejected below."""
+    run = playground.generate("hello there", method="psd-a", **family, temperature=1.0, seed=2, max_new_tokens=40,
+                              tau_q=0.3, tau_t=0.5)
+    figure = charts.rule_test(run, None)
+    stage_one = [c for step in run.steps for c in step.evidence if c.stage == "qualifier"]
+    matched = sum(c.verdict != "rejected" for c in stage_one)
+    assert {trace.name for trace in figure.data} == {"target accepted", "target rejected"}
+    assert {a.text for a in figure.layout.annotations} == {"tau_t = 0.5"}
+    assert f"the qualifier's own draw matched {matched} of {len(stage_one)} draft tokens" in figure.layout.title.text
+
 def test_pyramid_records_and_draws_the_tree_the_qualifier_walked(family):
     """A psd-f run with tree_width 2 kept only the target's chain in each round's record: the tree
     the qualifier walked in stage one was lost. It is recorded, and step mode draws it."""

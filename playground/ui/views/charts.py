@@ -156,16 +156,22 @@ def divergence_vs_tau(run, timeline) -> go.Figure:
     staged = _staged(run)
     shown = [("target accepted" if staged else "accepted", COLORS["draft"], "circle", accepted),
              ("target rejected" if staged else "rejected", COLORS["rejected"], "circle", rejected)]
-    if staged:
-        first = _stage_one_points(run)
+    first = _stage_one_points(run) if staged else {"accepted": [], "rejected": [], "matched": 0, "unmatched": 0}
+    if first["accepted"] or first["rejected"]:
         shown += [("qualifier accepted", COLORS["qualifier"], "diamond", first["accepted"]),
                   ("qualifier rejected", COLORS["rejected"], "diamond-open", first["rejected"])]
     traces = [go.Scatter(x=[i for i, _ in points], y=[d for _, d in points], mode="markers", name=name,
                          marker=dict(color=color, size=6, symbol=symbol)) for name, color, symbol, points in shown]
     title = f"Divergence of each checked candidate ({run.config.divergence})" + (
         "<br><sup>after a rejection, the rest of a block goes unchecked</sup>" if staged else "")
+    matches = first["matched"] + first["unmatched"]
+    if matches:  # psd-a's first stage keeps a draft token where the qualifier's own draw matches it
+        title += (f"<br><sup>stage 1 reads no divergence: the qualifier's own draw matched {first['matched']} of "
+                  f"{matches} draft tokens (not drawn here)</sup>")
     figure = small_figure(title, traces, "token index", "divergence")
-    taus = {"tau_q": run.config.tau_q, "tau_t": run.config.tau_t} if staged else {"tau": _tau(run)}
+    taus = {"tau_t": run.config.tau_t} if staged else {"tau": _tau(run)}
+    if first["accepted"] or first["rejected"]:
+        taus = {"tau_q": run.config.tau_q, **taus}
     for name, tau in taus.items():
         if tau is not None:
             figure.add_hline(y=tau, line_dash="dash", annotation_text=f"{name} = {tau:g}")
@@ -173,14 +179,20 @@ def divergence_vs_tau(run, timeline) -> go.Figure:
 
 
 def _stage_one_points(run) -> dict[str, list]:
-    """(token index, divergence) of every stage-one check, by verdict: the qualifier's rows of a
-    round sit at the tokens the round emitted, from its first."""
-    points, start = {"accepted": [], "rejected": []}, 0
+    """(token index, divergence) of every stage-one check that read its divergence (psd-f's), by
+    verdict: the qualifier's rows of a round sit at the tokens the round emitted, from its first;
+    and the count of stage-one checks that matched a draw instead (psd-a's), by outcome."""
+    points, start = {"accepted": [], "rejected": [], "matched": 0, "unmatched": 0}, 0
     for step in run.steps:
         for check in step.evidence:
-            if check.stage == "qualifier" and check.rule_check.divergence is not None:
-                points["rejected" if check.verdict == "rejected" else "accepted"].append(
-                    (start + check.position, check.rule_check.divergence))
+            if check.stage != "qualifier":
+                continue
+            rejected = check.verdict == "rejected"
+            if check.rule_check.reads_divergence:
+                points["rejected" if rejected else "accepted"].append((start + check.position,
+                                                                        check.rule_check.divergence))
+            else:
+                points["unmatched" if rejected else "matched"] += 1
         start += len(step.tokens)
     return points
 
