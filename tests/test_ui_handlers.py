@@ -648,7 +648,7 @@ def test_a_pyramid_tokens_hover_lists_its_qualifier_check_line_by_line(handlers)
     drafted = [title for title in titles if title.startswith("draft ·")]  # passed stage 1's divergence test
     assert drafted, "some draft token passed both stages"
     assert not any("{" in title for title in titles), "no raw dict in a hover"
-    assert all("\nqualifier check:\n" in title and "\n  divergence: " in title for title in drafted)
+    assert all("\nthe qualifier's check (stage 1):\n" in title and "\n  divergence: " in title for title in drafted)
 
 
 def test_compare_columns_print_their_settings_a_repetition_measure_and_a_diff(handlers):
@@ -785,6 +785,21 @@ def test_psd_as_chart_draws_no_threshold_its_first_stage_never_reads(family):
     assert {trace.name for trace in figure.data} == {"target accepted", "target rejected"}
     assert {a.text for a in figure.layout.annotations} == {"tau_t = 0.5"}
     assert f"the qualifier's own draw matched {matched} of {len(stage_one)} draft tokens" in figure.layout.title.text
+
+
+def test_pyramids_stage_one_rejections_are_struck_marks_and_its_hover_names_them(family):
+    """psd-a had 54 draft tokens rejected by the qualifier and one struck mark on screen, and a
+    qualifier token's hover printed its stage-one candidates as a raw dict."""
+    run = playground.generate("hello there", method="psd-a", **family, temperature=1.0, seed=2, max_new_tokens=40)
+    decode = family["target"].tokenizer.decode
+    by_qualifier = sum(len(t.stage_one_replaced) for t in run.tokens)
+    spans = render.token_spans(run.tokens, lambda i: decode([i]), show_rejected=True)
+    assert by_qualifier > 0 and spans.count("tok-rejected") == by_qualifier + sum(len(t.replaced) for t in run.tokens)
+    assert spans.count('title="rejected by the qualifier (stage 1): draft candidate ') == by_qualifier
+    token = next(t for t in run.tokens if t.stage_one_replaced)
+    hover = render.tooltip(token, lambda i: decode([i]))
+    assert "{" not in hover and "the qualifier's check (stage 1):" in hover
+    assert hover.count("  rejected draft candidate ") == len(token.stage_one_replaced)
 
 def test_pyramid_records_and_draws_the_tree_the_qualifier_walked(family):
     """A psd-f run with tree_width 2 kept only the target's chain in each round's record: the tree

@@ -42,6 +42,16 @@ class RuleCheck:
         return self.tau is not None
 
 
+STAGE_ONE_RECORD = "qualifier_check"  # PyramidSD: a token's stage-one record, among its figures
+
+
+def candidate_source(candidate: dict) -> str:
+    """Where a replaced candidate came from: the draft's chain, a sibling the tree added, or the
+    prompt lookup's branch."""
+    return ("the prompt lookup's branch" if candidate.get("lookup") else
+            "a sibling the tree added" if candidate.get("branch") else "the draft's own token")
+
+
 @dataclass
 class TokenRecord:
     """CONTRACT: one emitted token. `text` is filled in by the engine's detokenizer.
@@ -113,8 +123,18 @@ class TokenRecord:
     def replaced_sources(self) -> list[str]:
         """Where each replaced candidate came from: the draft's chain, a sibling the tree added, or
         the prompt lookup's branch (a node of a width-2 tree can hold three)."""
-        return ["the prompt lookup's branch" if c.get("lookup") else "a sibling the tree added" if c.get("branch")
-                else "the draft's own token" for c in self.replaced]
+        return [candidate_source(c) for c in self.replaced]
+
+    @property
+    def stage_one(self) -> dict:
+        """PyramidSD: the qualifier's record of this token at stage one (its check, by the JSON's
+        names, the draft candidates it replaced under `replaced`); {} for other tokens."""
+        return self.diagnostics.get(STAGE_ONE_RECORD) or {}
+
+    @property
+    def stage_one_replaced(self) -> list[dict]:
+        """PyramidSD: the draft's candidates the qualifier rejected before it kept or wrote this token."""
+        return self.stage_one.get("replaced", [])
 
     @property
     def check(self) -> RuleCheck:

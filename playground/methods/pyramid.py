@@ -21,6 +21,7 @@ from dataclasses import dataclass, field, replace
 import torch
 
 from ..decoding.speed.cost_model import predicted_throughput
+from ..decoding.step import STAGE_ONE_RECORD
 from .base import Decoding, Method
 from .drafting import Drafted, chain, draft_tree
 from .evidence import Pending
@@ -101,7 +102,7 @@ def _stage_two(ctx: Decoding, collected: Collected, rule) -> tuple[Drafted, Walk
     Div(P_T, P_Q) <= tau_T); if all pass, T adds its bonus token. A kept token's record carries
     its stage-1 record as `qualifier_check`."""
     drafted = chain(collected.tokens, collected.r, collected.r_raw, origins=collected.origins,
-                    notes=[{"qualifier_check": check} for check in collected.checks], forwards=0)
+                    notes=[{STAGE_ONE_RECORD: check} for check in collected.checks], forwards=0)
     return drafted, verify(ctx, drafted, rule, ctx.ids, roles=STAGE_TWO)
 
 

@@ -10,7 +10,7 @@ from collections.abc import Callable
 from html import escape
 
 from ...decoding.speed.speed_account import AR_ROW
-from ...decoding.step import ORIGINS, RuleCheck, TokenRecord
+from ...decoding.step import ORIGINS, STAGE_ONE_RECORD, RuleCheck, TokenRecord, candidate_source
 from ...decoding.token_tree import branches
 from ...methods.acceptance import number
 from ...serving import describe
@@ -33,7 +33,8 @@ DIAGNOSTIC_LABELS = {"p_target": "p target (sampling settings)", "p_target_raw":
                      "drawn_from": "drawn from",
                      "position_in_block": "position in block", "bonus": "bonus token",
                      "branch": "tree branch (0: the chain's own token, 1+: a sibling the tree added)",
-                     "lookup": "from the prompt lookup's branch"}
+                     "lookup": "from the prompt lookup's branch",
+                     "verifier_draw": "the verifier's own draw (token id: kept only where it matched)"}
 # A rule without a threshold (sd's ratio test, csd's rescue) never reads the divergence its check records.
 UNREAD_DIVERGENCE = "divergence (recorded for the charts; this rule does not read it)"
 CANDIDATE_FIGURES = ("p_target", "p_qualifier", "p_draft", "divergence", "accept_prob", "u", "verifier_draw", "psi")
@@ -41,7 +42,7 @@ CANDIDATE_FIGURES = ("p_target", "p_qualifier", "p_draft", "divergence", "accept
 
 def tooltip(token: TokenRecord, decode: Callable[[int], str]) -> str:
     lines = [f"{token.origin} · id {token.id} · {token.text!r}"]
-    diagnostics = token.figures()
+    diagnostics = {key: value for key, value in token.figures().items() if key != STAGE_ONE_RECORD}
     for key in DIAGNOSTIC_LABELS:
         if key in diagnostics:
             lines.append(f"{_label(key, diagnostics)}: {number(diagnostics.pop(key))}")
@@ -50,7 +51,16 @@ def tooltip(token: TokenRecord, decode: Callable[[int], str]) -> str:
         lines.append(f"its acceptance prob reads p after the {len(token.replaced)} candidate(s) rejected before it "
                      "(the residual, as step mode shows), not the p above")
     lines += [f"replaced {_candidate(c, source, decode)}" for c, source in zip(token.replaced, token.replaced_sources)]
-    return "\n".join(lines)
+    return "\n".join(lines + _stage_one_lines(token, decode))
+
+
+def _stage_one_lines(token: TokenRecord, decode: Callable[[int], str]) -> list[str]:
+    """PyramidSD: the qualifier's check of the token at stage one, and the draft candidates it rejected."""
+    if not token.stage_one:
+        return []
+    figures = {key: value for key, value in token.stage_one.items() if key != "replaced"}
+    return ["the qualifier's check (stage 1):", *(f"  {_line(key, value)}" for key, value in figures.items()),
+            *(f"  rejected {_candidate(c, candidate_source(c), decode)}" for c in token.stage_one_replaced)]
 
 
 def _candidate(candidate: dict, source: str, decode: Callable[[int], str]) -> str:
@@ -85,9 +95,12 @@ def token_span(token: TokenRecord, decode: Callable[[int], str], show_rejected: 
     span = (f'<span class="tok tok-{escape(token.origin)}{branch}" title="{escape(tooltip(token, decode))}">'
             f"{escape(token.text)}</span>")
     if show_rejected:
-        span = "".join(f'<s class="tok tok-rejected" title="{escape(_struck_title(token, c, source, decode))}">'
-                       f"{rejected_text(decode(c['id']))}</s>"
-                       for c, source in zip(token.replaced, token.replaced_sources)) + span
+        struck = [(c, f"rejected by the qualifier (stage 1): {_candidate(c, candidate_source(c), decode)}")
+                  for c in token.stage_one_replaced]
+        struck += [(c, _struck_title(token, c, source, decode)) for c, source in zip(token.replaced,
+                                                                                   token.replaced_sources)]
+        span = "".join(f'<s class="tok tok-rejected" title="{escape(title)}">{rejected_text(decode(c["id"]))}</s>'
+                       for c, title in struck) + span
     return span
 
 
