@@ -98,6 +98,15 @@ def test_a_target_with_only_other_methods_runs_is_taken_at_their_pace(family):
 
 def test_a_jobs_time_left_follows_its_own_pace():
     """Runs done took twice their estimate (a busy machine): what is left is told at that pace."""
-    assert eta.paced(300.0, 100.0, 200.0) == 600.0
-    assert eta.paced(300.0, 100.0, 50.0) == 150.0, "and a quicker pace tells it shorter"
-    assert eta.paced(300.0, None, 200.0) == 300.0 and eta.paced(None, 100.0, 200.0) is None, "nothing to scale by"
+    estimates = [1.0, 1.0, 10.0, 10.0, 10.0, 10.0]  # two warm-ups, then four full runs
+    assert eta.job_time_left(estimates, [1.0, 1.0, 20.0], warm_ups=2) == 60.0
+    assert eta.job_time_left(estimates, [1.0, 1.0, 5.0], warm_ups=2) == 15.0, "and a quicker pace tells it shorter"
+    assert eta.job_time_left(estimates, [1.0] * 6, warm_ups=2) is None, "nothing left"
+    assert eta.job_time_left([None, 10.0], [1.0], warm_ups=1) is None, "no yardstick"
+
+
+def test_a_jobs_time_left_is_not_paced_on_its_warm_ups():
+    """A sweep's three warm-ups (a few tokens each: mostly a run's fixed costs) took 8x their
+    estimate, and the page told 8 min 10 s left for runs that then took 40 s."""
+    estimates = [0.3, 0.3, 0.3, 4.0, 4.0, 4.0, 4.0, 4.0, 4.0, 4.0, 4.0, 4.0]
+    assert eta.job_time_left(estimates, [2.4, 2.4, 2.4], warm_ups=3) == pytest.approx(36.0)

@@ -167,14 +167,18 @@ def remaining_seconds(run) -> float | None:
     return max(0, run.config.max_new_tokens - stats.tokens) * stats.decoder_seconds / stats.tokens
 
 
-def paced(left: float | None, done_estimate: float | None, spent: float) -> float | None:
-    """Seconds a job's remaining runs should take at the job's own pace so far: the estimate of
-    what is left, scaled by how long the runs done took against their estimate. A Compare's time
-    left, told from recent runs alone, jumped 9 -> 15 -> 9 -> 4 minutes on a busy machine, and a
-    24-run sweep took 27 minutes against the 7 announced."""
-    if left is None or not done_estimate or spent <= 0:
-        return left
-    return left * spent / done_estimate
+def job_time_left(estimates: list[float | None], durations: list[float], warm_ups: int) -> float | None:
+    """Seconds a job's runs after the `len(durations)` done should take: their estimates, scaled by
+    how long its full-length runs done took against theirs (told from recent runs alone, a Compare's
+    time left jumped 9 -> 15 -> 9 -> 4 minutes on a busy machine). The first `warm_ups` runs, a few
+    tokens each, are mostly a run's fixed costs: paced on them, a sweep's three warm-ups told
+    8 min 10 s left for runs that took 40 s."""
+    done = len(durations)
+    if done >= len(estimates) or any(estimate is None for estimate in estimates):
+        return None
+    full = range(warm_ups, done)
+    spent, expected = sum(durations[i] for i in full), sum(estimates[i] for i in full)
+    return sum(estimates[done:]) * (spent / expected if spent and expected else 1.0)
 
 
 def plan_seconds(plan: list[tuple[str, int]], models_of) -> tuple[float | None, list[str]]:

@@ -114,16 +114,19 @@ class Comparison:
             for waiting in self.runs.in_line(job):
                 yield render.status_html(waiting)
             yield render.status_html(f"Starting: {self._expected(key, plan)[1]}")
-            started = time.perf_counter()
             runs = [partial(self._run, key, prompt, variant, values, extra, job) for _, variant, extra in sides]
-            timed, first = [Timed() for _ in sides], {}
+            timed, first, durations, estimates = [Timed() for _ in sides], {}, [], [None]
+            ended = time.perf_counter()
             for done, (side, repeat, run) in enumerate(repeated(runs, repeats), start=1):
+                durations.append(time.perf_counter() - ended)
+                ended = time.perf_counter()
                 eta.record(run)
                 if repeat >= 0:
                     timed[side].add(repeat, run)
                     first.setdefault(side, run)
-                left = eta.paced(self._expected(key, plan[done:])[0], self._expected(key, plan[:done])[0],
-                                 time.perf_counter() - started) if done < len(plan) else 0.0
+                if None in estimates:  # the job's yardstick: fixed once the machine's recent runs give one
+                    estimates = [self._expected(key, [item])[0] for item in plan]
+                left = eta.job_time_left(estimates, durations, len(sides))
                 time_left = f", {eta.duration_text(left)} left" if left else ""
                 yield render.status_html(f"run {done} of {len(plan)} done ({sides[side][0]}: "
                                          f"{'warm-up' if repeat < 0 else f'repeat {repeat + 1}'}){time_left}")
