@@ -239,6 +239,8 @@ def predicted_vs_measured(run, timeline) -> go.Figure:
 
 # Under the plot, where several entries cannot run into the title.
 LEGEND_BELOW = {"orientation": "h", "x": 0, "xanchor": "left", "y": -0.3, "yanchor": "top"}
+# At the figure's foot: the budget's six entries in two rows ran over its axis's numbers from y = -0.3.
+LEGEND_AT_FOOT = {"orientation": "h", "x": 0, "xanchor": "left", "y": 0, "yref": "container", "yanchor": "bottom"}
 BUDGET_COLORS = {"drafting": COLORS["draft"], "target passes": COLORS["target"], "checks and walk": "#8e6bbf",
                  "host, between them": "#bbbbbb", "timing ar's step": "#e0b84f", "waiting for its turn": "#e8e8e8"}
 
@@ -256,7 +258,7 @@ def time_budget(run, timeline) -> go.Figure:
     title = "Where the seconds went (seconds)" + ("<br><sup>not settled: a busy machine moved them (see the stats)"
                                                   "</sup>" if busy else "")
     return small_figure(title, traces, "", "", barmode="stack", height=320,
-                        margin={"l": 190, "r": 15, "t": 40, "b": 110}, legend=LEGEND_BELOW)
+                        margin={"l": 190, "r": 15, "t": 40, "b": 110}, legend=LEGEND_AT_FOOT)
 
 
 def _branched(step) -> bool:
