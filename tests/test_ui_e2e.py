@@ -768,3 +768,12 @@ def test_browser_the_correction_memory_upload_shows_for_csd_alone(page):
     upload.wait_for()
     choose_method(page, "sd")
     upload.wait_for(state="hidden")
+
+
+def test_typing_a_prompt_takes_away_the_refusal_of_an_empty_one(page):
+    """The red "empty prompt" line stayed after the prompt was typed again, over a Compare that ran."""
+    page.locator("#prompt textarea").fill("   ")
+    page.locator("#generate").click()
+    page.locator("#status .status-error", has_text="empty prompt").wait_for()
+    page.locator("#prompt textarea").press_sequentially("Hi")
+    page.locator("#status .status-error").wait_for(state="detached")

@@ -23,7 +23,7 @@ from ..views.paired_speedups import LastArPairing
 from . import what_if_panel
 from .family_panel import decoder
 from .runs import Runs
-from .wiring import PRIVATE, SNAPSHOT_JS, Shared, keyed, offer
+from .wiring import CLEAR_PROMPT_REFUSAL_JS, PRIVATE, SNAPSHOT_JS, Shared, keyed, offer
 
 SETTLE = 0.3  # seconds without a further change before a changed control re-runs
 PREPARING = ("first run on this Space: preparing the embedded models (the target from the Hub, the draft and "
@@ -210,6 +210,7 @@ def shown_for_memory(method) -> dict:
 def build_tab(ui: Shared) -> None:
     examples = load_examples()
     ui.prompt = gr.Textbox(examples[0]["prompt"] if examples else "", label="prompt", lines=3, elem_id="prompt")
+    ui.prompt.input(None, None, None, js=CLEAR_PROMPT_REFUSAL_JS, **PRIVATE)
     if examples:
         gr.Examples([[e["prompt"]] for e in examples], [ui.prompt], label="Examples (one click loads the prompt)",
                     example_labels=[e["label"] for e in examples], elem_id="examples")

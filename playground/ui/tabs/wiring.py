@@ -10,6 +10,12 @@ from ..sharing.visitors import session_key
 
 PRIVATE = {"api_visibility": "private"}
 SNAPSHOT_JS = "(...values) => [values]"  # the run's controls -> the page's one list of their values
+# A prompt refused as empty stayed red in the status box after the prompt was typed, over a
+# Compare that then ran: typing a prompt takes away a refusal that named the prompt.
+CLEAR_PROMPT_REFUSAL_JS = """() => {
+    const refusal = document.querySelector('#status .status-error');
+    if (refusal && refusal.textContent.includes('prompt')) refusal.remove();
+}"""
 FROM_PAGE = "_from_page"  # the API name of an API event's twin for the page (Shared.page_and_api)
 
 
