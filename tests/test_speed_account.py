@@ -1,6 +1,7 @@
 """One speed account per run (decoding/speed/speed_account.py): every speed figure on screen, in the JSON
 and in a replay on other costs comes from it, adds up, and says when a busy machine moved it."""
 
+import re
 import time
 
 import pytest
@@ -184,7 +185,9 @@ def test_a_run_whose_thread_shared_its_core_is_said_not_settled(family):
     notes = [a.text for a in charts.predicted_vs_measured(run, None).layout.annotations]
     assert any(note.startswith("not settled") for note in notes)
     words, _ = WhatIf(OneSession(run)).project("k", "this run, as measured", None, "")
-    assert words.startswith(f"**Not settled:** {why}; this run's costs were measured on the busy machine.")
+    assert words.startswith(f"**Not settled:** {why}; this run's costs were measured on the busy machine, so the "
+                            "projection marked * is of those costs.")
+    assert re.search(r"\*\*\d+\.\d\dx \*\*\* `ar`'s one step per token", words), "its figure marked, as the stats'"
     assert "<b>0.548 *</b>" not in panel and " *</b><span>draft step / target step (c)" in panel
     assert run.to_dict()["stats"]["account"]["unsettled"] == why
 

@@ -81,9 +81,10 @@ class WhatIf:
         if profile is None:
             return "This run has no measured one-token step T(1) to put its costs in.", None
         unsettled = run.stats.account.unsettled() if name == what_if.THIS_RUN else ""
-        busy = (f"**Not settled:** {unsettled}; this run's costs were measured on the busy machine. "
-                if unsettled else "")
-        return busy + _words(run, rounds, profile) + _beside_prediction(run, profile), _speedup_by_cost(rounds, profile)
+        busy = (f"**Not settled:** {unsettled}; this run's costs were measured on the busy machine, so the "
+                "projection marked * is of those costs. " if unsettled else "")
+        return (busy + _words(run, rounds, profile, " *" if unsettled else "") + _beside_prediction(run, profile),
+                _speedup_by_cost(rounds, profile))
 
     def why_not(self, key: str) -> str:
         """Why the last run cannot be projected ("" where it can)."""
@@ -120,7 +121,7 @@ class WhatIf:
         return replace(profile, cost_ratio=cost_ratio)
 
 
-def _words(run, rounds, profile: CostProfile) -> str:
+def _words(run, rounds, profile: CostProfile, mark: str = "") -> str:
     speedup = projected_speedup(rounds, profile)
     even = break_even_cost_ratio(rounds, profile)
     sizes = sorted({r.pass_tokens for r in rounds})
@@ -132,7 +133,7 @@ def _words(run, rounds, profile: CostProfile) -> str:
     return (f"**Projection, not a measurement:** this run's {len(rounds)} rounds ({sum(r.tokens for r in rounds)} "
             f"tokens, {sum(r.draft_forwards for r in rounds)} draft forwards, target passes over "
             f"{sizes[0]}-{sizes[-1]} tokens) on *{profile.name}* ({profile.source}){unit}: at c = "
-            f"{profile.cost_ratio:.3f}, **{speedup:.2f}x** `ar`'s one step per token; {crossing}.")
+            f"{profile.cost_ratio:.3f}, **{speedup:.2f}x{mark}** `ar`'s one step per token; {crossing}.")
 
 
 def _beside_prediction(run, profile: CostProfile) -> str:
