@@ -25,6 +25,6 @@ def test_speed_is_the_median_with_its_range_and_speedup_pairs_runs_of_one_repeat
     sd = Timed({0: 15.0, 1: 7.5, 2: 12.0})
     assert sd.text() == "12.0 (7.5-15.0, 3 runs)"
     assert sd.speedup_text(ar) == "1.50x (1.20-1.50)"  # a ratio of medians would say 1.20x
-    assert "busy" in busy_note([ar, sd]) and "2.00x" in busy_note([ar, sd])
+    assert "other work shared the cores" in busy_note([ar, sd]) and "2.00x" in busy_note([ar, sd])
     assert busy_note([Timed({0: 10.0, 1: 10.5})]) == ""
     assert Timed().text() == "–" and Timed().speedup_text(ar) == "–"

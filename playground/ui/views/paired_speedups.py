@@ -114,5 +114,6 @@ def busy_note(sides: list[Timed]) -> str:
     spread = max(spreads, default=1.0)
     if spread < BUSY_SPREAD:
         return ""
-    return (f"one setting's speed varied by up to {spread:.2f}x between its runs: the machine was busy (another "
-            "run, a browser), so compare the medians and read the ranges as the noise")
+    return (f"one setting's speed varied by up to {spread:.2f}x between its runs: other work shared the cores at "
+            "times (another run, a browser drawing a page, a process of this machine), so compare the medians and "
+            "read the ranges as the noise")
