@@ -4,12 +4,14 @@ with it stays lossless (greedy identical to the target alone; sampled, the targe
 Bad heads are refused in one line."""
 
 import json
+from dataclasses import replace
 
 import pytest
 import torch
 from safetensors.torch import save_file
 
 import playground
+from playground.decoding.int8_draft import Int8Linear
 from playground.decoding.sampling import Sampler
 from playground.errors import PlaygroundError
 from playground.methods import METHODS, Decoding
@@ -83,6 +85,17 @@ def test_greedy_sd_with_a_feature_draft_writes_the_targets_own_text(family, head
     assert [t.id for t in run.tokens] == [t.id for t in alone.tokens]
     assert sum(step.drafted for step in run.steps) > 0
 
+
+def test_the_int8_lever_quantizes_a_feature_drafts_output_layer_too(family, head):
+    """The lever left the head's output layer (8,192 x 576, read whole at every drafted token) in
+    float32: most of its step on this CPU. A draft model's is the pruned head's to quantize; a
+    feature draft has none, so the lever takes its own."""
+    config = playground.RunConfig(method="sd")
+    assert config.draft_int8
+    runner = draft_setup(config, METHODS["sd"], head, family["target"]).runner
+    assert isinstance(runner.model.lm_head, Int8Linear) and isinstance(runner.model.fc, Int8Linear)
+    plain = draft_setup(replace(config, draft_int8=False), METHODS["sd"], head, family["target"]).runner
+    assert plain.model.lm_head is head.model.lm_head
 
 def test_the_head_reads_the_targets_features_without_another_target_pass(family, head):
     """After the first round (which reads the prompt), one target forward per round: the head's

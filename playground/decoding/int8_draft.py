@@ -69,15 +69,17 @@ _twins: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
 _lock = threading.Lock()  # concurrent runs share the models
 
 
-def int8_twin(model):
-    """`model` with int8 copies of its linear layers, its output layer excepted (built once per
-    model); `model` itself where int8 does not apply."""
+def int8_twin(model, with_output_layer: bool = False):
+    """`model` with int8 copies of its linear layers (built once per model), its output layer
+    excepted unless `with_output_layer` (a draft model's output layer is the pruned head's to
+    quantize, draft_vocab.py; a feature draft's scores its own vocabulary and has no pruned head);
+    `model` itself where int8 does not apply."""
     if not applies(model):
         return model
     with _lock:
         if model not in _twins:
             with torch.no_grad():
-                _twins[model] = _twin(model, model.get_output_embeddings())
+                _twins[model] = _twin(model, None if with_output_layer else model.get_output_embeddings())
         return _twins[model]
 
 

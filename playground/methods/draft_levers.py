@@ -13,8 +13,9 @@ them (`Method.levers`), so that comparing methods compares rules, not drafts.
   lookup's branch, verified by every method's one walk (methods/drafting.py, methods/walk.py).
 
 A feature draft (EAGLE-3, models/feature_draft.py) takes the same levers but `draft_vocab` (it
-scores a vocabulary of its own already); it reads the target's features, so its runner comes with
-the target's, which keeps them (decoding/feature_runner.py).
+scores a vocabulary of its own already, so `draft_int8` quantizes that output layer too, as it does
+a draft model's pruned one); it reads the target's features, so its runner comes with the target's,
+which keeps them (decoding/feature_runner.py).
 
 A lever that cannot run is recorded as off in the run's config and named once in its notes.
 """
@@ -102,7 +103,7 @@ def feature_runners(config: RunConfig, method, draft: LoadedModel, target: Loade
     check_target(draft.model, draft.spec, target.model.config)
     target_runner = KVRunner(target.model, name="target", tokens=len(target.tokenizer),
                              feature_layers=draft.model.layer_ids)
-    head = int8_draft.int8_twin(draft.model) if config.draft_int8 else draft.model
+    head = int8_draft.int8_twin(draft.model, with_output_layer=True) if config.draft_int8 else draft.model
     return target_runner, FeatureRunner(head, target_runner, target.model.get_input_embeddings())
 
 
