@@ -46,6 +46,14 @@ def test_a_good_value_clears_its_own_note_and_leaves_another_controls():
     assert checked_value(None, "js", "", name="seed") != ""  # an emptied box is being retyped: no note
 
 
+def test_a_slider_box_on_the_way_to_a_negative_number_is_no_error(recwarn):
+    """Typing "-1" into top p's box sent "-" first: a red Error toast, "top p must be a number, got
+    None", beside the range's own note. Its note comes with the number; a run refuses None in words."""
+    assert OptionSlider(0.05, 1, step=0.05, label="top p").preprocess(None) is None
+    assert checked_value(None, "js", "", name="top_p") != "" and not recwarn.list
+    assert "top_p must be between 0.05 and 1, got -1" in note_of("top_p", -1.0)
+
+
 def test_option_sliders_pass_an_out_of_range_value_to_the_handlers_words():
     """Gradio's slider would refuse it before the handlers, in its own words ("Value 5 is greater
     than maximum value 1."); the options' own check says which option and its range."""

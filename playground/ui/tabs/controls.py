@@ -119,8 +119,8 @@ def checked_value(value, divergence, note: str, *, name: str):
     control's name (`data-option`); a value refused again as the note already says (a slider's box
     sends its value as typed and again as it is left) keeps the note without a second toast."""
     chosen = control(name)
-    if value is None and chosen.kind == "number":
-        return gr.skip()  # a box emptied to type another number
+    if value is None and chosen.kind in ("number", "slider"):
+        return gr.skip()  # a box emptied to type another number, or "-" on the way to a negative one
     try:
         coerce(chosen, value, divergence if isinstance(divergence, str) else RunConfig().divergence)
     except PlaygroundError as error:

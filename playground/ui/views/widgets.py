@@ -11,7 +11,9 @@ class NumberInput:
     preprocessing would raise a TypeError that reaches a visitor only as an opaque failure."""
 
     def preprocess(self, payload):
-        if (payload is not None or isinstance(self, gr.Slider)) and not finite_number(payload):
+        if payload is None:  # a box emptied, or "-" typed on the way to "-1": the handlers say what a run needs
+            return None
+        if not finite_number(payload):
             raise gr.Error(toast_text(f"{self.label} must be a number, got {payload!r}"))
         return super().preprocess(payload)
 
