@@ -23,7 +23,7 @@ from ..views.paired_speedups import LastArPairing
 from . import what_if_panel
 from .family_panel import decoder
 from .runs import Runs
-from .wiring import CLEAR_PROMPT_REFUSAL_JS, PRIVATE, SNAPSHOT_JS, Shared, keyed, offer
+from .wiring import CLEAR_PROMPT_REFUSAL_JS, PRIVATE, SNAPSHOT_JS, STARTING_JS, Shared, keyed, offer
 
 SETTLE = 0.3  # seconds without a further change before a changed control re-runs
 PREPARING = ("first run on this Space: preparing the embedded models (the target from the Hub, the draft and "
@@ -266,6 +266,7 @@ def build_tab(ui: Shared) -> None:
     charts_button = gr.Button(visible=False)
     charts_button.click(keyed(ui.handlers.final_charts), None, plots, api_name="charts")
     gr.on([generate.click, ui.prompt.submit], keyed(ui.handlers.restart), tick, tick, **PRIVATE)
+    gr.on([generate.click, ui.prompt.submit], None, None, ui.status, js=STARTING_JS, **PRIVATE)
     gr.on([w.input for w in (ui.method, *ui.widgets)], keyed(ui.handlers.changed),
           [tick, live, ui.prompt, ui.method, *ui.widgets], tick,
           trigger_mode="multiple", concurrency_limit=None, show_progress="hidden", **PRIVATE)
