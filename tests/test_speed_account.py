@@ -13,6 +13,7 @@ from playground.decoding.speed.speed_account import BUSY_UTILIZATION, SpeedAccou
 from playground.decoding.speed.speed_bound import speedup_bound
 from playground.decoding.stats import Stats
 from playground.decoding.step import Step, TokenRecord
+from playground.ui.tabs.generate import stats_shown
 from playground.ui.tabs.what_if_panel import WhatIf
 from playground.ui.views import charts, render
 
@@ -189,6 +190,11 @@ def test_a_run_whose_thread_shared_its_core_is_said_not_settled(family):
                             "projection marked * is of those costs.")
     assert re.search(r"\*\*\d+\.\d\dx \*\*\* `ar`'s one step per token", words), "its figure marked, as the stats'"
     assert "<b>0.548 *</b>" not in panel and " *</b><span>draft step / target step (c)" in panel
+    assert "The figures marked * were measured on the busy machine too." in panel
+    ar = playground.generate(PROMPT, method="ar", **family, max_new_tokens=30)
+    ar.stats.account.decoder_cpu = ar.stats.account.decoder_seconds * (BUSY_UTILIZATION - 0.3)
+    ar_panel = render.stats_html(stats_shown(ar, None))
+    assert "Speedup not settled" in ar_panel and "marked *" not in ar_panel, "ar shows no marked figure to point at"
     assert run.to_dict()["stats"]["account"]["unsettled"] == why
 
 

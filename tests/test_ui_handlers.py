@@ -889,12 +889,20 @@ def test_a_withheld_speedup_is_given_against_the_pages_ar_run_of_the_same_tokens
     other = list(handlers.generate(KEY, PROMPT + " Again.", "sd", False, *values()))[-1][2]
     assert not paired_cell(other), "another prompt's tokens are not ar's"
     # ar timed at T(1) = 1452 ms, sd at 37 ms, 25 minutes apart: a reviewer read "36.01x"; now withheld, saying why
-    monkeypatch.setattr(SpeedAccount, "single_step", lambda account: 1.452 if account is theirs else 0.037)
+    monkeypatch.setattr(SpeedAccount, "own_step", lambda account: 1.452 if account is theirs else 0.037)
     (label, figure), = paired_cell(render.stats_html(stats_shown(sd, ar))).items()
     assert figure == "not given" and "that run's target step took 1452.0 ms, this run's 37.0 ms" in label
+    # an ar taking turns with a second visitor's run, at 194 ms a step against sd's 105 ms: read 2.35x; withheld
+    monkeypatch.setattr(SpeedAccount, "own_step", lambda account: 0.194 if account is theirs else 0.105)
+    assert paired_cell(render.stats_html(stats_shown(sd, ar))).popitem()[1] == "not given"
     # a page drawing sd's rounds moved its T(1) from 25.5 to 40.6 ms on a quiet machine: still given
-    monkeypatch.setattr(SpeedAccount, "single_step", lambda account: 0.0255 if account is theirs else 0.0406)
+    monkeypatch.setattr(SpeedAccount, "own_step", lambda account: 0.0255 if account is theirs else 0.0406)
     assert paired_cell(render.stats_html(stats_shown(sd, ar))).popitem()[1].endswith("x *")
+    # either run's thread had its core a quarter of the time (two burners): its seconds measure the load; withheld
+    monkeypatch.setattr(SpeedAccount, "utilization", lambda account: 0.26 if account is mine else 0.99)
+    (label, figure), = paired_cell(render.stats_html(stats_shown(sd, ar))).items()
+    assert figure == "not given" and "the machine was busy during this run (its decoding thread had its core 26%" \
+        in label
 
 
 def paired_cell(stats_html: str) -> dict:

@@ -7,6 +7,7 @@ from pathlib import Path
 import gradio as gr
 import tomllib
 
+from ...decoding.speed.speed_account import BUSY_UTILIZATION
 from ...errors import PlaygroundError
 from ...methods import METHODS
 from ...models import embedded
@@ -300,9 +301,10 @@ def stats_shown(run, last_ar) -> dict:
 
 
 # Two runs whose target steps took this many times apart ran on different machines, in effect (a
-# reviewer's ar at T(1) = 1452 ms and an sd 25 minutes later at 37 ms read "36.01x"); a page
-# drawing each round of the second moves its T(1) far less (25.5 against 40.6 ms, quiet).
-SAME_MACHINE = 3.0
+# reviewer's ar at T(1) = 1452 ms and an sd 25 minutes later at 37 ms read "36.01x"; an ar taking
+# turns with a second visitor's run at 194 ms a step against sd's 105 ms read 2.35x beside 1.36x
+# in the budget); a page drawing each round of the second moves its T(1) less (25.5 against 40.6 ms, quiet).
+SAME_MACHINE = 1.75
 
 
 def paired_speedup(run, ar) -> LastArPairing | None:
@@ -317,9 +319,14 @@ def paired_speedup(run, ar) -> LastArPairing | None:
     if run.models.get("target") != ar.models.get("target") or [t.id for t in run.tokens] != [t.id for t in ar.tokens]:
         return None
     mine, theirs = run.stats.account, ar.stats.account
-    steps = (mine.single_step(), theirs.single_step())
+    steps = (mine.own_step(), theirs.own_step())
     if None in steps or not mine.decoder_seconds:
         return None
+    for name, account in (("this run", mine), ("that ar run", theirs)):
+        if (used := account.utilization()) is not None and used < BUSY_UTILIZATION:
+            return LastArPairing(None, f"not given: the machine was busy during {name} (its decoding thread had "
+                                       f"its core {used:.0%} of the time), so the two runs' seconds measure the "
+                                       "load as much as the method")
     if max(steps) / min(steps) >= SAME_MACHINE:
         return LastArPairing(None, f"not given: that run's target step took {steps[1] * 1000:.1f} ms, this run's "
                                    f"{steps[0] * 1000:.1f} ms, so the machine changed between them; run ar again")

@@ -205,8 +205,9 @@ def stats_html(stats: dict, retokenized: bool = False) -> str:
                 shown_label += f"; target step T(1) = {step * 1000:.1f} ms"
             cells.append((_format(fmt, stats.get(key)) + mark, shown_label))
     shown = "".join(f'<div class="stat"><b>{value}</b><span>{escape(label)}</span></div>' for value, label in cells)
-    why = (f'<p class="flagged">Speedup not settled: {escape(unsettled)}. The figures marked * were measured on '
-           "the busy machine too.</p>") if unsettled else ""
+    marked = " The figures marked * were measured on the busy machine too." if any(
+        value.endswith(" *") for value, _ in cells) else ""
+    why = f'<p class="flagged">Speedup not settled: {escape(unsettled)}.{marked}</p>' if unsettled else ""
     return f'<div class="stat-grid">{shown}</div>{why}'
 
 
