@@ -132,6 +132,15 @@ class TokenRecord:
         return self.diagnostics.get(STAGE_ONE_RECORD) or {}
 
     @property
+    def stage_one_check(self) -> dict:
+        """PyramidSD: the qualifier's figures of this token at stage one, its rejected candidates apart."""
+        return {key: value for key, value in self.stage_one.items() if key != "replaced"}
+
+    def own_figures(self) -> dict:
+        """`figures()` without PyramidSD's stage-one record (`stage_one`)."""
+        return {key: value for key, value in self.figures().items() if key != STAGE_ONE_RECORD}
+
+    @property
     def stage_one_replaced(self) -> list[dict]:
         """PyramidSD: the draft's candidates the qualifier rejected before it kept or wrote this token."""
         return self.stage_one.get("replaced", [])

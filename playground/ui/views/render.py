@@ -10,7 +10,7 @@ from collections.abc import Callable
 from html import escape
 
 from ...decoding.speed.speed_account import AR_ROW
-from ...decoding.step import ORIGINS, STAGE_ONE_RECORD, RuleCheck, TokenRecord, candidate_source
+from ...decoding.step import ORIGINS, RuleCheck, TokenRecord, candidate_source
 from ...decoding.token_tree import branches
 from ...methods.acceptance import number
 from ...serving import describe
@@ -42,7 +42,7 @@ CANDIDATE_FIGURES = ("p_target", "p_qualifier", "p_draft", "divergence", "accept
 
 def tooltip(token: TokenRecord, decode: Callable[[int], str]) -> str:
     lines = [f"{token.origin} · id {token.id} · {token.text!r}"]
-    diagnostics = {key: value for key, value in token.figures().items() if key != STAGE_ONE_RECORD}
+    diagnostics = token.own_figures()
     for key in DIAGNOSTIC_LABELS:
         if key in diagnostics:
             lines.append(f"{_label(key, diagnostics)}: {number(diagnostics.pop(key))}")
@@ -58,8 +58,8 @@ def _stage_one_lines(token: TokenRecord, decode: Callable[[int], str]) -> list[s
     """PyramidSD: the qualifier's check of the token at stage one, and the draft candidates it rejected."""
     if not token.stage_one:
         return []
-    figures = {key: value for key, value in token.stage_one.items() if key != "replaced"}
-    return ["the qualifier's check (stage 1):", *(f"  {_line(key, value)}" for key, value in figures.items()),
+    return ["the qualifier's check (stage 1):",
+            *(f"  {_line(key, value)}" for key, value in token.stage_one_check.items()),
             *(f"  rejected {_candidate(c, candidate_source(c), decode)}" for c in token.stage_one_replaced)]
 
 
