@@ -783,12 +783,16 @@ def test_the_status_says_starting_as_generate_is_pressed(page):
     """On a busy machine the last run's "done: ..." stood 6.6 s after the click, until the server's
     first word: the page says the run is starting before it hears from the server."""
     generate_and_wait(page)
+    # Every text added to the status box, as added: the observer may run after a later one replaced it.
     page.evaluate("""() => {
         window.statuses = [];
-        new MutationObserver(() => {
-            const text = document.querySelector('#status').innerText;
-            if (text !== window.statuses.at(-1)) window.statuses.push(text);
-        }).observe(document.body, {subtree: true, childList: true, characterData: true});
+        new MutationObserver(records => records.forEach(record => {
+            const inStatus = (record.target.parentElement || record.target).closest?.('#status');
+            const texts = record.type === 'characterData' ? [record.target.data]
+                : [...record.addedNodes].map(node => node.textContent);
+            texts.map(text => (text || '').trim()).filter(text => inStatus && text)
+                .forEach(text => window.statuses.push(text));
+        })).observe(document.body, {subtree: true, childList: true, characterData: true});
     }""")
     page.locator("#generate").click()
     page.wait_for_function("() => window.statuses.some(text => text.startsWith('done'))")
