@@ -138,19 +138,22 @@ def page(profile, app_url):
     page.close()
 
 
-def generate_and_wait(page) -> None:
+def generate_and_wait(page) -> str:
     """Click Generate and wait until the page shows one finished run: done, and the output holds
     that many tokens (not the last status of a run that a control change replaced beside a new
-    run's first tokens)."""
+    run's first tokens). Returns the output's html as that run left it."""
     page.locator("#generate").click()
-    wait_for_finished_run(page)
+    return wait_for_finished_run(page)
 
 
-def wait_for_finished_run(page) -> None:
-    page.wait_for_function("""() => {
+def wait_for_finished_run(page) -> str:
+    """The output's html read in the same instant as the status saying its run is done (read
+    later, a run queued behind it may have begun to replace it)."""
+    return page.wait_for_function("""() => {
         const done = document.querySelector('#status').innerText.match(/done: (\\d+) tokens/);
-        return done && document.querySelectorAll('#output span.tok').length === Number(done[1]);
-    }""")
+        const output = document.querySelector('#output');
+        return done && output.querySelectorAll('span.tok').length === Number(done[1]) && output.innerHTML;
+    }""").json_value()
 
 
 def load_and_wait(page) -> None:
@@ -195,17 +198,18 @@ def test_browser_generate_shows_colored_tokens_and_charts(page, tree_width):
     first run: the re-run that its change starts reads the page's settings once they settle (a
     click right after typing may not)."""
     page.locator("#opt-temperature input[type=number]").fill("1")
-    generate_and_wait(page)
+    finished = generate_and_wait(page)
     width = page.locator("#opt-tree-width input[type=number]")
     if width.input_value() != tree_width:
         rerun_after(page, lambda: width.fill(tree_width))
+        finished = wait_for_finished_run(page)
     for seed in ("1", "2", "3"):
-        if "tok-draft" in page.locator("#output").inner_html():
+        if "tok-draft" in finished:
             break
         rerun_after(page, lambda seed=seed: page.locator("#opt-seed input").fill(seed))
-        wait_for_finished_run(page)  # the re-run's own "done", not the status its first tokens met
-    assert page.locator("#output span.tok").count() > 0
-    assert "tok-draft" in page.locator("#output").inner_html(), (
+        finished = wait_for_finished_run(page)  # the re-run's own "done", not the status its first tokens met
+    assert '<span class="tok ' in finished
+    assert "tok-draft" in finished, (
         f"no draft token in four runs; the last said {page.locator('#status').inner_text()!r} with the "
         f"settings {page.locator('#run-settings').text_content()!r}")
     page.locator("#chart-acceptance .js-plotly-plot").wait_for()
