@@ -15,7 +15,7 @@ import pytest
 import playground
 from playground.decoding.speed.cost_model import expected_tokens_per_step
 from playground.decoding.speed.speed_account import AR_ROW
-from playground.decoding.step import TokenRecord
+from playground.decoding.step import TokenRecord, stage_one_replaced
 from playground.decoding.token_tree import TokenTree, branches
 from playground.errors import PlaygroundError
 from playground.methods import METHODS
@@ -792,7 +792,9 @@ def test_pyramids_stage_one_rejections_are_struck_marks_and_its_hover_names_them
     qualifier token's hover printed its stage-one candidates as a raw dict."""
     run = playground.generate("hello there", method="psd-a", **family, temperature=1.0, seed=2, max_new_tokens=40)
     decode = family["target"].tokenizer.decode
-    by_qualifier = sum(len(t.stage_one_replaced) for t in run.tokens)
+    before_kept = sum(len(t.stage_one_replaced) for t in run.tokens)
+    before_rejected = sum(len(stage_one_replaced(c)) for t in run.tokens for c in t.replaced)
+    by_qualifier = before_kept + before_rejected
     spans = render.token_spans(run.tokens, lambda i: decode([i]), show_rejected=True)
     assert by_qualifier > 0 and spans.count("tok-rejected") == by_qualifier + sum(len(t.replaced) for t in run.tokens)
     assert spans.count('title="rejected by the qualifier (stage 1): draft candidate ') == by_qualifier
@@ -800,6 +802,22 @@ def test_pyramids_stage_one_rejections_are_struck_marks_and_its_hover_names_them
     hover = render.tooltip(token, lambda i: decode([i]))
     assert "{" not in hover and "the qualifier's check (stage 1):" in hover
     assert hover.count("  rejected draft candidate ") == len(token.stage_one_replaced)
+
+def test_the_draft_tokens_the_qualifier_rejected_before_a_candidate_the_target_rejected_stay_on_screen(family):
+    """Only the stage-one rejections before tokens that reached the answer were struck: where the
+    target rejected the qualifier's own token, the draft tokens the qualifier had rejected before
+    it were lost from the record and the screen."""
+    run = playground.generate("hello there", method="psd-a", **family, temperature=1.0, seed=2, max_new_tokens=40)
+    decode = family["target"].tokenizer.decode
+    token, candidate = next((t, c) for t in run.tokens for c in t.replaced if c.get("origin") == "qualifier"
+                            and stage_one_replaced(c))
+    spans = render.token_span(token, lambda i: decode([i]), show_rejected=True)
+    lost = stage_one_replaced(candidate)[0]
+    assert escape(f"rejected by the qualifier (stage 1): draft candidate {decode([lost['id']])!r} "
+                  f"(id {lost['id']}") in spans
+    assert escape(f"rejected qualifier candidate {decode([candidate['id']])!r} (id {candidate['id']}, "
+                  "the qualifier's token from stage one)") in spans
+
 
 def test_pyramid_records_and_draws_the_tree_the_qualifier_walked(family):
     """A psd-f run with tree_width 2 kept only the target's chain in each round's record: the tree

@@ -46,10 +46,17 @@ STAGE_ONE_RECORD = "qualifier_check"  # PyramidSD: a token's stage-one record, a
 
 
 def candidate_source(candidate: dict) -> str:
-    """Where a replaced candidate came from: the draft's chain, a sibling the tree added, or the
-    prompt lookup's branch."""
+    """Where a replaced candidate came from: the draft's chain, a sibling the tree added, the
+    prompt lookup's branch, or (PyramidSD) the qualifier, which wrote it in stage one."""
     return ("the prompt lookup's branch" if candidate.get("lookup") else
+            "the qualifier's token from stage one" if candidate.get("origin") == "qualifier" else
             "a sibling the tree added" if candidate.get("branch") else "the draft's own token")
+
+
+def stage_one_replaced(figures: dict) -> list[dict]:
+    """PyramidSD: the draft's candidates the qualifier rejected before it kept or wrote a token (or
+    a candidate the target then rejected), from that token's or candidate's figures."""
+    return (figures.get(STAGE_ONE_RECORD) or {}).get("replaced", [])
 
 
 @dataclass
@@ -143,7 +150,7 @@ class TokenRecord:
     @property
     def stage_one_replaced(self) -> list[dict]:
         """PyramidSD: the draft's candidates the qualifier rejected before it kept or wrote this token."""
-        return self.stage_one.get("replaced", [])
+        return stage_one_replaced(self.diagnostics)
 
     @property
     def check(self) -> RuleCheck:

@@ -258,11 +258,14 @@ def _correction(drafted: Drafted, checks: Checks, rule, trials: list[Trial], nod
 
 def _replaced(drafted: Drafted, checks: Checks, trials: list[Trial], roles, rescued: dict) -> list[dict]:
     """Rejected candidates, each with the verifier's probability of it as tested, its own check
-    (and csd's rescue figures on the first)."""
+    (and csd's rescue figures on the first), and what its drafter noted (PyramidSD: the qualifier's
+    stage-one record of it, so the draft tokens the qualifier rejected before it stay on record)."""
     verifier, proposer = roles
     return [{"id": drafted.tree.tokens[t.node], f"p_{verifier}": checks.numbers[t.node].tried,
              **_candidate_figures(checks, t.node, proposer, t.test), **(rescued if t.branch == 0 else {}),
-             "branch": t.branch, **({"lookup": True} if drafted.from_lookup[t.node] else {})}
+             "branch": t.branch, **({"lookup": True} if drafted.from_lookup[t.node] else {}),
+             **({"origin": drafted.origins[t.node]} if drafted.origins[t.node] != "draft" else {}),
+             **drafted.notes[t.node]}
             for t in trials]
 
 

@@ -10,7 +10,7 @@ from collections.abc import Callable
 from html import escape
 
 from ...decoding.speed.speed_account import AR_ROW
-from ...decoding.step import ORIGINS, RuleCheck, TokenRecord, candidate_source
+from ...decoding.step import ORIGINS, RuleCheck, TokenRecord, candidate_source, stage_one_replaced
 from ...decoding.token_tree import branches
 from ...methods.acceptance import number
 from ...serving import describe
@@ -64,7 +64,8 @@ def _stage_one_lines(token: TokenRecord, decode: Callable[[int], str]) -> list[s
 
 
 def _candidate(candidate: dict, source: str, decode: Callable[[int], str]) -> str:
-    return f"draft candidate {decode(candidate['id'])!r} (id {candidate['id']}, {source}){_figures(candidate)}"
+    kind = "qualifier" if candidate.get("origin") == "qualifier" else "draft"
+    return f"{kind} candidate {decode(candidate['id'])!r} (id {candidate['id']}, {source}){_figures(candidate)}"
 
 
 def _figures(candidate: dict) -> str:
@@ -95,13 +96,19 @@ def token_span(token: TokenRecord, decode: Callable[[int], str], show_rejected: 
     span = (f'<span class="tok tok-{escape(token.origin)}{branch}" title="{escape(tooltip(token, decode))}">'
             f"{escape(token.text)}</span>")
     if show_rejected:
-        struck = [(c, f"rejected by the qualifier (stage 1): {_candidate(c, candidate_source(c), decode)}")
-                  for c in token.stage_one_replaced]
-        struck += [(c, _struck_title(token, c, source, decode)) for c, source in zip(token.replaced,
-                                                                                   token.replaced_sources)]
+        struck = _struck_by_qualifier(token.stage_one_replaced, decode)
+        for c, source in zip(token.replaced, token.replaced_sources):
+            struck += _struck_by_qualifier(stage_one_replaced(c), decode)
+            struck.append((c, _struck_title(token, c, source, decode)))
         span = "".join(f'<s class="tok tok-rejected" title="{escape(title)}">{rejected_text(decode(c["id"]))}</s>'
                        for c, title in struck) + span
     return span
+
+
+def _struck_by_qualifier(candidates: list[dict], decode: Callable[[int], str]) -> list[tuple[dict, str]]:
+    """PyramidSD's stage-one rejections, each a struck mark with its hover."""
+    return [(c, f"rejected by the qualifier (stage 1): {_candidate(c, candidate_source(c), decode)}")
+            for c in candidates]
 
 
 def _struck_title(token: TokenRecord, candidate: dict, source: str, decode: Callable[[int], str]) -> str:
