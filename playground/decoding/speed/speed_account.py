@@ -212,11 +212,17 @@ class SpeedAccount:
         about 0.5 where other work shares its core."""
         return self.decoder_cpu / self.decoder_seconds if self.decoder_seconds and self.decoder_cpu else None
 
+    def busy(self) -> float | None:
+        """The share of its core the decoding thread had, where other work took too much of it
+        (under BUSY_UTILIZATION); None on a quiet enough machine or where unmeasured."""
+        used = self.utilization()
+        return used if used is not None and used < BUSY_UTILIZATION else None
+
     def unsettled(self) -> str:
         """Why this run cannot settle its speedup over `ar` ("" where it can): its thread did not
         have its core to itself, or its T(1) timings disagree."""
-        used, spread, gap = self.utilization(), self.reference_spread(), self.phase_gap()
-        if used is not None and used < BUSY_UTILIZATION:
+        used, spread, gap = self.busy(), self.reference_spread(), self.phase_gap()
+        if used is not None:
             return (f"the machine was busy: the decoding thread had its core {used:.0%} of this run's time, so "
                     "its seconds and T(1) moved with the other work")
         if gap is not None and gap[1] > SETTLED_SPREAD * gap[0]:

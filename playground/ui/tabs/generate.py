@@ -7,7 +7,6 @@ from pathlib import Path
 import gradio as gr
 import tomllib
 
-from ...decoding.speed.speed_account import BUSY_UTILIZATION
 from ...errors import PlaygroundError
 from ...methods import METHODS
 from ...models import embedded
@@ -323,7 +322,7 @@ def paired_speedup(run, ar) -> LastArPairing | None:
     if None in steps or not mine.decoder_seconds:
         return None
     for name, account in (("this run", mine), ("that ar run", theirs)):
-        if (used := account.utilization()) is not None and used < BUSY_UTILIZATION:
+        if (used := account.busy()) is not None:
             return LastArPairing(None, f"not given: the machine was busy during {name} (its decoding thread had "
                                        f"its core {used:.0%} of the time), so the two runs' seconds measure the "
                                        "load as much as the method")
