@@ -82,7 +82,7 @@ def test_a_method_with_no_run_yet_is_taken_at_the_others_pace(family):
     specs = {"ar": {"target": "tiny-target"}, "sd": {"target": "tiny-target", "draft": "tiny-draft"}}
     seconds, bases = eta.plan_seconds([("ar", 10), ("sd", 10)], specs.__getitem__)
     pace = eta.seconds_per_token("sd", specs["sd"]).seconds
-    assert seconds == 20 * pace and bases[0].startswith("ar taken as") and "recent runs" in bases[1]
+    assert seconds == [10 * pace, 10 * pace] and bases[0].startswith("ar taken as") and "recent runs" in bases[1]
 
 
 def test_a_target_with_only_other_methods_runs_is_taken_at_their_pace(family):
@@ -102,7 +102,7 @@ def test_a_jobs_time_left_follows_its_own_pace():
     assert eta.job_time_left(estimates, [1.0, 1.0, 20.0], warm_ups=2) == 60.0
     assert eta.job_time_left(estimates, [1.0, 1.0, 5.0], warm_ups=2) == 15.0, "and a quicker pace tells it shorter"
     assert eta.job_time_left(estimates, [1.0] * 6, warm_ups=2) is None, "nothing left"
-    assert eta.job_time_left([None, 10.0], [1.0], warm_ups=1) is None, "no yardstick"
+    assert eta.job_time_left(None, [1.0], warm_ups=1) is None, "no yardstick"
 
 
 def test_a_jobs_time_left_is_not_paced_on_its_warm_ups():

@@ -167,24 +167,24 @@ def remaining_seconds(run) -> float | None:
     return max(0, run.config.max_new_tokens - stats.tokens) * stats.decoder_seconds / stats.tokens
 
 
-def job_time_left(estimates: list[float | None], durations: list[float], warm_ups: int) -> float | None:
+def job_time_left(estimates: list[float] | None, durations: list[float], warm_ups: int) -> float | None:
     """Seconds a job's runs after the `len(durations)` done should take: their estimates, scaled by
     how long its full-length runs done took against theirs (told from recent runs alone, a Compare's
     time left jumped 9 -> 15 -> 9 -> 4 minutes on a busy machine). The first `warm_ups` runs, a few
     tokens each, are mostly a run's fixed costs: paced on them, a sweep's three warm-ups told
     8 min 10 s left for runs that took 40 s."""
     done = len(durations)
-    if done >= len(estimates) or any(estimate is None for estimate in estimates):
+    if estimates is None or done >= len(estimates):
         return None
     full = range(warm_ups, done)
     spent, expected = sum(durations[i] for i in full), sum(estimates[i] for i in full)
     return sum(estimates[done:]) * (spent / expected if spent and expected else 1.0)
 
 
-def plan_seconds(plan: list[tuple[str, int]], models_of) -> tuple[float | None, list[str]]:
-    """(seconds, bases) of runs done one after another: `plan` lists (method, tokens) per run,
-    `models_of(method)` gives each method's models. A method with no estimate is taken at the
-    others' pace; None when none has one."""
+def plan_seconds(plan: list[tuple[str, int]], models_of) -> tuple[list[float] | None, list[str]]:
+    """(seconds of each run, bases) of runs done one after another: `plan` lists (method, tokens)
+    per run, `models_of(method)` gives each method's models. A method with no estimate is taken at
+    the others' pace; None when none has one."""
     rates = {method: seconds_per_token(method, models_of(method)) for method in dict.fromkeys(m for m, _ in plan)}
     known = [rate.seconds for rate in rates.values() if rate is not None]
     if not known:
@@ -193,7 +193,18 @@ def plan_seconds(plan: list[tuple[str, int]], models_of) -> tuple[float | None, 
         if rate is None:
             pace = statistics.median(known)
             rates[method] = Rate(pace, f"{method} taken as the others' {pace:.3f} s/token (no recent {method} run)")
-    return sum(rates[method].seconds * tokens for method, tokens in plan), [rate.basis for rate in rates.values()]
+    return [rates[method].seconds * tokens for method, tokens in plan], [rate.basis for rate in rates.values()]
+
+
+def plan_line(plan: list[tuple[str, int]], models_of, unknown: str = "") -> tuple[float | None, str]:
+    """(seconds, one line) a plan of runs should take, from this machine's recent runs; `unknown`
+    ends the line where nothing is known yet."""
+    seconds, bases = plan_seconds(plan, models_of)
+    if seconds is None:
+        return None, f"{len(plan)} runs; no run on this machine lately to estimate their time from{unknown}"
+    total = sum(seconds)
+    return total, (f"{len(plan)} runs, {duration_text(total)} if each writes its max new tokens "
+                   f"(from {'; '.join(bases)})")
 
 
 def duration_text(seconds: float) -> str:

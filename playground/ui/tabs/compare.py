@@ -76,16 +76,15 @@ class Comparison:
         return [*((variant, WARM_UP_TOKENS) for _, variant, _ in sides),
                 *((sides[side][1], tokens[side]) for _, side in schedule(len(sides), repeats))]
 
-    def _expected(self, key: str, plan: list, loaded: bool = True) -> tuple[float | None, str]:
-        """(seconds, one line) a plan of runs should take, from this machine's recent runs (eta.py);
-        `loaded`: the models may be loaded to read their measured step (else their specs only)."""
+    def _models_of(self, key: str, loaded: bool = True):
+        """Each method's models (`loaded`: the models may be loaded to read their measured step,
+        else their specs only)."""
         models_of = self.family.models_for if loaded else self.family.specs_for
-        seconds, bases = eta.plan_seconds(plan, lambda method: models_of(key, method))
-        if seconds is None:
-            return None, (f"{len(plan)} runs; no run on this machine lately to estimate their time from "
-                          "(the first runs will tell)")
-        return seconds, (f"{len(plan)} runs, {eta.duration_text(seconds)} if each writes its max new tokens "
-                         f"(from {'; '.join(bases)})")
+        return lambda method: models_of(key, method)
+
+    def _expected(self, key: str, plan: list, loaded: bool = True) -> tuple[float | None, str]:
+        """(seconds, one line) a plan of runs should take, from this machine's recent runs (eta.py)."""
+        return eta.plan_line(plan, self._models_of(key, loaded), " (the first runs will tell)")
 
     def estimate(self, key: str, prompt: str, method: str, mode: str, sweep_option: str, sweep_text: str,
                  methods: list, *values) -> str:
@@ -115,7 +114,7 @@ class Comparison:
                 yield render.status_html(waiting)
             yield render.status_html(f"Starting: {self._expected(key, plan)[1]}")
             runs = [partial(self._run, key, prompt, variant, values, extra, job) for _, variant, extra in sides]
-            timed, first, durations, estimates = [Timed() for _ in sides], {}, [], [None]
+            timed, first, durations, estimates = [Timed() for _ in sides], {}, [], None
             ended = time.perf_counter()
             for done, (side, repeat, run) in enumerate(repeated(runs, repeats), start=1):
                 durations.append(time.perf_counter() - ended)
@@ -124,8 +123,8 @@ class Comparison:
                 if repeat >= 0:
                     timed[side].add(repeat, run)
                     first.setdefault(side, run)
-                if None in estimates:  # the job's yardstick: fixed once the machine's recent runs give one
-                    estimates = [self._expected(key, [item])[0] for item in plan]
+                if estimates is None:  # the job's yardstick: fixed once the machine's recent runs give one
+                    estimates = eta.plan_seconds(plan, self._models_of(key))[0]
                 left = eta.job_time_left(estimates, durations, len(sides))
                 time_left = f", {eta.duration_text(left)} left" if left else ""
                 yield render.status_html(f"run {done} of {len(plan)} done ({sides[side][0]}: "

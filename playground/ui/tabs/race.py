@@ -92,11 +92,7 @@ class Race:
         """(seconds, one line) the race's runs should take, from this machine's recent runs (eta.py)."""
         family = self.handlers.family
         models_of = family.models_for if loaded else family.specs_for
-        seconds, bases = eta.plan_seconds(plan, lambda method: models_of(key, method))
-        if seconds is None:
-            return None, f"{len(plan)} runs; no run on this machine lately to estimate their time from"
-        return seconds, (f"{len(plan)} runs, {eta.duration_text(seconds)} if each writes its max new tokens "
-                         f"(from {'; '.join(bases)})")
+        return eta.plan_line(plan, lambda method: models_of(key, method))
 
     def estimate(self, key: str, methods, *values) -> str:
         """The line beside Run and race: how long racing the chosen methods would take."""
