@@ -618,7 +618,7 @@ def test_browser_step_mode_keeps_its_round_count_on_its_own_tab(page):
     page.locator("#step").click()
     page.locator("#step-explanation", has_text="Acceptance test per candidate").wait_for()
     assert "round" not in page.locator("#status").inner_text()
-    assert page.locator("#step-status").inner_text().startswith("round 1:")
+    assert page.locator("#step-status").inner_text().startswith("sd, round 1:")
 
 
 ANNOUNCED = """() => { window.announced = [];

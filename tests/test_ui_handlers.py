@@ -543,6 +543,19 @@ def test_step_mode_shows_only_the_targets_bars_across_vocabularies(handlers, fam
     assert "The draft wrote" in explanation and "of its own tokens:" in explanation  # the draft's own tokens
 
 
+def test_step_mode_starts_a_new_run_when_the_method_or_a_setting_changed(handlers):
+    """A lecturer switched sd to fsd and pressed Step: round 3 went on with sd's rule and tree
+    while the sidebar said fsd."""
+    for _ in range(2):
+        handlers.step(KEY, PROMPT, "sd", 0, *values(temperature=1.0, seed=1))
+    status, _, explanation, _ = handlers.step(KEY, PROMPT, "fsd", 0, *values(temperature=1.0, seed=1))
+    assert "settings changed, so a new run started; fsd, round 1:" in status
+    assert "tau" in explanation and "min(1, p(x) / q(x))" not in explanation
+    status, *_ = handlers.step(KEY, PROMPT, "fsd", 0, *values(temperature=1.0, seed=2))
+    assert "a new run started; fsd, round 1:" in status
+    assert "fsd, round 2:" in handlers.step(KEY, PROMPT, "fsd", 0, *values(temperature=1.0, seed=2))[0]
+
+
 def test_step_mode_restarts_after_the_run_finishes(handlers):
     for _ in range(30):
         status, *_ = handlers.step(KEY, PROMPT, "sd", 0, *values(max_new_tokens=6))

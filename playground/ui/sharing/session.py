@@ -34,10 +34,12 @@ EXPORTS_PER_VISITOR = "downloads (run JSON, charts, correction memory) per minut
 
 @dataclass
 class Stepping:
-    """A step-mode run in progress: the engine's generator, and the last round explained."""
+    """A step-mode run in progress: the engine's generator, the settings it started with (prompt,
+    method, controls), and the last round explained."""
 
     steps: object  # the generator from engine.stream
     decode: object
+    settings: tuple = ()
     run: object = None
     explanation: object = None
 

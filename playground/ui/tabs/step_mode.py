@@ -28,10 +28,14 @@ class StepMode:
         """Advance one verification round, starting a run if none is going.
         Returns (status, text html, explanation html, distributions figure)."""
         session = self.sessions.get(key)
+        settings, restarted = (prompt, method, *values), ""
+        if session.stepping is not None and session.stepping.settings != settings:
+            self.step_reset(key)
+            restarted = "the prompt, method or settings changed, so a new run started; "
         try:
             if session.stepping is None:
                 models, steps = self.runs.stream(key, prompt, method, values)
-                session.stepping = Stepping(steps, decoder(models[METHODS[method].roles[0]]))
+                session.stepping = Stepping(steps, decoder(models[METHODS[method].roles[0]]), settings)
             stepping = session.stepping
             step, stepping.run = next(stepping.steps)
             stepping.explanation = explain_step(step, stepping.run.config)
@@ -45,7 +49,7 @@ class StepMode:
         if stepping.run.finished:
             session.stepping = None
         stats = stepping.run.stats
-        return (render.status_html(f"round {stats.steps}: {render.tokens(stats.tokens)} so far"),
+        return (render.status_html(f"{restarted}{method}, round {stats.steps}: {render.tokens(stats.tokens)} so far"),
                 render.tokens_html(stepping.run.tokens, stepping.decode, show_rejected=True),
                 render.explanation_html(stepping.explanation, stepping.decode),
                 self.step_position(key, position, stepping))
