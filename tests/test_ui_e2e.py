@@ -741,12 +741,36 @@ def test_browser_compare_says_how_long_it_will_take_before_it_starts(page):
 
 
 def test_browser_a_preset_switch_clears_the_previous_familys_answer(page):
+    """The what-if too: back on a family with nothing run, it still projected the byte draft's run."""
     generate_and_wait(page)
     assert page.locator("#output span.tok").count() > 0
+    page.locator("#what-if").get_by_role("button", name="What if: this run").click()
+    page.locator("#what-if-words", has_text="Projection, not a measurement").wait_for()
     choose_preset(page, "tiny-foreign")
     page.locator("#status", has_text="loaded tiny-target, tiny-foreign-draft").wait_for()
     page.wait_for_function("() => document.querySelectorAll('#output span.tok').length === 0")
     assert page.locator("#stats .stat").count() == 0
+    page.locator("#what-if-words", has_text="Run something first").wait_for()
+
+
+def test_browser_the_what_if_refuses_a_c_past_its_slider_and_reads_a_curve_when_its_box_is_left(page):
+    """c = 5 typed (the slider spans 0-2) projected silently, and stayed in the words after the
+    slider moved it to 2; a bad curve went unsaid on Tab and Enter."""
+    generate_and_wait(page)
+    page.locator("#what-if").get_by_role("button", name="What if: this run").click()
+    words = page.locator("#what-if-words")
+    words.get_by_text("Projection, not a measurement").wait_for()
+    cost = page.locator("#what-if-c input[type=number]")
+    cost.fill("5")
+    words.get_by_text("c must be between 0 and 2 (a draft forward in target steps), got 5").wait_for()
+    cost.press("Tab")
+    words.get_by_text("at c = 2.000").wait_for()
+    page.locator("#what-if-profile input").click()
+    page.get_by_role("option", name="your own").click()
+    curve = page.locator("#what-if-curve textarea")
+    curve.fill("2: banana, 4: -3")
+    curve.press("Tab")
+    words.get_by_text("2: banana").wait_for()
 
 
 def test_browser_what_if_projects_the_last_run_on_a_chosen_profile(page):

@@ -118,7 +118,9 @@ def build_demo(loader=None, presets=None) -> gr.Blocks:
         views = shared.family_views
         for loading in loads:
             loading.then(on_method, method, [*widgets, about], **PRIVATE)  # the new preset's defaults
-            loading.then(keyed(lambda key: handlers.family.cleared_views(key, len(views))), None, views, **PRIVATE)
+            loading.then(keyed(lambda key: handlers.family.cleared_views(key, len(views))), None, views,
+                         **PRIVATE).then(keyed(handlers.what_if_on_page), shared.what_if.inputs,
+                                         shared.what_if.outputs, **PRIVATE)
             loading.then(keyed(handlers.family.method_lists), method_lists, method_lists, **PRIVATE)
         share.wire(demo, share_button, share_box, handlers, family, method, shared, about)
         _progress_only_where_users_wait(demo)

@@ -261,6 +261,8 @@ def build_tab(ui: Shared) -> None:
         keyed(ui.handlers.what_if_profile), what_if.profile, what_if.cost, **PRIVATE).then(
         keyed(ui.handlers.what_if_on_page), what_if.inputs, what_if.outputs, **PRIVATE)
     what_if_panel.wire(ui, what_if)
+    ui.what_if = what_if
+    tick.change(None, None, what_if.words, js=what_if_panel.RUN_GOING_JS, **PRIVATE)  # its words were the last run's
     tick.change(keyed(ui.handlers.waiting), None, ui.status, concurrency_limit=None, show_progress="hidden",
                 **PRIVATE)
     charts_button = gr.Button(visible=False)

@@ -20,6 +20,10 @@ from .wiring import PRIVATE, Shared, keyed
 
 OWN_CURVE = "your own: c from the slider, T(n)/T(1) from the box"
 SHOWN_DIGITS = 3  # of c on the slider
+COST_RANGE = (0.0, 2.0)  # the c slider's
+# While a run goes, the words of the last run's projection (its rounds, tokens) read as this one's.
+RUN_GOING_JS = ('() => "*A run is going: the what-if replays its rounds when it ends (the chart below is the '
+                "last run's).*\"")
 C_STEPS = 101  # points of the speedup-vs-c line over 0..1 (0..2 past a c of 1)
 # A curve is a handful of measured pass sizes: 400,000 typed pairs (7.3 MB) took 41 s of the server's CPU.
 MAX_CURVE_CHARS, MAX_CURVE_POINTS = 2000, 64
@@ -73,8 +77,7 @@ class WhatIf:
             return why_not, None
         rounds = run.stats.account.rounds
         try:
-            if cost_ratio is not None and cost_ratio < 0:
-                raise PlaygroundError(f"c must be 0 or more (a draft forward in target steps), got {cost_ratio:g}")
+            self._check_cost(key, name, cost_ratio)
             profile = self._profile(key, name, cost_ratio, curve_text)
         except PlaygroundError as error:
             return f"**what-if:** {error}", None
@@ -82,9 +85,20 @@ class WhatIf:
             return "This run has no measured one-token step T(1) to put its costs in.", None
         unsettled = run.stats.account.unsettled() if name == what_if.THIS_RUN else ""
         busy = (f"**Not settled:** {unsettled}; this run's costs were measured on the busy machine, so the "
-                "projection marked * is of those costs. " if unsettled else "")
-        return (busy + _words(run, rounds, profile, " *" if unsettled else "") + _beside_prediction(run, profile),
+                "projection marked \\* is of those costs. " if unsettled else "")
+        return (busy + _words(run, rounds, profile, " \\*" if unsettled else "") + _beside_prediction(run, profile),
                 _speedup_by_cost(rounds, profile))
+
+    def _check_cost(self, key: str, name: str, cost_ratio: float | None) -> None:
+        """c typed below 0 or past the slider's end is refused (the slider moves it into its range
+        when its box is left); the chosen costs' own c may pass the end (a slow draft's)."""
+        if cost_ratio is None or 0 <= cost_ratio <= COST_RANGE[1]:
+            return
+        own = self._profile(key, name, None, "") if name != OWN_CURVE else None
+        if own is not None and round(own.cost_ratio, SHOWN_DIGITS) == cost_ratio:
+            return
+        raise PlaygroundError(f"c must be between {COST_RANGE[0]:g} and {COST_RANGE[1]:g} (a draft forward in target "
+                              f"steps), got {cost_ratio:g}: the slider moves it into its range when you leave the box")
 
     def why_not(self, key: str) -> str:
         """Why the last run cannot be projected ("" where it can)."""
@@ -133,7 +147,7 @@ def _words(run, rounds, profile: CostProfile, mark: str = "") -> str:
     return (f"**Projection, not a measurement:** this run's {len(rounds)} rounds ({sum(r.tokens for r in rounds)} "
             f"tokens, {sum(r.draft_forwards for r in rounds)} draft forwards, target passes over "
             f"{sizes[0]}-{sizes[-1]} tokens) on *{profile.name}* ({profile.source}){unit}: at c = "
-            f"{profile.cost_ratio:.3f}, **{speedup:.2f}x{mark}** `ar`'s one step per token; {crossing}.")
+            f"{profile.cost_ratio:.3f}, **{speedup:.2f}x**{mark} `ar`'s one step per token; {crossing}.")
 
 
 def _beside_prediction(run, profile: CostProfile) -> str:
@@ -187,7 +201,7 @@ def build_panel() -> WhatIfPanel:
             names = profile_names()
             profile = Choice(names, value=names[0], label="costs of", elem_id="what-if-profile", scale=3)
             # A run's own c may pass the slider's end (a slow draft): the what-if reads it as it is.
-            cost = OptionSlider(0.0, 2.0, value=0.1, step=0.005, label="c: a draft forward in target steps",
+            cost = OptionSlider(*COST_RANGE, value=0.1, step=0.005, label="c: a draft forward in target steps",
                                 elem_id="what-if-c", scale=2)
         curve = gr.Textbox("2: 1.09, 4: 1.26, 8: 1.40, 16: 1.84", label="your own T(n)/T(1) (tokens: cost, ...)",
                            elem_id="what-if-curve", visible=False)  # shown for your own costs (`on_page`)
@@ -199,5 +213,8 @@ def build_panel() -> WhatIfPanel:
 def wire(ui: Shared, panel: WhatIfPanel) -> None:
     project = {"fn": keyed(ui.handlers.what_if_on_page), "inputs": panel.inputs, "outputs": panel.outputs, **PRIVATE}
     panel.profile.change(keyed(ui.handlers.what_if_profile), panel.profile, panel.cost, **PRIVATE).then(**project)
-    # A c typed into the slider's box counts as it is typed (Enter alone sends nothing there).
-    gr.on([panel.cost.release, panel.cost.input, panel.curve.submit], trigger_mode="always_last", **project)
+    # A c typed into the slider's box counts as it is typed (Enter alone sends nothing there), and
+    # again as the slider moves it into range when the box is left (a change, not an input); a
+    # curve counts on Enter and when its box is left.
+    gr.on([panel.cost.release, panel.cost.input, panel.cost.change, panel.curve.submit, panel.curve.blur],
+          trigger_mode="always_last", **project)

@@ -76,6 +76,7 @@ class Shared:
     run_inputs: list = None
     settings: gr.JSON = None
     family_views: list = None  # what shows a run's answer: emptied when a Load changes the family
+    what_if: object = None  # the what-if panel (what_if_panel.py): it tells again after such a Load
 
     def page_and_api(self, trigger, handler, inputs: list, outputs: list, api_name: str, **options):
         """Wire `handler(key, *values of inputs)` for API callers as `api_name` (a hidden button,
