@@ -3,8 +3,10 @@ and in a replay on other costs comes from it, adds up, and says when a busy mach
 
 import re
 import time
+from html import unescape
 
 import pytest
+from markdown_it import MarkdownIt
 
 import playground
 from playground.decoding.speed import speed_account
@@ -186,9 +188,11 @@ def test_a_run_whose_thread_shared_its_core_is_said_not_settled(family):
     notes = [a.text for a in charts.predicted_vs_measured(run, None).layout.annotations]
     assert any(note.startswith("not settled") for note in notes)
     words, _ = WhatIf(OneSession(run)).project("k", "this run, as measured", None, "")
-    assert words.startswith(f"**Not settled:** {why}; this run's costs were measured on the busy machine, so the "
-                            "projection marked * is of those costs.")
-    assert re.search(r"\*\*\d+\.\d\dx \*\*\* `ar`'s one step per token", words), "its figure marked, as the stats'"
+    shown = unescape(MarkdownIt().render(words))  # as the page draws it (a mark beside ** showed as raw asterisks)
+    assert shown.startswith(f"<p><strong>Not settled:</strong> {why}; this run's costs were measured on the "
+                            "busy machine, so the projection marked * is of those costs.")
+    assert re.search(r"<strong>\d+\.\d\dx</strong> \* <code>ar</code>'s one step per token", shown), \
+        "its figure marked, as the stats'"
     assert "<b>0.548 *</b>" not in panel and " *</b><span>draft step / target step (c)" in panel
     assert "The figures marked * were measured on the busy machine too." in panel
     ar = playground.generate(PROMPT, method="ar", **family, max_new_tokens=30)
@@ -244,3 +248,11 @@ def test_a_page_drawing_beside_the_run_is_named_when_it_slows_the_timings_as_rou
     assert account.single_step() == pytest.approx(0.0405), "the mean of both phases"
     assert account.unsettled().startswith("the page drawing each round beside the next slowed `ar`'s step from "
                                           "25.5 ms (timed as rounds ended) to 55.5 ms (as they started)")
+
+
+def test_a_running_runs_speedup_is_called_provisional(family):
+    """A reviewer read 1.79x mid-run, then "not settled" when the run ended."""
+    run = playground.generate(PROMPT, method="sd", **family, max_new_tokens=12)
+    shown = {**run.stats.to_dict(), "stop_reason": "running"}
+    assert render.RUNNING_SPEEDUP in render.stats_html(shown)
+    assert render.RUNNING_SPEEDUP not in render.stats_html(run.stats.to_dict() | {"stop_reason": "eos"})

@@ -20,7 +20,8 @@ COLORS = {"draft": "#4c9f70", "qualifier": "#d9a441", "target": "#5b7fc7", "resc
 # empty template: a whole template is 7 KB, which every streamed figure would carry to the page.
 GRID = {"gridcolor": "#EBF0F8", "zerolinecolor": "#EBF0F8", "linecolor": "#EBF0F8"}
 HOUSE = {"template": {}, "paper_bgcolor": "white", "plot_bgcolor": "white", "font": {"color": "#2a3f5f"},
-         "hovermode": "closest", "colorway": ["#636efa", "#EF553B", "#00cc96", "#ab63fa", "#FFA15A", "#19d3f3"]}
+         "hovermode": "closest", "hoverlabel": {"namelength": -1},  # plotly cuts a trace's name at 15 characters
+         "colorway": ["#636efa", "#EF553B", "#00cc96", "#ab63fa", "#FFA15A", "#19d3f3"]}
 
 
 @dataclass
@@ -41,7 +42,8 @@ def small_figure(title: str, traces, x_title: str = "", y_title: str = "", y_ran
     # The title on the left, the chart's buttons down its right side: across the top they covered it.
     base = {**HOUSE, "title": {"text": title, "font": {"size": 14}, "x": 0.02, "xanchor": "left"},
             "modebar": {"orientation": "v"}, "height": 300 if legend else 260,
-            "margin": {"l": 50, "r": 15, "t": 40, "b": 85 if legend else 40}, "showlegend": legend,
+            "margin": {"l": 50, "r": 15, "t": 40 + 14 * title.count("<br>"), "b": 85 if legend else 40},
+            "showlegend": legend,
             "legend": {"orientation": "h", "x": 0, "xanchor": "left", "y": -0.3, "yanchor": "top"},
             "xaxis": {"title": {"text": x_title}, **GRID},
             "yaxis": {"title": {"text": y_title}, **GRID, **({"range": y_range} if y_range else {})}}
@@ -166,8 +168,10 @@ def divergence_vs_tau(run, timeline) -> go.Figure:
         "<br><sup>after a rejection, the rest of a block goes unchecked</sup>" if staged else "")
     matches = first["matched"] + first["unmatched"]
     if matches:  # psd-a's first stage keeps a draft token where the qualifier's own draw matches it
-        title += (f"<br><sup>stage 1 reads no divergence: the qualifier's own draw matched {first['matched']} of "
-                  f"{matches} draft tokens (not drawn here)</sup>")
+        drafted = sum(step.extra.get("qualifier_drafted", 0) for step in run.steps)
+        title += ("<br><sup>stage 1 reads no divergence (not drawn here): the qualifier's own draw</sup>"
+                  f"<br><sup>matched {first['matched']} of the {matches} draft tokens it checked, of {drafted} "
+                  "drafted</sup>")
     figure = small_figure(title, traces, "token index", "divergence")
     taus = {"tau_t": run.config.tau_t} if staged else {"tau": _tau(run)}
     if first["accepted"] or first["rejected"]:

@@ -162,7 +162,7 @@ STAT_ROWS = (("tokens", "tokens", "{}"),
 
 # A PyramidSD run's figures by stage: the qualifier checks the draft's tokens (writing its own in
 # place of a rejected one, or a bonus), then the target checks the block the qualifier passed on.
-STAGE_LABELS = {"acceptance_rate": "of the qualifier's tokens, the target accepted",
+STAGE_LABELS = {"acceptance_rate": "of the tokens the qualifier passed on, the target accepted",
                 "drafted": "tokens the qualifier passed on", "accepted": "of them, the target accepted",
                 "cost_ratio": "drafting per draft token / target step (c: the qualifier's checks included)"}
 
@@ -170,12 +170,16 @@ STAGE_LABELS = {"acceptance_rate": "of the qualifier's tokens, the target accept
 def _stage_one_cells(stats: dict) -> list[tuple[str, str]]:
     checked, kept = stats["qualifier_drafted"], stats["qualifier_accepted"]
     share = f" ({kept / checked:.0%})" if checked else ""
-    return [(f"{kept} of {checked}{share}", "draft tokens the qualifier accepted"),
+    return [(f"{kept} of {checked}{share}", "draft tokens the qualifier accepted, of all drafted (after a rejection "
+                                             "the rest of a block goes unchecked)"),
             (str(stats["drafted"] - kept), "tokens the qualifier wrote (for a rejected draft token, or a bonus)")]
 
 
 # A verification pass timed below the target step it is measured in (a reader asked how 0.98x could be).
 UNDER_ONE_STEP = " (under 1x is the noise of timing one step: a pass costs at least that)"
+
+# A reviewer read 1.79x mid-run and "not settled" once the run ended: until then it is provisional.
+RUNNING_SPEEDUP = ", so far: whether it is settled is told when the run ends"
 
 # The costs a busy machine moves with the speedup: marked where the speedup is not settled.
 BUSY_MARKED = ("expected_speedup", "cost_ratio", "verify_cost")  # and the pairing with ar, in its own cell
@@ -206,6 +210,8 @@ def stats_html(stats: dict, retokenized: bool = False) -> str:
             mark = " *" if unsettled and key in BUSY_MARKED and stats.get(key) is not None else ""
             shown_label = STAGE_LABELS.get(key, label) if staged else RETOKENIZED.get(key, label) if retokenized \
                 else label
+            if key == "speedup" and stats.get("stop_reason") == "running":
+                shown_label += RUNNING_SPEEDUP
             if key == "verify_cost" and (stats.get(key) or 1) < 1:
                 shown_label += UNDER_ONE_STEP
             if key == "cost_ratio" and (step := (stats.get("account") or {}).get("single_step_seconds")):
