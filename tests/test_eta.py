@@ -105,6 +105,16 @@ def test_a_jobs_time_left_follows_its_own_pace():
     assert eta.job_time_left(None, [1.0], warm_ups=1) is None, "no yardstick"
 
 
+def test_a_jobs_time_left_paces_each_setting_on_its_own_runs():
+    """A tau sweep's settings run at their own speeds: after a slow one the time left rose 57 s ->
+    90 s. Each setting's runs left go at the pace of its own runs done, else at the job's."""
+    estimates = [1.0, 1.0, 10.0, 10.0, 10.0, 10.0]  # two warm-ups, then sides 0, 1, 0, 1
+    sides = [0, 1, 0, 1, 0, 1]
+    assert eta.job_time_left(estimates, [1.0, 1.0, 20.0], 2, sides) == 60.0, "side 1, not run yet: the job's pace"
+    assert eta.job_time_left(estimates, [1.0, 1.0, 20.0, 5.0], 2, sides) == 20.0 + 5.0
+    assert eta.job_time_left(estimates, [1.0, 1.0, 20.0, 5.0], 2) == 2 * 12.5, "one setting: the job's pace"
+
+
 def test_a_jobs_time_left_is_not_paced_on_its_warm_ups():
     """A sweep's three warm-ups (a few tokens each: mostly a run's fixed costs) took 8x their
     estimate, and the page told 8 min 10 s left for runs that then took 40 s."""

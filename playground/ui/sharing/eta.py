@@ -167,18 +167,28 @@ def remaining_seconds(run) -> float | None:
     return max(0, run.config.max_new_tokens - stats.tokens) * stats.decoder_seconds / stats.tokens
 
 
-def job_time_left(estimates: list[float] | None, durations: list[float], warm_ups: int) -> float | None:
+def job_time_left(estimates: list[float] | None, durations: list[float], warm_ups: int,
+                  sides: list[int] | None = None) -> float | None:
     """Seconds a job's runs after the `len(durations)` done should take: their estimates, scaled by
     how long its full-length runs done took against theirs (told from recent runs alone, a Compare's
     time left jumped 9 -> 15 -> 9 -> 4 minutes on a busy machine). The first `warm_ups` runs, a few
     tokens each, are mostly a run's fixed costs: paced on them, a sweep's three warm-ups told
-    8 min 10 s left for runs that took 40 s."""
+    8 min 10 s left for runs that took 40 s. `sides[i]`: which of the job's settings run i runs;
+    a run is paced on the done runs of its own setting once there are some (a sweep's settings
+    run at their own speeds: paced on all alike, after a slow one its time left rose 57 s -> 90 s)."""
     done = len(durations)
     if estimates is None or done >= len(estimates):
         return None
+    sides = sides or [0] * len(estimates)
+
+    def pace(runs: list[int]) -> float | None:
+        spent, expected = sum(durations[i] for i in runs), sum(estimates[i] for i in runs)
+        return spent / expected if spent and expected else None
+
     full = range(warm_ups, done)
-    spent, expected = sum(durations[i] for i in full), sum(estimates[i] for i in full)
-    return sum(estimates[done:]) * (spent / expected if spent and expected else 1.0)
+    overall = pace(list(full)) or 1.0
+    by_side = {side: pace([i for i in full if sides[i] == side]) for side in set(sides)}
+    return sum(estimates[i] * (by_side[sides[i]] or overall) for i in range(done, len(estimates)))
 
 
 def plan_seconds(plan: list[tuple[str, int]], models_of) -> tuple[list[float] | None, list[str]]:
