@@ -438,6 +438,8 @@ def test_browser_compare_with_the_defaults(compare_page):
     compare_and_wait(page, f"sd {option}={suggested_sweep(option).split(', ')[-1]}")
     assert page.locator("#compare-view .compare-column").count() == 4  # the ar reference, then 3 values
     assert page.locator("#compare-view h4").first.inner_text() == "ar (reference)"
+    # The sidebar's status points to the tab (the last Generate's "done: ..." stood there, stale).
+    assert page.locator("#status").inner_text().startswith("Compare: its progress and results are on its tab")
     page.screenshot(path=str(ARTIFACTS / "ui-compare.png"), full_page=True)
     page.get_by_label("methods side by side").check()
     compare_and_wait(page, "sd")
@@ -618,6 +620,7 @@ def test_browser_step_mode_keeps_its_round_count_on_its_own_tab(page):
     page.locator("#step").click()
     page.locator("#step-explanation", has_text="Acceptance test per candidate").wait_for()
     assert "round" not in page.locator("#status").inner_text()
+    assert page.locator("#status").inner_text().startswith("Step mode: each step and its explanation are on its tab")
     assert page.locator("#step-status").inner_text().startswith("sd, round 1:")
 
 

@@ -205,6 +205,7 @@ def build_tab(ui: Shared, tab) -> gr.CheckboxGroup:
     mode.change(show_mode, mode, [option, values, methods], **PRIVATE)
     inputs = [ui.prompt, ui.method, mode, option, values, methods, *ui.widgets]
     run = ui.page_and_api(start.click, ui.handlers.compare, inputs, [view], "compare")
+    ui.point_to_tab(start.click, "Compare", "its progress and results are")
     ui.page_only([tab.select, mode.change, option.change, values.change, methods.change],
                  ui.handlers.compare_estimate, inputs, [expected], after=run)
     return methods

@@ -152,6 +152,7 @@ def build_tab(ui: Shared) -> None:
     ui.page_and_api(step.click, ui.handlers.step, [ui.prompt, ui.method, position, *ui.widgets],
                     [status, text, explanation, bars], "step").then(
         keyed(ui.handlers.step_checks), position, position, **PRIVATE)
+    ui.point_to_tab(step.click, "Step mode", "each step and its explanation are")
     reset.click(keyed(ui.handlers.step_reset), None, status, **PRIVATE)
     by_name = {c.name: w for c, w in zip(all_controls(), ui.widgets, strict=True)}
     teaching.click(lambda: (TEACHING["temperature"], TEACHING["draft_confidence"]), None,

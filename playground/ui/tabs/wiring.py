@@ -2,11 +2,13 @@
 the run's controls reach it as the page's one list (`Shared.page_and_api`)."""
 
 import inspect
+import json
 from dataclasses import dataclass
 
 import gradio as gr
 
 from ..sharing.visitors import session_key
+from ..views.render import status_html
 
 PRIVATE = {"api_visibility": "private"}
 SNAPSHOT_JS = "(...values) => [values]"  # the run's controls -> the page's one list of their values
@@ -77,6 +79,12 @@ class Shared:
     settings: gr.JSON = None
     family_views: list = None  # what shows a run's answer: emptied when a Load changes the family
     what_if: object = None  # the what-if panel (what_if_panel.py): it tells again after such a Load
+
+    def point_to_tab(self, trigger, tab: str, what: str) -> None:
+        """As `trigger` fires, the sidebar's status says that `what` is on tab `tab`: that tab tells
+        its own progress, and the last Generate's "done: ..." stood in the sidebar beside it."""
+        said = json.dumps(status_html(f"{tab}: {what} on its tab (the Generate tab keeps its last run)"))
+        trigger(None, None, self.status, js=f"() => {said}", **PRIVATE)
 
     def page_and_api(self, trigger, handler, inputs: list, outputs: list, api_name: str, **options):
         """Wire `handler(key, *values of inputs)` for API callers as `api_name` (a hidden button,
