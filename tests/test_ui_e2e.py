@@ -577,6 +577,38 @@ def choose_preset(page, name: str) -> None:
     page.get_by_role("option", name=name, exact=True).click()
 
 
+# Every text added to the status box, as added, in window.statuses: an observer reading the box
+# may run after a later text replaced it.
+RECORD_STATUSES = """() => {
+    window.statuses = [];
+    new MutationObserver(records => records.forEach(record => {
+        const inStatus = (record.target.parentElement || record.target).closest?.('#status');
+        const texts = record.type === 'characterData' ? [record.target.data]
+            : [...record.addedNodes].map(node => node.textContent);
+        texts.map(text => (text || '').trim()).filter(text => inStatus && text)
+            .forEach(text => window.statuses.push(text));
+    })).observe(document.body, {subtree: true, childList: true, characterData: true});
+}"""
+
+
+def test_browser_a_preset_list_closed_without_a_pick_loads_nothing(page):
+    """Closing the list on the preset in use loaded its family again; on a busy machine that Load
+    answered late, over the next pick's, and the page named the old models under the new boxes."""
+    generate_and_wait(page)
+    page.evaluate(RECORD_STATUSES)
+    page.locator("#preset input").click()
+    page.get_by_role("option", name="tiny-foreign", exact=True).wait_for()
+    page.keyboard.press("Escape")
+    page.get_by_role("option", name="tiny-foreign", exact=True).wait_for(state="detached")
+    page.locator("#family-info").click()  # the list closed, its box left: as a person moves on
+    choose_preset(page, "tiny-foreign")
+    page.locator("#status", has_text="loaded tiny-target, tiny-foreign-draft").wait_for()
+    page.locator("#family-info", has_text="tiny-foreign-draft").wait_for()
+    statuses = page.evaluate("window.statuses")
+    assert not [text for text in statuses if "already loaded" in text], statuses
+    assert "already loaded" not in page.locator("#status").inner_text()
+
+
 def test_browser_switching_families_loads_each_and_never_sticks(page):
     """A lecturer's moment 5 then 1: a heterogeneous family, then back to the default one. Each
     choice loads its family; the method follows it; no error toast; runs use what the page shows."""
@@ -814,17 +846,7 @@ def test_the_status_says_starting_as_generate_is_pressed(page):
     """On a busy machine the last run's "done: ..." stood 6.6 s after the click, until the server's
     first word: the page says the run is starting before it hears from the server."""
     generate_and_wait(page)
-    # Every text added to the status box, as added: the observer may run after a later one replaced it.
-    page.evaluate("""() => {
-        window.statuses = [];
-        new MutationObserver(records => records.forEach(record => {
-            const inStatus = (record.target.parentElement || record.target).closest?.('#status');
-            const texts = record.type === 'characterData' ? [record.target.data]
-                : [...record.addedNodes].map(node => node.textContent);
-            texts.map(text => (text || '').trim()).filter(text => inStatus && text)
-                .forEach(text => window.statuses.push(text));
-        })).observe(document.body, {subtree: true, childList: true, characterData: true});
-    }""")
+    page.evaluate(RECORD_STATUSES)
     page.locator("#generate").click()
     page.wait_for_function("() => window.statuses.some(text => text.startsWith('done'))")
     statuses = page.evaluate("window.statuses")

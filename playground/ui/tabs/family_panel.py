@@ -167,6 +167,12 @@ class FamilyPanel:
         caches.clear()
         return render.status_html("models unloaded: memory freed (they load again on the next run)"), ""
 
+    def picked_again(self, key: str, name: str) -> bool:
+        """The preset list closed on the preset whose family the session runs, its boxes as loaded:
+        nothing to load (its Load, answering late on a busy machine, overwrote the next pick's)."""
+        preset = self.preset_in_use(key)
+        return preset is not None and preset.name == name and not self.sessions.get(key).specs_edited
+
     def preset_in_use(self, key: str) -> Preset | None:
         """The preset the session's family came from: the first one until a family is loaded,
         none for a loaded family that no preset names."""
@@ -290,9 +296,16 @@ def build_panel(handlers, status):
     def on_load(target, draft, qualifier, current, request: gr.Request, progress=gr.Progress()):
         return handlers.load(session_key(request), target, draft, qualifier, current, progress)
 
-    chosen = preset.input(handlers.preset, preset, [*specs, family], **PRIVATE)
+    def on_preset(name, target, draft, qualifier, current, request: gr.Request, progress=gr.Progress()):
+        if handlers.family.picked_again(session_key(request), name):
+            return gr.skip(), gr.skip(), gr.skip()
+        return on_load(target, draft, qualifier, current, request, progress)
+
+    # A pick while the last one loads waits for it (by default it was dropped, its boxes filled in
+    # and its family never loaded).
+    chosen = preset.input(handlers.preset, preset, [*specs, family], trigger_mode="always_last", **PRIVATE)
     loads = [load.click(on_load, [*specs, method], [status, family, method], api_name="load"),
-             chosen.then(on_load, [*specs, method], [status, family, method], **PRIVATE)]
+             chosen.then(on_preset, [preset, *specs, method], [status, family, method], **PRIVATE)]
     for role, spec in zip(("target", "draft", "qualifier"), specs, strict=True):  # typed, or filled by a script
         gr.on([spec.input, spec.change], keyed(partial(handlers.family.edited, role=role)), [spec, preset], status,
               trigger_mode="always_last", **PRIVATE)
