@@ -27,6 +27,6 @@ def test_the_speedup_names_its_t1_and_is_said_not_settled_on_a_busy_machine(fami
     assert estimate.y[1] == account.speedup() and not figure.layout.annotations
     account.decoder_cpu = account.decoder_seconds / 2  # its thread had its core half the time
     busy = charts.predicted_vs_measured(run, charts.Timeline())
-    assert [a.text for a in busy.layout.annotations] == ["not settled: a busy machine (see the stats)"]
+    assert [a.text for a in busy.layout.annotations] == [charts.UNSETTLED_BAR]
     assert busy.data[1].y[1] is None, "no bar for a figure the stats withhold"
     assert "not settled" in charts.time_budget(run, charts.Timeline()).layout.title.text

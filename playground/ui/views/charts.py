@@ -234,13 +234,13 @@ def predicted_vs_measured(run, timeline) -> go.Figure:
         top = max(value for value in (predicted_tokens, stats.mean_acceptance_length) if value)
         figure.add_annotation(x=groups[0], y=top, yanchor="bottom", showarrow=False, font={"size": 10},
                               text="<br>".join(textwrap.wrap(differ, 44)), name="tokens-differ")
-    if unsettled:  # said on the chart: other work moved this figure
-        figure.add_annotation(x=groups[1], y=account.predicted_speedup() or 1.0, yshift=12, showarrow=False,
-                              font={"color": "#8a1c1a"}, text="not settled: a busy machine (see the stats)",
-                              name="unsettled")
+    if unsettled:  # said where its bar would stand (above the predicted bar, the words ran over it)
+        figure.add_annotation(x=groups[1], xshift=22, y=0, yanchor="bottom", textangle=-90, showarrow=False,
+                              font={"color": "#8a1c1a", "size": 10}, text=UNSETTLED_BAR, name="unsettled")
     return figure
 
 
+UNSETTLED_BAR = "not settled (see the stats)"
 # Under the plot, where several entries cannot run into the title.
 LEGEND_BELOW = {"orientation": "h", "x": 0, "xanchor": "left", "y": -0.3, "yanchor": "top"}
 # At the figure's foot: the budget's six entries in two rows ran over its axis's numbers from y = -0.3.
@@ -261,8 +261,9 @@ def time_budget(run, timeline) -> go.Figure:
     busy = run.stats.account.unsettled()
     title = "Where the seconds went (seconds)" + ("<br><sup>not settled: a busy machine moved them (see the stats)"
                                                   "</sup>" if busy else "")
-    return small_figure(title, traces, "", "", barmode="stack", height=320,
-                        margin={"l": 190, "r": 15, "t": 40, "b": 110}, legend=LEGEND_AT_FOOT)
+    # Room at the foot for the legend's rows under the axis's numbers (two rows covered its 0).
+    return small_figure(title, traces, "", "", barmode="stack", height=350,
+                        margin={"l": 190, "r": 15, "t": 40 + 14 * title.count("<br>"), "b": 140}, legend=LEGEND_AT_FOOT)
 
 
 def _branched(step) -> bool:
