@@ -39,6 +39,16 @@ def test_a_value_refused_again_as_the_note_says_keeps_the_note_without_a_second_
     assert "got 6.0" in note_of("tau", 6.0, note=tau_note)  # another value: its own note and toast
 
 
+def test_the_end_a_slider_moves_a_refused_value_to_keeps_the_note_that_said_so():
+    """A reviewer typed tau 5, pressed Tab, and saw 1 with no word of the 5: the box's value as it
+    was left (the range's end) cleared the note as a good value."""
+    tau_note = note_of("tau", 5.0)
+    assert checked_value(1.0, "js", tau_note, name="tau") != ""  # gr.skip(): the note stays
+    tokens_note = note_of("max_new_tokens", 99999)
+    assert checked_value(512, "js", tokens_note, name="max_new_tokens") != ""
+    assert checked_value(256, "js", tokens_note, name="max_new_tokens") == "", "a value inside clears it"
+
+
 def test_a_good_value_clears_its_own_note_and_leaves_another_controls():
     tau_note = note_of("tau", 5.0)
     assert checked_value(0.4, "js", tau_note, name="tau") == ""

@@ -759,6 +759,13 @@ def test_browser_a_bad_sidebar_value_is_answered_on_the_spot_with_its_range(page
     page.locator("#option-note", has_text="tau must be between 0 and 1 under js, got 5").wait_for()
     page.locator(".toast-body", has_text="tau must be between 0 and 1").first.wait_for()
     assert page.locator("#output span.tok").count() == 0 and "generating" not in page.locator("#status").inner_text()
+    # Left with Tab, the slider moves it to 1: the note that said so stays (the 1 cleared it).
+    tau.fill("7")
+    page.locator("#option-note", has_text="got 7").wait_for()
+    tau.press("Tab")
+    page.wait_for_function("() => document.querySelector('#opt-tau input[type=number]').value === '1'")
+    page.wait_for_timeout(1000)  # the moved value's own check answers
+    assert "tau must be between 0 and 1 under js, got 7" in page.locator("#option-note").inner_text()
     tau.fill("0.3")
     page.wait_for_function("() => document.querySelector('#option-note').innerText.trim() === ''")
     page.locator("#opt-candidates input[type=number]").fill("0")
@@ -800,6 +807,7 @@ def test_browser_the_what_if_refuses_a_c_past_its_slider_and_reads_a_curve_when_
     words.get_by_text("c must be between 0 and 2 (a draft forward in target steps), got 5").wait_for()
     cost.press("Tab")
     words.get_by_text("at c = 2.000").wait_for()
+    assert "c = 2 is the slider's end: a larger c typed into its box is moved there" in words.inner_text()
     page.locator("#what-if-profile input").click()
     page.get_by_role("option", name="your own").click()
     curve = page.locator("#what-if-curve textarea")

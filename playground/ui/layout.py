@@ -173,8 +173,9 @@ def _wire_checks(widgets: list, note) -> None:
     for control, widget in zip(all_controls(), widgets, strict=True):
         if control.kind not in ("slider", "number") and not control.takes_inf:
             continue
+        # Every value checked ("always_last" dropped a 5 typed just before Tab moved it to 1).
         widget.input(partial(checked_value, name=control.name), [widget, by_name["divergence"], note], note,
-                     concurrency_limit=None, show_progress="hidden", trigger_mode="always_last", **PRIVATE)
+                     concurrency_limit=None, show_progress="hidden", trigger_mode="multiple", **PRIVATE)
 
 
 

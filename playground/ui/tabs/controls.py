@@ -5,7 +5,7 @@ from html import escape
 
 import gradio as gr
 
-from ...config import RunConfig
+from ...config import RunConfig, option_range
 from ...errors import PlaygroundError
 from ...methods import METHODS
 from ...methods.draft_levers import lever_blocker
@@ -117,12 +117,15 @@ def checked_value(value, divergence, note: str, *, name: str):
     one-line note naming the range, with a toast, within the event's round trip; a good value
     clears a note about the same control and leaves any other one. The note is marked with the
     control's name (`data-option`); a value refused again as the note already says (a slider's box
-    sends its value as typed and again as it is left) keeps the note without a second toast."""
+    sends its value as typed and again as it is left) keeps the note without a second toast, and
+    so does the end of its range that the slider then moves it to (a reviewer typed 5, pressed Tab,
+    and saw 1 with no word of the 5)."""
     chosen = control(name)
     if value is None and chosen.kind in ("number", "slider"):
         return gr.skip()  # a box emptied to type another number, or "-" on the way to a negative one
+    divergence = divergence if isinstance(divergence, str) else RunConfig().divergence
     try:
-        coerce(chosen, value, divergence if isinstance(divergence, str) else RunConfig().divergence)
+        coerce(chosen, value, divergence)
     except PlaygroundError as error:
         fate = SNAPS if chosen.kind == "slider" else REFUSED
         refused = (f'<div class="status status-error" data-option="{escape(name)}">{escape(str(error))}: '
@@ -131,4 +134,11 @@ def checked_value(value, divergence, note: str, *, name: str):
             return gr.skip()
         gr.Warning(toast_text(f"{error}: {fate}"))
         return refused
-    return "" if f'data-option="{name}"' in (note or "") else gr.skip()
+    if f'data-option="{name}"' not in (note or "") or (chosen.kind == "slider" and _at_an_end(name, value, divergence)):
+        return gr.skip()
+    return ""
+
+
+def _at_an_end(name: str, value, divergence: str) -> bool:
+    span = option_range(name, divergence)
+    return span is not None and value in (span.low, span.high)

@@ -86,7 +86,10 @@ class WhatIf:
         unsettled = run.stats.account.unsettled() if name == what_if.THIS_RUN else ""
         busy = (f"**Not settled:** {unsettled}; this run's costs were measured on the busy machine, so the "
                 "projection marked \\* is of those costs. " if unsettled else "")
-        return (busy + _words(run, rounds, profile, " \\*" if unsettled else "") + _beside_prediction(run, profile),
+        end = (f" c = {COST_RANGE[1]:g} is the slider's end: a larger c typed into its box is moved there."
+               if cost_ratio == COST_RANGE[1] else "")
+        return (busy + _words(run, rounds, profile, " \\*" if unsettled else "") + _beside_prediction(run, profile)
+                + end,
                 _speedup_by_cost(rounds, profile))
 
     def _check_cost(self, key: str, name: str, cost_ratio: float | None) -> None:
