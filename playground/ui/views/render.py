@@ -200,6 +200,8 @@ def stats_html(stats: dict, retokenized: bool = False) -> str:
     for key, label, fmt in STAT_ROWS:
         if staged and key == "acceptance_rate":
             cells += _stage_one_cells(stats)
+        if key == "speedup" and stats.get("stop_reason") == "running":
+            label += RUNNING_SPEEDUP
         if key == "speedup" and unsettled and key in stats:
             cells.append(("not settled", label))
         elif key == "paired_speedup" and key in stats:
@@ -210,8 +212,6 @@ def stats_html(stats: dict, retokenized: bool = False) -> str:
             mark = " *" if unsettled and key in BUSY_MARKED and stats.get(key) is not None else ""
             shown_label = STAGE_LABELS.get(key, label) if staged else RETOKENIZED.get(key, label) if retokenized \
                 else label
-            if key == "speedup" and stats.get("stop_reason") == "running":
-                shown_label += RUNNING_SPEEDUP
             if key == "verify_cost" and (stats.get(key) or 1) < 1:
                 shown_label += UNDER_ONE_STEP
             if key == "cost_ratio" and (step := (stats.get("account") or {}).get("single_step_seconds")):
