@@ -768,6 +768,13 @@ def test_browser_a_bad_sidebar_value_is_answered_on_the_spot_with_its_range(page
     assert "tau must be between 0 and 1 under js, got 7" in page.locator("#option-note").inner_text()
     tau.fill("0.3")
     page.wait_for_function("() => document.querySelector('#option-note').innerText.trim() === ''")
+    # Typed and left in the same instant: the slider moves it to 1 before its input is sent.
+    tau.select_text()
+    tau.press_sequentially("9")
+    tau.press("Tab")
+    page.locator("#option-note", has_text="got 9").wait_for()
+    tau.fill("0.3")
+    page.wait_for_function("() => document.querySelector('#option-note').innerText.trim() === ''")
     page.locator("#opt-candidates input[type=number]").fill("0")
     page.locator("#option-note", has_text="candidates must be between 1 and 16, got 0").wait_for()
     page.screenshot(path=str(ARTIFACTS / "sidebar-range-note.png"))

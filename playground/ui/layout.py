@@ -20,7 +20,7 @@ from .sharing.queue_cap import cap_events_per_visitor
 from .sharing.route_limits import GuardedBlocks
 from .sharing.server_settings import queue_settings
 from .tabs import compare, family_panel, generate, race, share, step_mode
-from .tabs.controls import checked_value
+from .tabs.controls import checked_as_typed, checked_value
 from .tabs.wiring import FROM_PAGE, PRIVATE, Shared, keyed
 from .views.widgets import component
 
@@ -165,6 +165,9 @@ def _wire_thresholds(handlers: Handlers, widgets: list) -> None:
                                  **PRIVATE)
 
 
+_CHECK = {"concurrency_limit": None, "show_progress": "hidden", **PRIVATE}
+
+
 def _wire_checks(widgets: list, note) -> None:
     """Every number the sidebar takes is checked as it is typed or dragged (controls.py's
     checked_value): a value outside its range is named with the range at once, not run silently
@@ -173,24 +176,10 @@ def _wire_checks(widgets: list, note) -> None:
     for control, widget in zip(all_controls(), widgets, strict=True):
         if control.kind not in ("slider", "number") and not control.takes_inf:
             continue
-        # Every value checked ("always_last" dropped a 5 typed just before Tab moved it to 1).
-        widget.input(partial(checked_value, name=control.name), [widget, by_name["divergence"], note], note,
-                     concurrency_limit=None, show_progress="hidden", trigger_mode="multiple", **PRIVATE)
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
+        checks = [by_name["divergence"], note]
+        widget.input(partial(checked_value, name=control.name), [widget, *checks], note, trigger_mode="always_last",
+                     **_CHECK)
+        if control.kind == "slider":
+            # A value typed and left at once reaches the server only as the slider's end it was moved
+            # to; the slider's release, sent as the box is left, carries it as typed.
+            widget.release(checked_as_typed(control.name), checks, note, **_CHECK)

@@ -139,6 +139,14 @@ def checked_value(value, divergence, note: str, *, name: str):
     return ""
 
 
+def checked_as_typed(name: str):
+    """`checked_value` for a slider's release, whose event data is the value as typed (Gradio's
+    slider sends it as its box is left, then moves the value into range)."""
+    def check(divergence, note: str, event: gr.EventData):
+        return checked_value(event._data, divergence, note, name=name)
+    return check
+
+
 def _at_an_end(name: str, value, divergence: str) -> bool:
     span = option_range(name, divergence)
     return span is not None and value in (span.low, span.high)
