@@ -438,8 +438,11 @@ def test_browser_compare_with_the_defaults(compare_page):
     compare_and_wait(page, f"sd {option}={suggested_sweep(option).split(', ')[-1]}")
     assert page.locator("#compare-view .compare-column").count() == 4  # the ar reference, then 3 values
     assert page.locator("#compare-view h4").first.inner_text() == "ar (reference)"
-    # The sidebar's status points to the tab (the last Generate's "done: ..." stood there, stale).
-    assert page.locator("#status").inner_text().startswith("Compare: its progress and results are on its tab")
+    # The sidebar's status points to the tab (the last Generate's "done: ..." stood there, stale),
+    # then says when the Compare has ended.
+    status = page.locator("#status").inner_text()
+    assert status.startswith(("Compare: its progress and results are on its tab", "Compare has ended")), status
+    page.locator("#status", has_text="Compare has ended: its results, or what stopped it, are on its tab").wait_for()
     page.screenshot(path=str(ARTIFACTS / "ui-compare.png"), full_page=True)
     page.get_by_label("methods side by side").check()
     compare_and_wait(page, "sd")

@@ -76,15 +76,9 @@ class Comparison:
         return [*((variant, WARM_UP_TOKENS) for _, variant, _ in sides),
                 *((sides[side][1], tokens[side]) for _, side in schedule(len(sides), repeats))]
 
-    def _models_of(self, key: str, loaded: bool = True):
-        """Each method's models (`loaded`: the models may be loaded to read their measured step,
-        else their specs only)."""
-        models_of = self.family.models_for if loaded else self.family.specs_for
-        return lambda method: models_of(key, method)
-
     def _expected(self, key: str, plan: list, loaded: bool = True) -> tuple[float | None, str]:
         """(seconds, one line) a plan of runs should take, from this machine's recent runs (eta.py)."""
-        return eta.plan_line(plan, self._models_of(key, loaded), " (the first runs will tell)")
+        return eta.plan_line(plan, self.family.models_of(key, loaded), " (the first runs will tell)")
 
     def estimate(self, key: str, prompt: str, method: str, mode: str, sweep_option: str, sweep_text: str,
                  methods: list, *values) -> str:
@@ -125,7 +119,7 @@ class Comparison:
                     timed[side].add(repeat, run)
                     first.setdefault(side, run)
                 if estimates is None:  # the job's yardstick: fixed once the machine's recent runs give one
-                    estimates = eta.plan_seconds(plan, self._models_of(key))[0]
+                    estimates = eta.plan_seconds(plan, self.family.models_of(key))[0]
                 left = eta.job_time_left(estimates, durations, len(sides), plan_sides)
                 time_left = f", {eta.duration_text(left)} left" if left else ""
                 yield render.status_html(f"run {done} of {len(plan)} done ({sides[side][0]}: "
@@ -205,7 +199,7 @@ def build_tab(ui: Shared, tab) -> gr.CheckboxGroup:
     mode.change(show_mode, mode, [option, values, methods], **PRIVATE)
     inputs = [ui.prompt, ui.method, mode, option, values, methods, *ui.widgets]
     run = ui.page_and_api(start.click, ui.handlers.compare, inputs, [view], "compare")
-    ui.point_to_tab(start.click, "Compare", "its progress and results are")
+    ui.point_to_tab(start.click, "Compare", "its progress and results are", run)
     ui.page_only([tab.select, mode.change, option.change, values.change, methods.change],
                  ui.handlers.compare_estimate, inputs, [expected], after=run)
     return methods

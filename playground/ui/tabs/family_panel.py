@@ -192,6 +192,12 @@ class FamilyPanel:
         """The session's family, for the method's roles."""
         return {role: self._model(spec) for role, spec in self.specs_for(key, method).items()}
 
+    def models_of(self, key: str, loaded: bool = True):
+        """method -> the session's models for it (`loaded`: loaded, so that their measured step can
+        be read; else their specs only)."""
+        pick = self.models_for if loaded else self.specs_for
+        return lambda method: pick(key, method)
+
     def specs_for(self, key: str, method: str) -> dict:
         """The specs of the session's family for the method's roles, without loading them."""
         check_method(method)

@@ -90,9 +90,7 @@ class Race:
 
     def _expected(self, key: str, plan: list, loaded: bool = True) -> tuple[float | None, str]:
         """(seconds, one line) the race's runs should take, from this machine's recent runs (eta.py)."""
-        family = self.handlers.family
-        models_of = family.models_for if loaded else family.specs_for
-        return eta.plan_line(plan, lambda method: models_of(key, method))
+        return eta.plan_line(plan, self.handlers.family.models_of(key, loaded))
 
     def estimate(self, key: str, methods, *values) -> str:
         """The line beside Run and race: how long racing the chosen methods would take."""
@@ -206,7 +204,7 @@ def build_tab(ui: Shared, tab) -> gr.CheckboxGroup:
         again = gr.Button("Race the chosen runs", elem_id="race-chosen", scale=1)
     view = gr.HTML(elem_id="race-view", js_on_load=REPLAY_JS)
     run = ui.page_and_api(start.click, race.run_methods, [ui.prompt, methods, *ui.widgets], [view, finished], "race")
-    ui.point_to_tab(start.click, "Race", "its lanes and results are")
+    ui.point_to_tab(start.click, "Race", "its lanes and results are", run)
     ui.page_only([tab.select, methods.change], race.estimate, [methods, *ui.widgets], [expected], after=run)
     again.click(keyed(race.race_chosen), finished, view, **PRIVATE)
     tab.select(keyed(race.choices), None, finished, **PRIVATE)
