@@ -11,9 +11,13 @@ import torch
 
 import playground
 from playground.cli import main
+from playground.config import RunConfig
 from playground.decoding.cache import KVRunner
 from playground.decoding.ngram import proposal
+from playground.decoding.sampling import Sampler
 from playground.decoding.token_tree import TokenTree
+from playground.methods.base import Decoding
+from playground.methods.drafting import _draft_position
 from playground.ui.views.explain_round import explain_step
 from playground.ui.views.render import explanation_html, tokens_html
 from playground.ui.views.tree_view import checked_nodes
@@ -219,3 +223,25 @@ def test_a_siblings_raw_distribution_is_the_one_it_was_drawn_from(family):
             assert torch.allclose(drafted.q_raw[sibling], expected / expected.sum())
             taken.append(tree.tokens[sibling])
         assert siblings, "width 3 with the confidence stop off: siblings at every depth"
+
+
+@pytest.mark.parametrize("temperature", [0.0, 1.0])
+def test_a_draft_that_scores_part_of_the_vocabulary_is_sampled_there_with_the_same_q(temperature):
+    """A pruned head or a feature draft scores only its `support`: drafting there gives the q and
+    q_raw that drafting over the whole vocabulary (-inf elsewhere) gives, and tokens and siblings
+    from the support, spread back to the vocabulary's ids."""
+    generator = torch.Generator().manual_seed(0)
+    vocab, support = 300, torch.randperm(300, generator=generator)[:40]
+    logits = torch.full((vocab,), -torch.inf)
+    logits[support] = 3 * torch.randn(40, generator=generator)
+    config = RunConfig(temperature=temperature, tree_width=3, draft_confidence=0.0)
+    sparse, dense = (_draft_position(Decoding(config, Sampler(temperature=temperature, seed=1), None, [], 0),
+                                     logits, 3, scored) for scored in (support, None))
+    assert torch.allclose(sparse.q, dense.q) and torch.allclose(sparse.q_raw, dense.q_raw)
+    tokens = sparse.numbers[0::2].tolist()  # the token, then each sibling's
+    assert set(tokens) <= set(support.tolist()) and len(set(tokens)) == 3
+    for q in sparse.sibling_qs:
+        assert q.shape == (vocab,) and abs(float(q.sum()) - 1) < 1e-5 and float(q[sparse.token]) == 0
+    if temperature == 0:
+        assert sparse.numbers.tolist() == dense.numbers.tolist()
+        assert all(torch.equal(a, b) for a, b in zip(sparse.sibling_qs, dense.sibling_qs, strict=True))

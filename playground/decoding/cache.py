@@ -43,6 +43,11 @@ class KVRunner:
         """How many rows its logits have."""
         return self.model.config.get_text_config().vocab_size
 
+    @property
+    def support(self) -> torch.Tensor | None:
+        """The ids its logits can score (the rest are -inf: a pruned head's), None for all."""
+        return None if self.head is None else self.head.token_ids
+
     def next_logits(self, sequence: list[int], positions: int = 1) -> torch.Tensor:
         """Logits [positions, vocab] predicting the token after each of the last `positions`
         prefixes of `sequence` (row -1 predicts the token after the whole sequence)."""

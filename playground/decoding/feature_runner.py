@@ -7,7 +7,8 @@ head's three layers, which the target's runner keeps from its own passes: no sec
 forward) and the embedding of token t+1. A drafted token's entry is made from the head's own
 output instead, since the target has not read that token yet; those entries go at the next
 round, when the target's features for the accepted tokens replace them. Logits come over the
-target's vocabulary: the head's draft vocabulary in place (`d2t`), -inf elsewhere (q = 0).
+target's vocabulary: the head's draft vocabulary (`support`) in place (`d2t`), -inf elsewhere
+(q = 0).
 """
 
 import torch
@@ -27,7 +28,7 @@ class FeatureRunner:
         self.forwards, self.first_pass, self.last_pass = 0, None, None
         self.read: dict = {}  # what this round's drafting read, for the round's record
         self.read_prompt = False  # read_context had the target read the prompt for this round
-        self._target_ids = head.target_ids(torch.arange(head.config.draft_vocab_size, device=self.device))
+        self.support = head.target_ids(torch.arange(head.config.draft_vocab_size, device=self.device))
 
     @property
     def vocab_size(self) -> int:
@@ -75,7 +76,7 @@ class FeatureRunner:
             output, keys, values = self.model(features, self.embedding(token_ids).to(features.dtype), positions, *past)
             scores = self.model.logits(output[:, -1])[0]
             logits = torch.full((self.vocab_size,), -torch.inf, dtype=scores.dtype, device=self.device)
-            logits[self._target_ids] = scores
+            logits[self.support] = scores
         self.keys = keys if past[0] is None else torch.cat([past[0], keys], dim=2)
         self.values = values if past[1] is None else torch.cat([past[1], values], dim=2)
         self.output = output[:, -1:]

@@ -141,8 +141,9 @@ def _draft(ctx: Decoding, runner, k: int, width: int) -> _Block:
     stops = ctx.config.draft_confidence > 0
     drafted, read = [], []
     logits = runner.next_logits(ctx.ids)[-1] if k else None
+    support = getattr(runner, "support", None)
     for depth in range(k):
-        drafted.append(_draft_position(ctx, logits, width))
+        drafted.append(_draft_position(ctx, logits, width, support))
         if stops:
             read.append(drafted[-1].numbers.tolist())
             if read[-1][1]:
@@ -156,7 +157,13 @@ def _draft(ctx: Decoding, runner, k: int, width: int) -> _Block:
     return block
 
 
-def _draft_position(ctx: Decoding, logits: torch.Tensor, width: int) -> _OnDevice:
+def _draft_position(ctx: Decoding, logits: torch.Tensor, width: int, support: torch.Tensor | None) -> _OnDevice:
+    """A drafted token and its siblings. A draft that scores only `support` (a pruned head, a
+    feature draft's own vocabulary) is sampled there: over the whole vocabulary the softmaxes and
+    the draw cost a feature draft as much as its layer; q is spread back over the vocabulary after."""
+    vocab = len(logits)
+    if support is not None:
+        logits = logits[support]
     q = ctx.sampler.probs(logits)
     if ctx.config.draft_sampling == "greedy":
         q = one_hot_argmax(q)
@@ -164,8 +171,16 @@ def _draft_position(ctx: Decoding, logits: torch.Tensor, width: int) -> _OnDevic
     token = ctx.sampler.draw_rows(q[None])
     doubted = ctx.doubts(q_raw, token)
     sibling_tokens, sibling_qs, exists = _siblings(ctx, q, q_raw, token, width - 1)
+    if support is not None:
+        token, sibling_tokens = support[token], [support[t] for t in sibling_tokens]
+        q, q_raw, *sibling_qs = (_spread(row, support, vocab) for row in (q, q_raw, *sibling_qs))
     numbers = torch.cat([token, doubted.long(), *(torch.cat([t, e.long()]) for t, e in zip(sibling_tokens, exists))])
     return _OnDevice(token, q, q_raw, sibling_qs, numbers)
+
+
+def _spread(row: torch.Tensor, support: torch.Tensor, vocab: int) -> torch.Tensor:
+    """A distribution over `support` as one over the vocabulary (0 elsewhere)."""
+    return row.new_zeros(vocab).index_copy_(0, support, row)
 
 
 def _siblings(ctx: Decoding, q: torch.Tensor, q_raw: torch.Tensor, drawn: torch.Tensor, n: int):
