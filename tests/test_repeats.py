@@ -28,3 +28,13 @@ def test_speed_is_the_median_with_its_range_and_speedup_pairs_runs_of_one_repeat
     assert "other work shared the cores" in busy_note([ar, sd]) and "2.00x" in busy_note([ar, sd])
     assert busy_note([Timed({0: 10.0, 1: 10.5})]) == ""
     assert Timed().text() == "–" and Timed().speedup_text(ar) == "–"
+
+
+def test_a_column_shows_its_median_run_so_its_seconds_are_its_median_speeds():
+    """A reviewer found a column's "where the seconds went" at the bottom of its speed range: it
+    came from the side's first run."""
+    runs = {0: "first", 1: "fastest", 2: "median"}
+    side = Timed({0: 12.3, 1: 14.3, 2: 14.1}, runs=runs)
+    assert side.median_run() == "median"
+    assert Timed({0: 10.0, 1: 12.0}, runs={0: "slower", 1: "faster"}).median_run() == "slower"
+    assert Timed({}, runs={0: "wrote nothing"}).median_run() == "wrote nothing"

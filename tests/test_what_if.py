@@ -92,6 +92,9 @@ def test_the_page_projects_the_last_run_and_says_it_is_a_projection(page):
     # at the run's own costs it says why it is not the stats' prediction (1.27x beside 1.54x, unexplained)
     predicted = run.stats.account.predicted_speedup()
     assert f"The stats' predicted speedup ({predicted:.2f}x) counts the drafting and the passes alone" in words
+    # and that the replay pays the prompt's pass as it ran (a cold one after a Load was a second, unexplained)
+    prompt_pass = run.stats.account.first_pass / run.stats.account.single_step()
+    assert f"this replay pays the prompt's pass as it ran, {prompt_pass:.2f} T(1)" in words
     # it names the T(1) its costs are in, as the stats' c tile does (a reviewer could not tell which)
     step = f"{run.stats.account.single_step() * 1000:.1f} ms"
     assert f"in this run's T(1), {step}, the stats' target step" in words

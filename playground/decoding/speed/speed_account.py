@@ -42,6 +42,9 @@ MANY_TIMINGS = 8  # timings past which their spread is read between the quartile
 # The budget's row for `ar`: a model of ar (the run's own first pass and T(1) per further token),
 # not a measured ar run (a reviewer set it beside an ar run's own seconds and found them apart).
 AR_ROW = "ar at this run's T(1), same tokens"
+# The target's first pass, over the prompt: `ar` takes it too, and after a Load it runs cold (a
+# reviewer found a second of it inside "target passes" and ar's bar, beside a pass cost of 0.95 T(1)).
+PROMPT_PASS = "the prompt's pass"
 
 
 class Clock:
@@ -190,7 +193,9 @@ class SpeedAccount:
 
     def parts(self) -> dict[str, float]:
         """Where the clock's seconds went; they add up to `clock`, the status line's seconds."""
-        parts = {"drafting": self.drafting, "target passes": self.passes, "checks and walk": self.checks}
+        prompt = min(self.first_pass or 0.0, self.passes)
+        parts = {"drafting": self.drafting, PROMPT_PASS: prompt, "target passes": self.passes - prompt,
+                 "checks and walk": self.checks}
         parts["host, between them"] = max(self.decoder_seconds - sum(parts.values()), 0.0)
         parts["timing ar's step"] = self.measuring
         parts["waiting for its turn"] = self.waited
@@ -275,8 +280,8 @@ class SpeedAccount:
 
     def budget(self) -> dict[str, dict[str, float]] | None:
         """Three rows of seconds: where the run's went (adding up to its clock), the cost model's
-        prediction of its rounds (each draft forward c, each pass `verify_cost`, in its T(1)), and
-        `ar`'s for the same tokens."""
+        prediction of its rounds (each draft forward c, each later pass `verify_cost`, in its T(1)),
+        and `ar`'s for the same tokens; the prompt's pass is its own part of each, as measured."""
         if not self.round_count:
             return None
         out = {"this run (measured)": self.parts()}
@@ -285,10 +290,10 @@ class SpeedAccount:
             later = self.rounds[1:]
             predicted = round_costs(sum(r.draft_forwards for r in self.rounds), len(later), 0, cost,
                                     self.verify_cost() or 1.0)
-            predicted["target passes"] += self.first_pass / step
+            predicted[PROMPT_PASS] = self.first_pass / step
             out["cost model (predicted)"] = {part: units * step for part, units in predicted.items()}
         if ar:
-            out[AR_ROW] = {"target passes": ar}
+            out[AR_ROW] = {PROMPT_PASS: self.first_pass, "target passes": ar - self.first_pass}
         return out
 
     def profile(self) -> CostProfile | None:

@@ -108,7 +108,7 @@ class Comparison:
                 yield render.status_html(waiting)
             yield render.status_html(f"Starting: {self._expected(key, plan)[1]}")
             runs = [partial(self._run, key, prompt, variant, values, extra, job) for _, variant, extra in sides]
-            timed, first, durations, estimates = [Timed() for _ in sides], {}, [], None
+            timed, durations, estimates = [Timed() for _ in sides], [], None
             plan_sides = [*range(len(sides)), *(side for _, side in schedule(len(sides), repeats))]
             ended = time.perf_counter()
             for done, (side, repeat, run) in enumerate(repeated(runs, repeats), start=1):
@@ -117,18 +117,19 @@ class Comparison:
                 eta.record(run)
                 if repeat >= 0:
                     timed[side].add(repeat, run)
-                    first.setdefault(side, run)
                 if estimates is None:  # the job's yardstick: fixed once the machine's recent runs give one
                     estimates = eta.plan_seconds(plan, self.family.models_of(key))[0]
                 left = eta.job_time_left(estimates, durations, len(sides), plan_sides)
                 time_left = f", {eta.duration_text(left)} left" if left else ""
                 yield render.status_html(f"run {done} of {len(plan)} done ({sides[side][0]}: "
                                          f"{'warm-up' if repeat < 0 else f'repeat {repeat + 1}'}){time_left}")
-            reference_ids = target_ids(first[0], target)
+            shown_runs = [side.median_run() for side in timed]
+            reference_ids = target_ids(shown_runs[0], target)
             side_of = {label: side for side, (label, _, _) in enumerate(sides)}
             shown = columns_to_run if REFERENCE in columns_to_run else [(REFERENCE_LABEL, "ar", {}), *columns_to_run]
-            columns = [self._column(label, first[side_of.get(label, 0)], target, reference_ids, prompt,
-                                    first[0].text, timed[side_of.get(label, 0)], timed[0], side_of.get(label, 0) == 0)
+            columns = [self._column(label, shown_runs[side_of.get(label, 0)], target, reference_ids, prompt,
+                                    shown_runs[0].text, timed[side_of.get(label, 0)], timed[0],
+                                    side_of.get(label, 0) == 0)
                        for label, _, _ in shown]
             yield render.compare_html(columns, busy_note(timed))
         except Exception as error:  # noqa: BLE001  (the UI boundary: show it, stay usable)
@@ -142,7 +143,7 @@ class Comparison:
 
     def _column(self, label, run, target, reference_ids, prompt, reference_text: str, timed: Timed,
                  reference: Timed, is_reference: bool = False) -> dict:
-        """A column: its settings, its text, its figures (speed as the median of its runs with
+        """A column (of its median run): its settings, its text, its figures (speed as the median of its runs with
         their range, the speedup over ar paired within each repeat and flagged where it passes what
         the column's measured costs allow, the log-likelihood beside a repetition measure, which it
         rewards), and its words against the target-only run's."""
@@ -160,7 +161,7 @@ class Comparison:
                             "target mean log-lik": target_log_likelihood(target, prompt, ids,
                                                                          run.config.chat_template),
                             "repeated word 3-grams": repetition(run.text),
-                            "where the seconds went": render.budget_text(run)}}
+                            "where the seconds went (its median run)": render.budget_text(run)}}
 
 
 def build_tab(ui: Shared, tab) -> gr.CheckboxGroup:

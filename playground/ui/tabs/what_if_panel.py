@@ -155,13 +155,15 @@ def _words(run, rounds, profile: CostProfile, mark: str = "") -> str:
 
 def _beside_prediction(run, profile: CostProfile) -> str:
     """At the run's own costs, why the projection is not the stats' predicted speedup (a reviewer
-    read 1.27x here beside 1.54x there, unexplained): the replay pays the host's time too."""
+    read 1.27x here beside 1.54x there, unexplained): the replay pays the host's time too, and the
+    prompt's pass as measured (cold after a Load: a second, where the prediction counts 0.95 T(1))."""
     predicted = run.stats.account.predicted_speedup()
     if profile.name != what_if.THIS_RUN or predicted is None:
         return ""
-    return (f" The stats' predicted speedup ({predicted:.2f}x) counts the drafting and the passes alone; this "
-            f"replay also pays what the run spent between them, {profile.host_per_round:.2f} T(1) a round "
-            "(the checks, the host, the page).")
+    return (f" The stats' predicted speedup ({predicted:.2f}x) counts the drafting and the passes alone, the "
+            f"prompt's at a verification pass's cost; this replay pays the prompt's pass as it ran, "
+            f"{profile.prompt_pass:.2f} T(1) (and so does `ar`), and what the run spent between its rounds, "
+            f"{profile.host_per_round:.2f} T(1) a round (the checks, the host, the page).")
 
 
 def _speedup_by_cost(rounds, profile: CostProfile) -> go.Figure:

@@ -76,6 +76,7 @@ class Timed:
 
     speeds: dict = field(default_factory=dict)  # repeat -> tokens per second
     bounds: dict = field(default_factory=dict)  # repeat -> SpeedBound (or None)
+    runs: dict = field(default_factory=dict)  # repeat -> the run
 
     def add(self, repeat: int, run) -> None:
         # On the decoder's own clock: the turns other visitors' runs took between its rounds
@@ -83,6 +84,13 @@ class Timed:
         if run.stats.tokens and run.stats.decoder_seconds:
             self.speeds[repeat] = run.stats.tokens / run.stats.decoder_seconds
         self.bounds[repeat] = speedup_bound(run.stats)
+        self.runs[repeat] = run
+
+    def median_run(self):
+        """The run whose speed is the median (of an even count, the slower middle one): the one a
+        column shows, so that its seconds are those of its median speed (they came from its first)."""
+        by_speed = sorted(self.speeds, key=self.speeds.get)
+        return self.runs[by_speed[(len(by_speed) - 1) // 2]] if by_speed else next(iter(self.runs.values()))
 
     def bound(self) -> SpeedBound | None:
         """The loosest of its runs' bounds (the run with the cheapest measured costs): a figure

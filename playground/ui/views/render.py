@@ -282,7 +282,7 @@ def budget_text(run) -> str | None:
         return None
     parts = " · ".join(f"{part} {seconds:.2f} s" for part, seconds in budget["this run (measured)"].items() if seconds)
     ar = budget.get(AR_ROW) if run.method != "ar" else None
-    return parts + (f" ({AR_ROW}: about {ar['target passes']:.2f} s)" if ar else "")
+    return parts + (f" ({AR_ROW}: about {sum(ar.values()):.2f} s)" if ar else "")
 
 
 def tokens(count: int) -> str:
