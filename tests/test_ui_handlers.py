@@ -989,3 +989,21 @@ def test_a_load_of_the_family_already_loaded_keeps_the_pages_method(handlers):
     assert dropdown.value == "psd-f" and "method psd-f now (its preset&#x27;s)" in status  # a switch: the preset's
     status, _, dropdown = handlers.load(KEY, "tiny-target", "tiny-draft", "tiny-qualifier", "ar")
     assert dropdown.value == "ar" and status.count("already loaded") == 1 and "method" not in status
+
+
+def test_restart_empties_the_step_tab(handlers):
+    """A reviewer found a round of a run two Loads before under "step mode reset"."""
+    handlers.step(KEY, PROMPT, "sd", 0, *values(temperature=1.0, seed=1))
+    status, text, explanation, bars, check = handlers.step_restart(KEY)
+    assert "step mode reset" in status and (text, explanation, bars) == (None, None, None)
+    assert check["label"] == "check (none in this round)" and check["value"] == 0
+
+
+def test_a_check_typed_past_the_rounds_last_is_named_on_its_chart(handlers):
+    """A reviewer typed 5 into the check box of a round of two: Gradio's "Value 5 is greater than
+    maximum value 1", and the box kept 5."""
+    handlers.step(KEY, PROMPT, "psd-f", 0, *values(temperature=1.0, seed=1))
+    last = len(handlers.sessions.get(KEY).stepping.explanation.checks) - 1
+    title = handlers.step_position(KEY, last + 5).layout.title.text
+    assert title.startswith(f"check {last + 5} is not one of this round's 0-{last}: check {last} shown")
+    assert "is not one of" not in handlers.step_position(KEY, last).layout.title.text

@@ -17,7 +17,7 @@ from .share import linked_values
 # What the page does with a value outside a slider's range once its box loses focus (Gradio's
 # slider keeps the typed number in its box until then, and runs with the nearest end after).
 SNAPS = "the slider moves it to the nearest end of its range when you leave the box"
-REFUSED = "Generate, Compare and Race refuse it until it is changed"
+REFUSED = "Generate, Compare, Race and Step mode refuse it until it is changed"
 
 
 def _scale_of(name: str, divergence: str | None) -> dict:
@@ -112,7 +112,7 @@ class Controls:
         return updates
 
 
-def checked_value(value, divergence, note: str, *, name: str):
+def checked_value(value, divergence, note: str, *, name: str, toast: bool = True):
     """A sidebar value checked as it is typed or released: outside its range (or not a number), a
     one-line note naming the range, with a toast, within the event's round trip; a good value
     clears a note about the same control and leaves any other one. The note is marked with the
@@ -132,7 +132,8 @@ def checked_value(value, divergence, note: str, *, name: str):
                    f"{escape(fate)}.</div>")
         if note == refused:
             return gr.skip()
-        gr.Warning(toast_text(f"{error}: {fate}"))
+        if toast:
+            gr.Warning(toast_text(f"{error}: {fate}"))
         return refused
     if f'data-option="{name}"' not in (note or "") or (chosen.kind == "slider" and _at_an_end(name, value, divergence)):
         return gr.skip()
@@ -141,9 +142,10 @@ def checked_value(value, divergence, note: str, *, name: str):
 
 def checked_as_typed(name: str):
     """`checked_value` for a slider's release, whose event data is the value as typed (Gradio's
-    slider sends it as its box is left, then moves the value into range)."""
+    slider sends it as its box is left, then moves the value into range). The note alone: the
+    value's input, checked at the same time, toasts it (a reviewer saw two toasts)."""
     def check(divergence, note: str, event: gr.EventData):
-        return checked_value(event._data, divergence, note, name=name)
+        return checked_value(event._data, divergence, note, name=name, toast=False)
     return check
 
 

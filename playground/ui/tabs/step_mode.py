@@ -11,7 +11,7 @@ from ..sharing.session import Stepping
 from ..views import charts, render
 from ..views.error_status import error_status, toast_text
 from ..views.explain_round import TOY_SEEDS, Toy, bars, explain_step
-from ..views.widgets import Number, Slider
+from ..views.widgets import Number, OptionSlider
 from .family_panel import decoder
 from .runs import Runs
 from .wiring import PRIVATE, Shared, keyed
@@ -61,9 +61,12 @@ class StepMode:
         explanation = stepping.explanation if stepping else None
         if not explanation or not explanation.checks:
             return charts.bars("No drafted candidates in this round", {})
-        position = min(max(int(position), 0) if finite_number(position) else 0, len(explanation.checks) - 1)
-        check = explanation.checks[position]
+        last = len(explanation.checks) - 1
+        shown = min(max(int(position), 0) if finite_number(position) else 0, last)
+        check = explanation.checks[shown]
         title = f"{check.stage.capitalize()} checks {stepping.decode(check.candidate)!r}: top tokens"
+        if finite_number(position) and shown != position:  # typed past the slider (Gradio named no fix)
+            title = f"check {position} is not one of this round's 0-{last}: check {shown} shown<br>{title}"
         return charts.bars(title, bars(check, stepping.decode))
 
     def check_slider(self, key: str, position: int):
@@ -81,6 +84,11 @@ class StepMode:
             session.stepping.steps.close()
         session.stepping = None
         return render.status_html("step mode reset: press Step to start a new run")
+
+    def restart(self, key: str):
+        """The Restart button: the run reset, and the tab's last round gone with it (a reviewer
+        found a round of a run two Loads before under "step mode reset")."""
+        return self.step_reset(key), None, None, None, self.check_slider(key, 0)
 
     def teaching_set(self, key: str, method_note: str = ""):
         """After the teaching settings changed the shared sidebar: a fresh step-mode run, the page
@@ -144,7 +152,7 @@ def build_tab(ui: Shared) -> None:
         step = gr.Button("Step one round", variant="primary", elem_id="step")
         reset = gr.Button("Restart", elem_id="step-reset")
         teaching = gr.Button("Teaching settings", elem_id="step-teaching")
-        position = Slider(0, 1, step=1, value=0, label="check (step a round first)", elem_id="step-position")
+        position = OptionSlider(0, 1, step=1, value=0, label="check (step a round first)", elem_id="step-position")
     status = gr.HTML(elem_id="step-status")  # this tab's own: a round count means nothing on the others
     text = gr.HTML(elem_id="step-output")
     explanation = gr.HTML(elem_id="step-explanation")
@@ -153,7 +161,8 @@ def build_tab(ui: Shared) -> None:
                     [status, text, explanation, bars], "step").then(
         keyed(ui.handlers.step_checks), position, position, **PRIVATE)
     ui.point_to_tab(step.click, "Step mode", "each step and its explanation are")
-    reset.click(keyed(ui.handlers.step_reset), None, status, **PRIVATE)
+    reset.click(keyed(ui.handlers.step_restart), None, [status, text, explanation, bars, position], **PRIVATE)
+    ui.family_views.extend([text, explanation, bars])  # a Load of another family empties them
     by_name = {c.name: w for c, w in zip(all_controls(), ui.widgets, strict=True)}
     teaching.click(lambda: (TEACHING["temperature"], TEACHING["draft_confidence"]), None,
                    [by_name["temperature"], by_name["draft_confidence"]], **PRIVATE).then(
