@@ -821,6 +821,18 @@ def test_pyramids_stage_one_rejections_are_struck_marks_and_its_hover_names_them
     hover = render.tooltip(token, lambda i: decode([i]))
     assert "{" not in hover and "the qualifier's check (stage 1):" in hover
     assert hover.count("  rejected draft candidate ") == len(token.stage_one_replaced)
+    # psd-a's qualifier drew its own token: named as a token, not an id alone
+    draw = token.stage_one_replaced[0]["verifier_draw"]
+    assert f"the verifier's own draw (kept only where it matched) {decode([draw])!r} (id {draw})" in hover
+
+
+def test_a_stage_one_rejection_names_the_threshold_it_failed(family):
+    """A reviewer read "divergence 0.4262" on a psd-f rejection, and not the tau_q it failed."""
+    run = playground.generate("hello there", method="psd-f", **family, temperature=1.0, seed=2, max_new_tokens=40)
+    token = next(t for t in run.tokens if t.stage_one_replaced)
+    rejected = token.stage_one_replaced[0]
+    hover = render.tooltip(token, lambda i: family["target"].tokenizer.decode([i]))
+    assert f"divergence {render.number(rejected['divergence'])}; tau {render.number(rejected['tau'])}" in hover
 
 def test_the_draft_tokens_the_qualifier_rejected_before_a_candidate_the_target_rejected_stay_on_screen(family):
     """Only the stage-one rejections before tokens that reached the answer were struck: where the

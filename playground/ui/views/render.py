@@ -34,10 +34,11 @@ DIAGNOSTIC_LABELS = {"p_target": "p target (sampling settings)", "p_target_raw":
                      "position_in_block": "position in block", "bonus": "bonus token",
                      "branch": "tree branch (0: the chain's own token, 1+: a sibling the tree added)",
                      "lookup": "from the prompt lookup's branch",
-                     "verifier_draw": "the verifier's own draw (token id: kept only where it matched)"}
+                     "verifier_draw": "the verifier's own draw (kept only where it matched)"}
 # A rule without a threshold (sd's ratio test, csd's rescue) never reads the divergence its check records.
 UNREAD_DIVERGENCE = "divergence (recorded for the charts; this rule does not read it)"
-CANDIDATE_FIGURES = ("p_target", "p_qualifier", "p_draft", "divergence", "accept_prob", "u", "verifier_draw", "psi")
+CANDIDATE_FIGURES = ("p_target", "p_qualifier", "p_draft", "divergence", "tau", "accept_prob", "u", "verifier_draw",
+                     "psi")
 
 
 def tooltip(token: TokenRecord, decode: Callable[[int], str]) -> str:
@@ -45,7 +46,7 @@ def tooltip(token: TokenRecord, decode: Callable[[int], str]) -> str:
     diagnostics = token.own_figures()
     for key in DIAGNOSTIC_LABELS:
         if key in diagnostics:
-            lines.append(f"{_label(key, diagnostics)}: {number(diagnostics.pop(key))}")
+            lines.append(f"{_label(key, diagnostics)}: {_value(key, diagnostics.pop(key), decode)}")
     lines += [_line(key, value) for key, value in diagnostics.items()]
     if token.branch and token.replaced and token.check.is_ratio:  # recursive rejection sampling's residual
         lines.append(f"its acceptance prob reads p after the {len(token.replaced)} candidate(s) rejected before it "
@@ -65,14 +66,19 @@ def _stage_one_lines(token: TokenRecord, decode: Callable[[int], str]) -> list[s
 
 def _candidate(candidate: dict, source: str, decode: Callable[[int], str]) -> str:
     kind = "qualifier" if candidate.get("origin") == "qualifier" else "draft"
-    return f"{kind} candidate {decode(candidate['id'])!r} (id {candidate['id']}, {source}){_figures(candidate)}"
+    return f"{kind} candidate {decode(candidate['id'])!r} (id {candidate['id']}, {source}){_figures(candidate, decode)}"
 
 
-def _figures(candidate: dict) -> str:
-    """A replaced candidate's own check, in a few words."""
-    shown = [f"{_label(key, candidate)} {number(candidate[key])}"
+def _figures(candidate: dict, decode: Callable[[int], str]) -> str:
+    """A replaced candidate's own check, in a few words (its threshold with its divergence)."""
+    shown = [f"{_label(key, candidate)} {_value(key, candidate[key], decode)}"
              for key in CANDIDATE_FIGURES if candidate.get(key) is not None]
     return f": {'; '.join(shown)}" if shown else ""
+
+
+def _value(key: str, value, decode: Callable[[int], str]) -> str:
+    """A figure as shown; the verifier's own draw as its token (a reviewer got only an id)."""
+    return f"{decode(value)!r} (id {value})" if key == "verifier_draw" else number(value)
 
 
 def _label(key: str, figures: dict) -> str:
