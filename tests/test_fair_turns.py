@@ -298,9 +298,34 @@ def test_a_page_says_where_it_stands_at_once_while_other_runs_hold_the_model(han
         handlers.runs.line.leave(other)
 
 
+def test_a_runs_clock_counts_its_wait_for_its_first_turn(handlers, monkeypatch):
+    """A second visitor's page saw 111.8 s from its click to "done: ... in 101.08 s": its wait for
+    its first turn, before the run began, was on no clock. The status line's seconds run from the click."""
+    from playground.ui.sharing import model_thread  # noqa: PLC0415
+
+    monkeypatch.setattr(model_thread, "turns", Turns())
+    key = SessionKey("s1", "203.0.113.5")
+    list(handlers.generate(key, PROMPT, "sd", False, *values()))  # loads the models
+    held, release = threading.Event(), threading.Event()
+
+    def hold():  # another visitor holds the model for a second
+        with model_thread.turns.turn("198.51.100.9"):
+            held.set()
+            release.wait(1.0)
+    threading.Thread(target=hold).start()
+    held.wait(5)
+    asked = time.perf_counter()
+    views = list(handlers.generate(key, PROMPT, "sd", False, *values(max_new_tokens=8)))
+    waited = time.perf_counter() - asked
+    account = handlers.sessions.get(key).run.stats.account
+    assert "done" in views[-1][0] and account.clock >= 0.95 * waited and waited > 1.0
+    assert account.parts()["waiting for its turn"] >= 0.9  # the held second is waiting, not its own time
+    assert sum(account.parts().values()) == pytest.approx(account.clock)
+
+
 def _step_times(handlers, key, method: str, tokens: int) -> list[float]:
     """The times at which a Generate run's steps arrived, through the app's own start and steps."""
-    _, started = handlers.runs.start(key, PROMPT, method, values(max_new_tokens=tokens))
+    _, started = handlers.runs.start(key, PROMPT, method, values(max_new_tokens=tokens), time.perf_counter())
     times = []
     try:
         list(started.waits())

@@ -79,6 +79,7 @@ class SpeedAccount:
     draft_role: str = "draft"
     clock: float = 0.0  # seconds since the run started, waiting included: what the status line shows
     waited: float = 0.0  # held at its yields: other visitors' rounds, a page being updated
+    before: float = 0.0  # from being asked for to its start (asked_at): in line, its first turn, a load
     measuring: float = 0.0  # spent timing T(1) (not the run's own work)
     decoder_cpu: float = 0.0  # CPU seconds of the decoding thread in the run's rounds
     tokens: int = 0
@@ -103,7 +104,7 @@ class SpeedAccount:
         """Count a round the method yielded, the decoding thread's CPU seconds for it, and the
         clock at its end; `waited` is how long the run has been held so far."""
         self.clock = time.perf_counter() - self.started
-        self.waited = waited
+        self.waited = waited + self.before
         self.round_count += 1
         checks = step.extra.get("check_seconds", 0.0)
         self.tokens += len(step.tokens)
@@ -117,6 +118,16 @@ class SpeedAccount:
         if passes:
             self.rounds.append(Round(step.forwards.get(self.draft_role, 0), step.drafted + 1, len(step.tokens)))
             self.pass_seconds.append((step.verify_seconds - checks) / passes)
+
+    def asked_at(self, asked: float) -> None:
+        """The run was asked for at `asked` (perf_counter) and started later: its clock and its
+        waiting count the time between, as its visitor waited it (a second visitor's page saw 111.8 s
+        from the click to "done: ... in 101.08 s": its wait for its first turn was on no clock)."""
+        before = self.started - asked
+        if before > 0:
+            self.started, self.before = asked, self.before + before
+            self.clock += before
+            self.waited += before
 
     def take_own_pass(self, runner, step) -> None:
         """Before counting `step`: where it fed the target's `runner` (a KVRunner) one token alone

@@ -50,21 +50,21 @@ class Generation:
         """Yield (status, tokens html, stats html with the running lines) as the run streams; its
         plotly charts follow on their own event once it has ended (run_charts.py). `stop()` in the
         same session (also called before each new run) ends it cleanly at its next step."""
-        session = self.sessions.get(key)
+        asked, session = time.perf_counter(), self.sessions.get(key)
         ticket = session.stale_runs.start()
         if session.stale_runs.stale(ticket):
             yield _status_only(render.status_html(f"Generate stopped before it started: {session.stale_runs.reason}"))
             return
         if self._busy():
             yield _status_only(render.status_html(waiting_text(session)))
-        yield from self._stream(session, ticket, key, prompt, method, show_rejected, values)
+        yield from self._stream(session, ticket, key, prompt, method, show_rejected, values, asked)
 
     def _busy(self) -> bool:
         """Other runs take every place in line, or the model is held: this run's first round waits
         (its page still shows the previous run until it starts)."""
         return self.runs.line.full() or model_thread.turns.busy()
 
-    def _stream(self, session, ticket: int, key: str, prompt: str, method: str, show_rejected, values):
+    def _stream(self, session, ticket: int, key: str, prompt: str, method: str, show_rejected, values, asked: float):
         session.run, session.timeline, session.show_rejected = None, charts.Timeline(), show_rejected is True
         session.settings_on_screen = (prompt, method, *values)
         session.final_charts_due = False  # an earlier run's charts are not this one's
@@ -76,7 +76,7 @@ class Generation:
         try:
             if not isinstance(show_rejected, bool):
                 raise PlaygroundError(f"show rejected drafts must be true or false, got {show_rejected!r}")
-            models, started = self.runs.start(key, prompt, method, values)
+            models, started = self.runs.start(key, prompt, method, values, asked)
             session.decode = decoder(models[METHODS[method].roles[0]])
             for waiting in started.waits(lambda: session.stale_runs.stale(ticket)):
                 yield _status_only(render.status_html(waiting))

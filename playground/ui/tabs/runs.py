@@ -42,12 +42,13 @@ class Runs:
         self.family.sessions.get(key).admit(1, current_limits().runs_per_minute)
         return models, model_thread.iterate(stream(prompt, **arguments), visitor_of(key))
 
-    def start(self, key: str, prompt: str, method: str, values) -> tuple[dict, "Started"]:
-        """(the method's models, a Generate run as it starts); counts one run against the session's rate."""
+    def start(self, key: str, prompt: str, method: str, values, asked: float) -> tuple[dict, "Started"]:
+        """(the method's models, a Generate run as it starts, asked for at `asked`, a perf_counter
+        time); counts one run against the session's rate."""
         models, arguments = self._prepare(key, method, values, {})
         self.family.sessions.get(key).admit(1, current_limits().runs_per_minute)
         options = {name: value for name, value in arguments.items() if name not in models and name != "method"}
-        return models, Started(self, key, prompt, models, arguments, signature(prompt, method, models, options))
+        return models, Started(self, key, prompt, models, arguments, signature(prompt, method, models, options), asked)
 
     def job(self, key: str, plan: list[tuple[str, int]]) -> Job:
         """A Compare's or Race's runs as one job in line: `plan` is (method, tokens at most) of each."""
@@ -95,8 +96,9 @@ class Started:
     computed to begin), its steps (computed round by round, followed as another visitor's identical
     run computes them, or replayed) and its end."""
 
-    def __init__(self, runs: Runs, key: str, prompt: str, models: dict, arguments: dict, key_of_run: tuple | None):
-        self.runs, self.prompt, self.models, self.arguments = runs, prompt, models, arguments
+    def __init__(self, runs: Runs, key: str, prompt: str, models: dict, arguments: dict, key_of_run: tuple | None,
+                 asked: float):
+        self.runs, self.prompt, self.models, self.arguments, self.asked = runs, prompt, models, arguments, asked
         self.signature, self.visitor = key_of_run, visitor_of(key)
         self.record = self.job = self.following = self.computing = None
         self.claimed = False
@@ -186,7 +188,10 @@ class Started:
         return self._computed()
 
     def _computed(self):
-        for step, run in model_thread.iterate(stream(self.prompt, **self.arguments), self.visitor, self.job.charge):
+        steps = model_thread.iterate(stream(self.prompt, **self.arguments), self.visitor, self.job.charge)
+        for number, (step, run) in enumerate(steps):
+            if not number:
+                run.stats.account.asked_at(self.asked)  # its clock from the click, as its visitor waited
             self.job.wrote(len(step.tokens))
             if self.computing is not None:
                 self.computing.add(step, run)
