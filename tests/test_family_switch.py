@@ -48,6 +48,6 @@ def test_a_load_that_changes_the_method_says_so_in_its_status(family):
     handlers = Handlers(loader=by_spec.__getitem__,
                         presets=[Preset("tiny", "tiny-target", "tiny-draft", "tiny-qualifier", "tiny")])
     status, _, methods = handlers.load(KEY, "tiny-target", "tiny-draft", "tiny-qualifier", "sd")
-    assert "method" not in status and methods.value == "sd"
+    assert "method" not in status and methods == gr.skip()  # already loaded: the page keeps its method
     status, _, methods = handlers.load(KEY, "tiny-target", "tiny-foreign-draft", "", "psd-a")
     assert f"; method {methods.value} now (psd-a does not run on this family)" in status

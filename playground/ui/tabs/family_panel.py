@@ -27,7 +27,7 @@ from ..sharing.visitors import session_key
 from ..views import render
 from ..views.error_status import check_method, error_status
 from ..views.widgets import Choice
-from .wiring import PRIVATE, keyed
+from .wiring import PICKED_JS, PRIVATE, keyed
 
 Loader = Callable[[str], LoadedModel]
 MAX_FAILED_LOADS = 1000  # sessions whose last Load failed, remembered to say why their runs wait
@@ -116,7 +116,10 @@ class FamilyPanel:
             why = "its preset's" if session.preset and chosen == session.preset.default_method else \
                 f"{method} does not run on this family"
             said += f"; method {chosen} now ({why})"
-        return render.status_html(said), describe_family(models), gr.Dropdown(choices=choices, value=chosen)
+        # The family already loaded keeps the method the page shows now: a Load pressed while a preset
+        # loaded sent the method from before it, and put it back over the preset's.
+        picked = gr.Dropdown(choices=choices, value=chosen) if switched else gr.skip()
+        return render.status_html(said), describe_family(models), picked
 
     def cleared_views(self, key: str, count: int) -> list:
         """After a Load: `count` views emptied where the Load changed the family (the previous
@@ -304,9 +307,11 @@ def build_panel(handlers, status):
 
     def on_preset(name, target, draft, qualifier, current, request: gr.Request, progress=gr.Progress()):
         if handlers.family.picked_again(session_key(request), name):
-            return gr.skip(), gr.skip(), gr.skip()
+            return render.status_html(f"{name} is the family loaded: nothing to load"), gr.skip(), gr.skip()
         return on_load(target, draft, qualifier, current, request, progress)
 
+    # Said by the page at once: on a busy machine the last run's "done" stood for seconds after a pick.
+    preset.input(None, preset, status, js=PICKED_JS, **PRIVATE)
     # A pick while the last one loads waits for it (by default it was dropped, its boxes filled in
     # and its family never loaded).
     chosen = preset.input(handlers.preset, preset, [*specs, family], trigger_mode="always_last", **PRIVATE)

@@ -21,6 +21,8 @@ CLEAR_PROMPT_REFUSAL_JS = """() => {
 # Said by the page itself as Generate is pressed: on a busy machine the last run's "done: ..." (or a
 # Load's "loaded ...") stood for 6-10 s after the click, until the server's first word came.
 STARTING_JS = """() => '<div class="status status-info">starting…</div>'"""
+PICKED_JS = """(name) => '<div class="status status-info">preset ' + String(name).replace(/[&<>]/g, '') +
+    ': loading its family…</div>'"""  # as a preset is picked, likewise
 FROM_PAGE = "_from_page"  # the API name of an API event's twin for the page (Shared.page_and_api)
 
 
