@@ -755,6 +755,21 @@ def test_browser_step_mode_draws_a_token_tree(page):
     page.screenshot(path=str(ARTIFACTS / "ui-step-tree.png"), full_page=True)
 
 
+def test_browser_a_check_typed_past_the_rounds_last_is_said(page):
+    """A reviewer typed 9 into step mode's check box and Tab: it became 1, silently."""
+    page.get_by_role("tab", name="Step mode").click()
+    page.locator("#step-teaching").click()
+    page.locator("#step-status", has_text="step mode reset").wait_for()
+    page.locator("#step").click()
+    page.locator("#step-status", has_text="round 1").wait_for()
+    box = page.locator("#step-position input[type=number]")
+    box.click()
+    page.keyboard.press("Control+A")
+    page.keyboard.type("99")
+    page.keyboard.press("Tab")
+    page.locator(".toast-body", has_text="check 99 is not one of this round").first.wait_for()
+
+
 def test_browser_a_bad_sidebar_value_is_answered_on_the_spot_with_its_range(page):
     """The issue: tau typed as 5 ran with tau = 1 and candidates 0 became 1, silently. The value
     alone is answered (no Generate pressed, no run started); how fast is the bench's to say."""
@@ -773,10 +788,12 @@ def test_browser_a_bad_sidebar_value_is_answered_on_the_spot_with_its_range(page
     assert "tau must be between 0 and 1 under js, got 7" in page.locator("#option-note").inner_text()
     tau.fill("0.3")
     page.wait_for_function("() => document.querySelector('#option-note').innerText.trim() === ''")
-    # Typed and left in the same instant: the slider moves it to 1 before its input is sent.
-    tau.select_text()
-    tau.press_sequentially("9")
-    tau.press("Tab")
+    # Clicked, typed and left in the same instant: the slider moves it to 1 before its input is sent,
+    # and the click's own release (its value before) is still on its way.
+    tau.click()
+    page.keyboard.press("Control+A")
+    page.keyboard.type("9")
+    page.keyboard.press("Tab")
     page.locator("#option-note", has_text="got 9").wait_for()
     tau.fill("0.3")
     page.wait_for_function("() => document.querySelector('#option-note').innerText.trim() === ''")
@@ -819,7 +836,7 @@ def test_browser_the_what_if_refuses_a_c_past_its_slider_and_reads_a_curve_when_
     words.get_by_text("c must be between 0 and 2 (a draft forward in target steps), got 5").wait_for()
     cost.press("Tab")
     words.get_by_text("at c = 2.000").wait_for()
-    assert "c = 2 is the slider's end: a larger c typed into its box is moved there" in words.inner_text()
+    assert words.inner_text().startswith("c = 2 is the slider's end: a larger c typed into its box is moved there")
     page.locator("#what-if-profile input").click()
     page.get_by_role("option", name="your own").click()
     curve = page.locator("#what-if-curve textarea")

@@ -1022,3 +1022,7 @@ def test_a_check_typed_past_the_rounds_last_is_named_on_its_chart(handlers):
     title = handlers.step_position(KEY, last + 5).layout.title.text
     assert title.startswith(f"check {last + 5} is not one of this round's 0-{last}: check {last} shown")
     assert "is not one of" not in handlers.step_position(KEY, last).layout.title.text
+    # typed and left, the slider moves it to the last check before the value reaches the chart: its
+    # release, which carries it as typed, says so in a toast
+    with pytest.warns(UserWarning, match=f"check {last + 5} is not one of this round.* 0-{last}: the slider moves it"):
+        handlers.step_check_typed(KEY, last + 5)

@@ -55,7 +55,7 @@ class Handlers:
             what_if.on_page
         self.compare, self.compare_estimate = comparison.compare, comparison.estimate
         self.step, self.step_position, self.step_reset = steps.step, steps.step_position, steps.step_reset
-        self.step_restart = steps.restart
+        self.step_restart, self.step_check_typed = steps.restart, steps.check_typed
         self.teaching_set, self.step_checks = steps.teaching_set, steps.check_slider
         self.toy_reset, self.toy_step = steps.toy_reset, steps.toy_step
         self.export_json, self.export_charts = exports.export_json, exports.export_charts

@@ -181,5 +181,6 @@ def _wire_checks(widgets: list, note) -> None:
                      **_CHECK)
         if control.kind == "slider":
             # A value typed and left at once reaches the server only as the slider's end it was moved
-            # to; the slider's release, sent as the box is left, carries it as typed.
-            widget.release(checked_as_typed(control.name), checks, note, **_CHECK)
+            # to; the slider's release, sent as the box is left, carries it as typed. Every release:
+            # the click into the box sends one too, and by default a second waiting for it was dropped.
+            widget.release(checked_as_typed(control.name), checks, note, trigger_mode="multiple", **_CHECK)

@@ -8,6 +8,7 @@ from ...decoding.speed.what_if import pass_cost_sentence
 from ...methods import METHODS
 from ..options import all_controls, finite_number
 from ..sharing.session import Stepping
+from ..sharing.visitors import session_key
 from ..views import charts, render
 from ..views.error_status import error_status, toast_text
 from ..views.explain_round import TOY_SEEDS, Toy, bars, explain_step
@@ -77,6 +78,16 @@ class StepMode:
             return gr.update(value=0, maximum=1, label="check (none in this round)")
         position = min(max(int(position), 0) if finite_number(position) else 0, count - 1)
         return gr.update(value=position, maximum=max(count - 1, 1), label=f"check: 0-{count - 1} in this round")
+
+    def check_typed(self, key: str, position) -> None:
+        """A check number typed past this round's checks, as typed (the slider's release): said in
+        a toast, since the slider then moves it to the nearest check (a reviewer saw 9 become 1)."""
+        stepping = self.sessions.get(key).stepping
+        count = len(stepping.explanation.checks) if stepping and stepping.explanation else 0
+        if finite_number(position) and count and not 0 <= position <= count - 1:
+            nearest = min(max(int(position), 0), count - 1)
+            gr.Warning(toast_text(f"check {position:g} is not one of this round's 0-{count - 1}: the slider moves "
+                                  f"it to {nearest}"))
 
     def step_reset(self, key: str):
         session = self.sessions.get(key)
@@ -168,6 +179,10 @@ def build_tab(ui: Shared) -> None:
                    [by_name["temperature"], by_name["draft_confidence"]], **PRIVATE).then(
         keyed(ui.handlers.teaching_set), ui.about, [status, ui.about], **PRIVATE)
     position.change(keyed(ui.handlers.step_position), position, bars, **PRIVATE)
+
+    def check_typed(request: gr.Request, event: gr.EventData):  # the value as typed, before the slider moves it
+        ui.handlers.step_check_typed(session_key(request), event._data)
+    position.release(check_typed, None, None, trigger_mode="multiple", **PRIVATE)
 
 
 def build_toy_tab(handlers) -> None:

@@ -86,11 +86,11 @@ class WhatIf:
         unsettled = run.stats.account.unsettled() if name == what_if.THIS_RUN else ""
         busy = (f"**Not settled:** {unsettled}; this run's costs were measured on the busy machine, so the "
                 "projection marked \\* is of those costs. " if unsettled else "")
-        end = (f" c = {COST_RANGE[1]:g} is the slider's end: a larger c typed into its box is moved there."
+        # First, on a line of its own: at the end of the paragraph a reviewer took it for no answer to a 5 typed.
+        end = (f"**c = {COST_RANGE[1]:g} is the slider's end:** a larger c typed into its box is moved there.\n\n"
                if cost_ratio == COST_RANGE[1] else "")
-        return (busy + _words(run, rounds, profile, " \\*" if unsettled else "") + _beside_prediction(run, profile)
-                + end,
-                _speedup_by_cost(rounds, profile))
+        words = _words(run, rounds, profile, " \\*" if unsettled else "") + _beside_prediction(run, profile)
+        return end + busy + words, _speedup_by_cost(rounds, profile)
 
     def _check_cost(self, key: str, name: str, cost_ratio: float | None) -> None:
         """c typed below 0 or past the slider's end is refused (the slider moves it into its range
