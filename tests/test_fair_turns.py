@@ -7,6 +7,7 @@ import time
 
 import pytest
 
+from playground.decoding.speed.speed_account import WAITING_PART
 from playground.errors import PlaygroundError
 from playground.models.presets import Preset
 from playground.ui.handlers import Handlers
@@ -319,7 +320,7 @@ def test_a_runs_clock_counts_its_wait_for_its_first_turn(handlers, monkeypatch):
     waited = time.perf_counter() - asked
     account = handlers.sessions.get(key).run.stats.account
     assert "done" in views[-1][0] and account.clock >= 0.95 * waited and waited > 1.0
-    assert account.parts()["waiting for its turn"] >= 0.9  # the held second is waiting, not its own time
+    assert account.parts()[WAITING_PART] >= 0.9  # the held second is waiting, not its own time
     assert sum(account.parts().values()) == pytest.approx(account.clock)
 
 

@@ -11,7 +11,7 @@ from markdown_it import MarkdownIt
 import playground
 from playground.decoding.speed import speed_account
 from playground.decoding.speed.cost_model import projected_speedup, replay
-from playground.decoding.speed.speed_account import BUSY_UTILIZATION, SpeedAccount, Timing
+from playground.decoding.speed.speed_account import BUSY_UTILIZATION, WAITING_PART, SpeedAccount, Timing
 from playground.decoding.speed.speed_bound import speedup_bound
 from playground.decoding.stats import Stats
 from playground.decoding.step import Step, TokenRecord
@@ -76,11 +76,11 @@ def test_the_budget_adds_up_to_the_status_lines_clock_waiting_included(family):
         time.sleep(0.02)
     account = run.stats.account
     parts = account.parts()
-    assert parts["waiting for its turn"] >= 0.02 * (run.stats.steps - 1)
+    assert parts[WAITING_PART] >= 0.02 * (run.stats.steps - 1)
     assert parts["timing ar's step"] > 0
     assert sum(parts.values()) == pytest.approx(account.clock, rel=0.02)
     assert run.stats.to_dict()["seconds"] == account.clock
-    assert account.speedup() == pytest.approx(account.ar_seconds() / (account.clock - parts["waiting for its turn"]
+    assert account.speedup() == pytest.approx(account.ar_seconds() / (account.clock - parts[WAITING_PART]
                                                                       - parts["timing ar's step"]))
     assert all(seconds >= 0 for seconds in parts.values())
     assert [trace.name for trace in charts.time_budget(run, None).data] == list(charts.BUDGET_COLORS)

@@ -962,11 +962,20 @@ def paired_cell(stats_html: str) -> dict:
     return {label: figure for label, figure in stat_cells(stats_html).items() if label.startswith(PAIRED)}
 
 
-def test_a_load_of_another_family_forgets_the_pages_ar_run(handlers):
+def test_a_load_of_another_family_forgets_the_pages_ar_run(handlers, monkeypatch):
     run_generate(handlers, "ar")
     assert handlers.sessions.get(KEY).last_ar is not None
     handlers.load(KEY, "tiny-target", "tiny-draft", "")  # the page's family had a qualifier too
     assert handlers.sessions.get(KEY).last_ar is None
+    # and a run whose speedup the account withholds says why none is paired (the row went unsaid)
+    from playground.decoding.speed.speed_account import SpeedAccount  # noqa: PLC0415
+    from playground.ui.tabs.generate import stats_shown  # noqa: PLC0415
+
+    run_generate(handlers, "sd")
+    sd = handlers.sessions.get(KEY).run
+    monkeypatch.setattr(SpeedAccount, "unsettled", lambda account: "the page drawing each round moved T(1)")
+    (label, figure), = paired_cell(render.stats_html(stats_shown(sd, None))).items()
+    assert figure == "not given" and "this page has no `ar` run to pair it with" in label
 
 
 def test_a_waiting_run_mentions_an_earlier_answer_only_where_the_page_shows_one(handlers):

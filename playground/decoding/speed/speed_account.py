@@ -45,6 +45,9 @@ AR_ROW = "ar at this run's T(1), same tokens"
 # The target's first pass, over the prompt: `ar` takes it too, and after a Load it runs cold (a
 # reviewer found a second of it inside "target passes" and ar's bar, beside a pass cost of 0.95 T(1)).
 PROMPT_PASS = "the prompt's pass"
+# From the click to its start and between its rounds: other visitors' rounds, a page being updated,
+# its place in line, its models loading (a reviewer saw a load's 1.7 s here, called a turn).
+WAITING_PART = "waiting (its turn, a load)"
 
 
 class Clock:
@@ -209,7 +212,7 @@ class SpeedAccount:
                  "checks and walk": self.checks}
         parts["host, between them"] = max(self.decoder_seconds - sum(parts.values()), 0.0)
         parts["timing ar's step"] = self.measuring
-        parts["waiting for its turn"] = self.waited
+        parts[WAITING_PART] = self.waited
         return parts
 
     def ar_seconds(self) -> float | None:

@@ -315,7 +315,12 @@ def paired_speedup(run, ar) -> LastArPairing | None:
     as this page ran them (drawing its rounds on the same cores), which the speed account's T(1),
     timed beside the run, may not settle; one run each, not repeated (Compare repeats). Withheld,
     with why, where their T(1)s are SAME_MACHINE times apart."""
-    if ar is None or run is ar or run.method == "ar" or run.prompt != ar.prompt:
+    if run.method == "ar":
+        return None
+    if ar is None:  # the row went, unsaid, after a Load of another family
+        return LastArPairing(None, "not given: this page has no `ar` run to pair it with (a Load of another family "
+                                   "forgets the last): run ar on this prompt, then this method")
+    if run is ar or run.prompt != ar.prompt:
         return None
     if run.models.get("target") != ar.models.get("target") or [t.id for t in run.tokens] != [t.id for t in ar.tokens]:
         return None

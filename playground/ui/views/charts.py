@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 import plotly.graph_objects as go
 
 from ...decoding.speed.cost_model import expected_tokens_per_step
-from ...decoding.speed.speed_account import PROMPT_PASS
+from ...decoding.speed.speed_account import PROMPT_PASS, WAITING_PART
 from ...decoding.step import ORIGINS
 from ...decoding.token_tree import branches
 from .explain_round import TOY_P, TOY_Q, TOY_TOKENS
@@ -248,7 +248,7 @@ LEGEND_BELOW = {"orientation": "h", "x": 0, "xanchor": "left", "y": -0.3, "yanch
 LEGEND_AT_FOOT = {"orientation": "h", "x": 0, "xanchor": "left", "y": 0, "yref": "container", "yanchor": "bottom"}
 BUDGET_COLORS = {"drafting": COLORS["draft"], PROMPT_PASS: "#9fc3e6", "target passes": COLORS["target"],
                  "checks and walk": "#8e6bbf",
-                 "host, between them": "#bbbbbb", "timing ar's step": "#e0b84f", "waiting for its turn": "#e8e8e8"}
+                 "host, between them": "#bbbbbb", "timing ar's step": "#e0b84f", WAITING_PART: "#e8e8e8"}
 
 
 def time_budget(run, timeline) -> go.Figure:
