@@ -1015,6 +1015,15 @@ def test_a_load_of_the_family_already_loaded_keeps_the_pages_method(handlers):
     assert dropdown == gr.skip() and status.count("already loaded") == 1 and "method" not in status
 
 
+def test_a_load_of_another_family_starts_step_mode_anew(handlers):
+    """Step mode's run went on with the old family's models after a Load of another."""
+    handlers.step(KEY, PROMPT, "sd", 0, *values(temperature=1.0, seed=1))
+    assert "round 2" in handlers.step(KEY, PROMPT, "sd", 0, *values(temperature=1.0, seed=1))[0]
+    handlers.load(KEY, "tiny-target", "tiny-draft", "")  # the page's family had a qualifier too
+    status, *_ = handlers.step(KEY, PROMPT, "sd", 0, *values(temperature=1.0, seed=1))
+    assert "sd, round 1" in status and "tiny-qualifier" not in handlers.sessions.get(KEY).stepping.run.models.values()
+
+
 def test_restart_empties_the_step_tab(handlers):
     """A reviewer found a round of a run two Loads before under "step mode reset"."""
     handlers.step(KEY, PROMPT, "sd", 0, *values(temperature=1.0, seed=1))

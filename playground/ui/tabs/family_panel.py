@@ -99,6 +99,9 @@ class FamilyPanel:
             self._switched.add(key)
             session.last_ar = None  # a run of another family is not timed against it
             session.stale_runs.stop(FAMILY_CHANGED)  # its late "done" overwrote this Load's status
+            if session.stepping:  # step mode's run was of the old family's models: the next Step starts anew
+                session.stepping.steps.close()
+            session.stepping = None
         session.specs, session.specs_edited = loaded, False
         self._failed_loads.pop(key, None)
         session.preset = next((p for p in self.presets if p.specs() == {r: s or "" for r, s in specs.items()}), None)
