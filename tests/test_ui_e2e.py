@@ -762,6 +762,8 @@ def test_browser_a_check_typed_past_the_rounds_last_is_said(page):
     page.locator("#step-status", has_text="step mode reset").wait_for()
     page.locator("#step").click()
     page.locator("#step-status", has_text="round 1").wait_for()
+    # The round's check range comes just after its status (typed before, 99 met the old slider).
+    page.locator("#step-position", has_text="in this round").wait_for()
     box = page.locator("#step-position input[type=number]")
     box.click()
     page.keyboard.press("Control+A")
