@@ -190,3 +190,17 @@ def test_the_runner_drafts_what_the_head_gives_reading_the_targets_features_in_o
         runner.next_logits(ids[:length])  # the target has read the text, as after a round
         scores = drafts.next_logits(ids[:length])[0][model.target_ids(torch.arange(model.config.draft_vocab_size))]
         assert torch.allclose(scores, whole[length - 2], atol=1e-4), length
+
+
+def test_a_head_reading_the_targets_normed_output_drafts_and_one_past_it_is_refused(family, tmp_path):
+    """Id L (the target's layer count) is the last layer's normed output, the embedded head's high
+    depth; L + 1 names nothing."""
+    target = family["target"]
+    count = target.model.config.num_hidden_layers
+    output = load_model(str(write_head(tmp_path / "top", target.model, target.tokenizer, [0, 2, 4], [0, 1, count])))
+    alone = playground.generate(PROMPT, target=target, method="ar", temperature=0, max_new_tokens=24)
+    run = playground.generate(PROMPT, target=target, draft=output, method="sd", temperature=0, max_new_tokens=24)
+    assert [t.id for t in run.tokens] == [t.id for t in alone.tokens]
+    past = load_model(str(write_head(tmp_path / "past", target.model, target.tokenizer, [0, 2, 4], [0, 1, count + 1])))
+    with pytest.raises(PlaygroundError, match=f"reads target layers \\[0, 1, {count + 1}\\]; this target has {count}"):
+        playground.generate(PROMPT, target=target, draft=past, method="sd", max_new_tokens=4)

@@ -60,7 +60,7 @@ def feature_pass(target, examples, pad_id, layer_ids):
 def new_head(target, vocabulary: list[int]) -> FeatureDraft:
     """A head whose layer starts as the target's last layer (both halves of the joined input read
     through its maps), its fc as the high depth alone, its output layer the target's rows."""
-    config = head_config(target.config, len(vocabulary))
+    config = head_config(target.config, len(vocabulary), FEATURE_DRAFT["layer_ids"])
     head = FeatureDraft(config)
     last, width = target.model.layers[-1], config.hidden_size
     with torch.no_grad():
@@ -234,7 +234,7 @@ def stored_weights(head) -> dict:
 def build_feature_draft(target, tokenizer, examples, work_dir) -> dict:
     """Train on `examples`, store the head in FEATURE_DRAFT_DIR, measure it on the held-out prompts."""
     vocabulary = draft_vocabulary(examples, tokenizer, FEATURE_DRAFT["draft_vocab"])
-    layer_ids = head_config(target.config, len(vocabulary)).eagle_config["eagle_aux_hidden_state_layer_ids"]
+    layer_ids = FEATURE_DRAFT["layer_ids"]
     teacher = cached(work_dir / f"features-{len(examples)}-{'-'.join(map(str, layer_ids))}.pt",
                      lambda: feature_pass(target, examples, tokenizer.pad_token_id, layer_ids))
     head, minutes = train_feature_draft(target, tokenizer, examples, teacher, vocabulary, work_dir)
