@@ -434,3 +434,30 @@ def test_a_running_page_says_when_other_runs_come_to_share_the_model(handlers, e
         handlers.runs.line.leave(other)
     assert any("(sharing the model with 1 other run, a round each)" in status for status in statuses[1:-1])
     assert "sharing" not in statuses[0]
+
+
+def test_a_running_page_says_at_once_when_the_others_come_and_go(handlers, monkeypatch):
+    """A reviewer's page kept "sharing the model with 1 other run" 3.6 s after the other had ended:
+    its refreshes were paced at 4% of a slow run. Paced never again here, it still refreshes when
+    the others come and when they go."""
+    from playground.ui.views.pacing import Pacer  # noqa: PLC0415
+
+    list(handlers.generate(SessionKey("s0", "192.0.2.1"), PROMPT, "ar", False, *values()))  # loads the models
+    views = handlers.generate(SessionKey("s1", "203.0.113.5"), PROMPT, "ar", False, *values(max_new_tokens=60))
+    other = Job("198.51.100.9", [(0.01, 10)])
+
+    def next_status():
+        return next(status for status, *_ in views if isinstance(status, str))
+    try:
+        next_status()
+        monkeypatch.setattr(Pacer, "due", lambda pacer: False)
+        handlers.runs.line.join(other)
+        joined = next_status()
+        handlers.runs.line.leave(other)
+        left = next_status()
+        rest = [status for status, *_ in views]
+    finally:
+        views.close()
+        handlers.runs.line.leave(other)
+    assert "(sharing the model with 1 other run, a round each)" in joined and "generating" in joined
+    assert "sharing" not in left and "generating" in left and rest, "told before the run's end"

@@ -87,9 +87,11 @@ def test_a_method_note_names_a_lever_the_loaded_draft_cannot_take_with_why(handl
     """slem on a byte draft said "set draft_vocab = 8192 (the shared defaults)": a byte draft has
     no 8,192 tokens to keep. The tiny draft has fewer tokens than that too."""
     handlers.load(KEY, "tiny-target", "tiny-draft", "tiny-qualifier")
-    about = handlers.method_changed(KEY, "sd")[-1]
+    *updates, about = handlers.method_changed(KEY, "sd")
     size = family["draft"].model.config.vocab_size
     assert f"draft_vocab does not apply to this draft: the draft has only {size} tokens" in about
+    shown = {c.name: u["visible"] for c, u in zip(all_controls(), updates, strict=True)}
+    assert not shown["draft_vocab"] and shown["draft_confidence"]  # a reviewer saw its slider stay, unusable
     assert "draft_vocab = 8192" not in about and "draft_confidence = 0.6" in about
     assert "draft_vocab = 8192" in fresh_handlers(family).method_changed(KEY, "sd")[-1]  # no draft loaded: no check
 
@@ -677,6 +679,8 @@ def test_compare_columns_print_their_settings_a_repetition_measure_and_a_diff(ha
     # Each run's budget; `ar`'s seconds for the same tokens beside the drafting runs only (an ar run's are its own).
     assert view.count("where the seconds went") == 3 and view.count(f"{escape(AR_ROW)}: about") == 2
     assert view.count("drafting ") == 2 and view.count("checks and walk") == 2
+    # The modelled ar is told apart from the measured ar runs the column's speedup pairs with.
+    assert view.count("the speedup above pairs the measured ar runs, not this modelled ar") == 2
 
 
 def stat_cells(stats_html: str) -> dict:

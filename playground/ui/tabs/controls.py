@@ -42,18 +42,29 @@ def _listed(values: dict) -> str:
                      else f"{name} = {value}" for name, value in values.items())
 
 
-def _set_on_switch(method, defaults: dict, linked: frozenset = frozenset(), draft=None) -> str:
+def _shown_on_switch(method, defaults: dict) -> dict:
+    """The options, among those methods default differently, that `method` reads, at `defaults`."""
+    switched = _method_defaults(method)
+    return {name: value for name, value in defaults.items() if name in switched and name in method.reads}
+
+
+def _blocked_levers(method, defaults: dict, draft) -> dict:
+    """{lever: why} for the levers set in `defaults` that the loaded `draft` cannot take (slem's
+    byte draft has no 8,192 most likely tokens to keep): hidden, and named with why."""
+    if draft is None:
+        return {}
+    config = RunConfig(**{name: value for name, value in defaults.items() if name in RunConfig.__dataclass_fields__})
+    return {name: why for name, value in _shown_on_switch(method, defaults).items()
+            if name in method.levers and value and (why := lever_blocker(config, method, draft, name))}
+
+
+def _set_on_switch(method, defaults: dict, linked: frozenset = frozenset(), blocked: dict | None = None) -> str:
     """What choosing the method set among the options methods default differently (a student
     comparing sd and fsd should know the draft changed with the rule), and whose values they are:
     the link the page opened (`linked`: the names it set), the method's own, or the shared ones.
-    A lever the loaded `draft` cannot take is named with why instead (slem's byte draft has no
-    8,192 most likely tokens to keep)."""
-    shown = {name: value for name, value in defaults.items() if name in _method_defaults(method)
-             and name in method.reads}
-    config = RunConfig(**{name: value for name, value in defaults.items() if name in RunConfig.__dataclass_fields__})
-    blocked = {name: why for name in shown if name in method.levers and draft is not None and shown[name]
-               and (why := lever_blocker(config, method, draft, name))}
-    shown = {name: value for name, value in shown.items() if name not in blocked}
+    A lever the loaded draft cannot take (`blocked`) is named with why instead."""
+    blocked = blocked or {}
+    shown = {name: value for name, value in _shown_on_switch(method, defaults).items() if name not in blocked}
     whose = ("the values of the link this page opened" if linked & set(shown) else
              f"{method.name}'s own defaults" if method.defaults else "the shared defaults")
     said = f"Choosing {method.name} set {', '.join(f'{name} = {value:g}' for name, value in shown.items())} ({whose})."
@@ -85,12 +96,14 @@ class Controls:
         defaults = {**_method_defaults(chosen), **(preset.settings(method) if preset and chosen else {})}
         linked = linked_values(self.family.sessions.get(key), preset)
         defaults = {**defaults, **linked}
-        updates = [gr.update(visible=c.name in visible, **({"value": defaults[c.name]} if c.name in defaults else {}),
+        blocked = _blocked_levers(chosen, defaults, self.family.loaded_draft(key, method)) if chosen else {}
+        updates = [gr.update(visible=c.name in visible and c.name not in blocked,
+                             **({"value": defaults[c.name]} if c.name in defaults else {}),
                              **_scale_of(c.name, defaults.get("divergence")))
                    for c in all_controls()]
         about = f"**{chosen.name}**: {chosen.summary} ({'lossless' if chosen.lossless else 'lossy'})" if chosen else ""
         if chosen:
-            about += "\n\n" + _set_on_switch(chosen, defaults, frozenset(linked), self.family.loaded_draft(key, method))
+            about += "\n\n" + _set_on_switch(chosen, defaults, frozenset(linked), blocked)
         preset_set = preset.settings(method) if preset and chosen else {}
         preset_set = {name: value for name, value in preset_set.items() if name not in linked}
         if preset_set:

@@ -88,16 +88,18 @@ class Generation:
                 yield _status_only(render.status_html(turn))
             doing = started.doing
             text_pace, stats_pace = Pacer(TEXT_INTERVAL), Pacer(STATS_INTERVAL)
+            shown_sharing = ""
             for _, run in steps:
                 session.run = run
                 session.timeline.add(run)
                 if session.stale_runs.stale(ticket):
                     break
-                with_stats = stats_pace.due()
-                if with_stats or text_pace.due():
-                    began = time.monotonic()
-                    yield self._view(session, f"{doing}… {render.tokens(run.stats.tokens)}{started.sharing()}",
-                                     with_stats)
+                with_stats, sharing = stats_pace.due(), started.sharing()
+                with_status = with_stats or sharing != shown_sharing  # who shares: said at once, not paced
+                if with_status or text_pace.due():
+                    began, shown_sharing = time.monotonic(), sharing
+                    status = f"{doing}… {render.tokens(run.stats.tokens)}{sharing}" if with_status else None
+                    yield self._view(session, status, with_stats)
                     cost = time.monotonic() - began
                     (stats_pace if with_stats else text_pace).spent(cost)
                     if with_stats:
@@ -130,9 +132,9 @@ class Generation:
         yield self._view(session, ending + (f"; {started.replay}" if started.replay else ""), True)
 
     @staticmethod
-    def _view(session, status: str, with_stats: bool) -> tuple:
-        """(status, token spans, stats); status and stats are skips between stats refreshes (each
-        updated component costs the page work that the model's cores pay for)."""
+    def _view(session, status: str | None, with_stats: bool) -> tuple:
+        """(status, token spans, stats); status (None) and stats are skips between their refreshes
+        (each updated component costs the page work that the model's cores pay for)."""
         run = session.run
         text = render.token_spans(run.tokens, session.decode, session.show_rejected)
         stats = gr.skip()
@@ -141,7 +143,7 @@ class Generation:
                                       retokenized=bool(run.steps and run.steps[0].draft_pieces is not None))
             stats += sparklines.running_lines_html(run, session.timeline)
             stats += render.serving_html(run) + render.vocabulary_html(run) if run.finished else ""
-        return (render.status_html(status) if with_stats else gr.skip()), text, stats
+        return (gr.skip() if status is None else render.status_html(status)), text, stats
 
     def stop(self, key: str, reason: str = STOP_PRESSED) -> None:
         """End the session's running (or queued) generation at its next step; its status gives the reason."""

@@ -21,6 +21,10 @@ TEACHING = {"temperature": 1.0, "draft_confidence": 0.0}  # step mode's one-clic
 TEACHING_NOTE = "Then step mode's Teaching settings set"  # the method note's last line after them
 
 
+
+def _not_a_check(position, last: int) -> str:
+    return f"check {position:g} is not one of this round's 0-{last}"
+
 class StepMode:
     def __init__(self, runs: Runs):
         self.runs, self.sessions = runs, runs.family.sessions
@@ -67,7 +71,7 @@ class StepMode:
         check = explanation.checks[shown]
         title = f"{check.stage.capitalize()} checks {stepping.decode(check.candidate)!r}: top tokens"
         if finite_number(position) and shown != position:  # typed past the slider (Gradio named no fix)
-            title = f"check {position} is not one of this round's 0-{last}: check {shown} shown<br>{title}"
+            title = f"{_not_a_check(position, last)}: check {shown} shown<br>{title}"
         return charts.bars(title, bars(check, stepping.decode))
 
     def check_slider(self, key: str, position: int):
@@ -86,8 +90,7 @@ class StepMode:
         count = len(stepping.explanation.checks) if stepping and stepping.explanation else 0
         if finite_number(position) and count and not 0 <= position <= count - 1:
             nearest = min(max(int(position), 0), count - 1)
-            gr.Warning(toast_text(f"check {position:g} is not one of this round's 0-{count - 1}: the slider moves "
-                                  f"it to {nearest}"))
+            gr.Warning(toast_text(f"{_not_a_check(position, count - 1)}: the slider moves it to {nearest}"))
 
     def step_reset(self, key: str):
         session = self.sessions.get(key)
