@@ -661,6 +661,14 @@ def test_browser_step_mode_keeps_its_round_count_on_its_own_tab(page):
     assert page.locator("#step-status").inner_text().startswith("sd, round 1:")
 
 
+def test_browser_each_step_click_steps_a_round(page):
+    """A reviewer clicked Step again while its round ran: one round came, the click dropped unsaid."""
+    page.get_by_role("tab", name="Step mode").click()
+    page.locator("#step").click()
+    page.locator("#step").click()
+    page.locator("#step-status", has_text="round 2:").wait_for()
+
+
 ANNOUNCED = """() => { window.announced = [];
     new MutationObserver(changes => changes.forEach(({target}) => window.announced.push(target.textContent)))
         .observe(document.body, {subtree: true, childList: true, characterData: true}); }"""

@@ -56,6 +56,7 @@ class Session:
     decode: object = None  # token id -> text, for the last run's tokenizer
     show_rejected: bool = False  # the toggle; a running generation reads it at each refresh
     stepping: Stepping | None = None
+    stepping_turns: threading.Lock = field(default_factory=threading.Lock, repr=False)  # a Step at a time
     toy: Toy = field(default_factory=Toy)
     stale_runs: StaleRunGuard = field(default_factory=StaleRunGuard)
     memories: dict = field(default_factory=dict)  # (target, draft) -> CorrectionMemory, public mode

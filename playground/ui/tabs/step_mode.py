@@ -30,8 +30,13 @@ class StepMode:
         self.runs, self.sessions = runs, runs.family.sessions
 
     def step(self, key: str, prompt: str, method: str, position: int, *values):
-        """Advance one verification round, starting a run if none is going.
+        """Advance one verification round, starting a run if none is going; a session's Steps go
+        one after another (a second click during a round is the next round).
         Returns (status, text html, explanation html, distributions figure)."""
+        with self.sessions.get(key).stepping_turns:
+            return self._step(key, prompt, method, position, *values)
+
+    def _step(self, key: str, prompt: str, method: str, position: int, *values):
         session = self.sessions.get(key)
         settings, restarted = (prompt, method, *values), ""
         if session.stepping is not None and session.stepping.settings != settings:
@@ -171,8 +176,9 @@ def build_tab(ui: Shared) -> None:
     text = gr.HTML(elem_id="step-output")
     explanation = gr.HTML(elem_id="step-explanation")
     bars = gr.Plot(elem_id="step-bars", show_label=False)
+    # Each click a round: a second click while the first's round ran was dropped, unsaid.
     ui.page_and_api(step.click, ui.handlers.step, [ui.prompt, ui.method, position, *ui.widgets],
-                    [status, text, explanation, bars], "step").then(
+                    [status, text, explanation, bars], "step", trigger_mode="multiple").then(
         keyed(ui.handlers.step_checks), position, position, **PRIVATE)
     ui.point_to_tab(step.click, "Step mode", "each step and its explanation are")
     reset.click(keyed(ui.handlers.step_restart), None, [status, text, explanation, bars, position], **PRIVATE)

@@ -92,7 +92,8 @@ class Shared:
             ended = json.dumps(status_html(f"{tab} has ended: its results, or what stopped it, are on its tab"))
             run.then(None, self.status, self.status, js=f"(now) => now === {said} ? {ended} : now", **PRIVATE)
 
-    def page_and_api(self, trigger, handler, inputs: list, outputs: list, api_name: str, **options):
+    def page_and_api(self, trigger, handler, inputs: list, outputs: list, api_name: str, trigger_mode=None,
+                     **options):
         """Wire `handler(key, *values of inputs)` for API callers as `api_name` (a hidden button,
         every input its own argument), and for the page on `trigger`, where the run's controls
         among `inputs` come as the page's one list. Gradio's page revisits every input of an ended
@@ -100,12 +101,13 @@ class Shared:
         21 controls as inputs of any page event made every later run's view cost 21 snapshots
         per update (bench/results/README.md, "The page vs the CLI"). The list is taken again as the
         event starts: a control's own change may not have reached it yet (a method chosen just
-        before Generate ran the one chosen before it). Returns the page's event."""
+        before Generate ran the one chosen before it). `trigger_mode`: the trigger's (Gradio's
+        default drops a click while the last one's event runs). Returns the page's event."""
         gr.Button(visible=False).click(keyed(handler), inputs, outputs, api_name=api_name, **options)
         reading, others = reading_list(handler, inputs, self.run_inputs)
-        snapshot = trigger(None, self.run_inputs, self.settings, js=SNAPSHOT_JS, **PRIVATE)
+        snapshot = trigger(None, self.run_inputs, self.settings, js=SNAPSHOT_JS, trigger_mode=trigger_mode, **PRIVATE)
         return snapshot.then(keyed(reading), [self.settings, *others], outputs, api_name=api_name + FROM_PAGE,
-                             api_visibility="private", **options)
+                             api_visibility="private", trigger_mode=trigger_mode, **options)
 
     def page_only(self, triggers: list, handler, inputs: list, outputs: list, after=None) -> None:
         """Wire a quick `handler(key, *values of inputs)` for the page alone (an estimate, a check)
