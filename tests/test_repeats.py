@@ -30,6 +30,12 @@ def test_speed_is_the_median_with_its_range_and_speedup_pairs_runs_of_one_repeat
     assert Timed().text() == "–" and Timed().speedup_text(ar) == "–"
 
 
+def test_slow_speeds_keep_two_decimals():
+    """A busy machine's 0.34 and 0.46 tokens/s read as 0.3 and 0.5: their ratio was lost."""
+    assert Timed({0: 0.34, 1: 0.46, 2: 0.41}).text() == "0.41 (0.34-0.46, 3 runs)"
+    assert Timed({0: 13.04, 1: 12.96, 2: 13.0}).text() == "13.0 (13.0-13.0, 3 runs)"
+
+
 def test_a_column_shows_its_median_run_so_its_seconds_are_its_median_speeds():
     """A reviewer found a column's "where the seconds went" at the bottom of its speed range: it
     came from the side's first run."""

@@ -487,7 +487,7 @@ def test_methods_side_by_side(handlers):
     assert view.count("compare-column") == 3 and "target mean log-lik" in view
     assert "run 1 of 12 done" in views[1], "the ar column is the reference's runs, not 4 more"
     ar_column = view[view.index("<h4>ar</h4>"):view.index("<h4>sd</h4>")]
-    assert "<th>speedup vs ar</th><td>1.00x (the reference)</td>" in ar_column
+    assert "<th>speedup vs ar (median of paired repeats)</th><td>1.00x (the reference)</td>" in ar_column
 
 
 P_USED = "p target, sampling settings: the SD ratio's numerator, the draws"
@@ -681,6 +681,7 @@ def test_compare_columns_print_their_settings_a_repetition_measure_and_a_diff(ha
     assert view.count("drafting ") == 2 and view.count("checks and walk") == 2
     # The modelled ar is told apart from the measured ar runs the column's speedup pairs with.
     assert view.count("the speedup above pairs the measured ar runs, not this modelled ar") == 2
+    assert re.search(r'<p class="compare-note">12 runs took [\d.]+ s[ .]', view)  # what it took, beside its estimate
 
 
 def stat_cells(stats_html: str) -> dict:

@@ -217,6 +217,14 @@ def plan_line(plan: list[tuple[str, int]], models_of, unknown: str = "") -> tupl
                    f"one that stops sooner takes less; from {'; '.join(bases)})")
 
 
+def took_text(seconds: float) -> str:
+    """'48.7 s', '8 min 2 s': a time taken, as measured."""
+    if seconds < 60:
+        return f"{seconds:.1f} s"
+    minutes, rest = divmod(round(seconds), 60)
+    return f"{minutes} min {rest} s"
+
+
 def duration_text(seconds: float) -> str:
     """'about 40 s', 'about 3 min 10 s' (rounded to what a person plans with)."""
     if seconds < 60:

@@ -106,7 +106,9 @@ class Comparison:
             job = self.runs.job(key, plan)
             for waiting in self.runs.in_line(job):
                 yield render.status_html(waiting)
-            yield render.status_html(f"Starting: {self._expected(key, plan)[1]}")
+            expected, expected_line = self._expected(key, plan)
+            yield render.status_html(f"Starting: {expected_line}")
+            began = time.perf_counter()
             runs = [partial(self._run, key, prompt, variant, values, extra, job) for _, variant, extra in sides]
             timed, durations, estimates = [Timed() for _ in sides], [], None
             plan_sides = [*range(len(sides)), *(side for _, side in schedule(len(sides), repeats))]
@@ -131,7 +133,9 @@ class Comparison:
                                     shown_runs[0].text, timed[side_of.get(label, 0)], timed[0],
                                     side_of.get(label, 0) == 0)
                        for label, _, _ in shown]
-            yield render.compare_html(columns, busy_note(timed))
+            took = f"{len(plan)} runs took {eta.took_text(time.perf_counter() - began)}" + (
+                f" (expected: up to {eta.duration_text(expected)})." if expected else ".")
+            yield render.compare_html(columns, f"{took} {busy_note(timed)}".strip())
         except Exception as error:  # noqa: BLE001  (the UI boundary: show it, stay usable)
             yield error_status(error)
         finally:
@@ -154,7 +158,8 @@ class Comparison:
                 "html": settings + render.tokens_html(run.tokens, decode) + render.vocabulary_html(run)
                 + diff_html(run.text, reference_text),
                 "metrics": {"tokens/s": timed.text(),
-                            "speedup vs ar": Speedup("1.00x (the reference)") if is_reference
+                            "speedup vs ar (median of paired repeats)":
+                                Speedup("1.00x (the reference)") if is_reference
                             else timed.speedup(reference),
                             **render.acceptance_metrics(stats),
                             AGREEMENT: token_agreement(ids, reference_ids),
@@ -209,7 +214,10 @@ def build_tab(ui: Shared, tab) -> gr.CheckboxGroup:
     mode.change(show_mode, mode, [option, values, methods], **PRIVATE)
     inputs = [ui.prompt, ui.method, mode, option, values, methods, *ui.widgets]
     run = ui.page_and_api(start.click, ui.handlers.compare, inputs, [view], "compare")
-    ui.point_to_tab(start.click, "Compare", "its progress and results are", run)
+    ui.point_to_tab(start.click, "Compare", "its progress and results are", run, view)
+    # A refusal shown is cleared as the settings change (a reviewer fixed the values; it stayed).
+    gr.on([mode.change, option.change, values.change, methods.change], None, view, view, **PRIVATE,
+          js="(shown) => String(shown).includes('status-error') ? '' : shown")
     ui.page_only([tab.select, mode.change, option.change, values.change, methods.change],
                  ui.handlers.compare_estimate, inputs, [expected], after=run)
     return methods

@@ -82,15 +82,19 @@ class Shared:
     family_views: list = None  # what shows a run's answer: emptied when a Load changes the family
     what_if: object = None  # the what-if panel (what_if_panel.py): it tells again after such a Load
 
-    def point_to_tab(self, trigger, tab: str, what: str, run=None) -> None:
+    def point_to_tab(self, trigger, tab: str, what: str, run=None, view=None) -> None:
         """As `trigger` fires, the sidebar's status says that `what` is on tab `tab`: that tab tells
         its own progress, and the last Generate's "done: ..." stood in the sidebar beside it. When
-        `run` (the tab's event) ends, the status says so, unless something else wrote it since."""
+        `run` (the tab's event, showing in `view`) ends, the status says whether it ran or was
+        refused, unless something else wrote it since."""
         said = json.dumps(status_html(f"{tab}: {what} on its tab (the Generate tab keeps its last run)"))
         trigger(None, None, self.status, js=f"() => {said}", **PRIVATE)
         if run is not None:
-            ended = json.dumps(status_html(f"{tab} has ended: its results, or what stopped it, are on its tab"))
-            run.then(None, self.status, self.status, js=f"(now) => now === {said} ? {ended} : now", **PRIVATE)
+            ended = json.dumps(status_html(f"{tab} has ended: its results are on its tab"))
+            refused = json.dumps(status_html(f"{tab} did not run or was stopped: why is on its tab", "error"))
+            run.then(None, [self.status, view], self.status, **PRIVATE,
+                     js=f"(now, shown) => now !== {said} ? now : String(shown).includes('status-error') ? {refused} "
+                        f": {ended}")
 
     def page_and_api(self, trigger, handler, inputs: list, outputs: list, api_name: str, trigger_mode=None,
                      **options):
