@@ -674,6 +674,17 @@ ANNOUNCED = """() => { window.announced = [];
         .observe(document.body, {subtree: true, childList: true, characterData: true}); }"""
 
 
+def test_browser_the_last_runs_charts_are_dimmed_and_said_to_be_while_a_run_goes(page):
+    """A reviewer read an ar run's live stats above the last sd run's acceptance charts, unsaid."""
+    generate_and_wait(page)
+    page.locator("#charts .js-plotly-plot").first.wait_for()
+    page.evaluate(ANNOUNCED)
+    generate_and_wait(page)
+    assert any("The charts below are the last run's" in text for text in page.evaluate("window.announced"))
+    page.wait_for_function("() => !document.querySelector('#charts.charts-stale')")
+    assert page.locator("#charts-note").inner_text().strip() == ""
+
+
 def test_browser_finished_events_are_announced_in_words(page):
     """Gradio announces a finished event in a live region under its outputs (page text includes
     it): "common.complete", its English strings lacking the key, under step mode's chart."""

@@ -42,6 +42,15 @@ def _status_only(status: str) -> tuple:
     return (status, *[gr.skip()] * (VIEW_SIZE - 1))
 
 
+# While a run goes, the charts shown are the last run's (drawn once a run ends): dimmed and said so.
+CHARTS_STALE_JS = """() => {
+    const charts = document.querySelector('#charts');
+    if (!charts || !charts.querySelector('.js-plotly-plot')) return '';
+    charts.classList.add('charts-stale');
+    return "<p class='charts-stale-note'>The charts below are the last run's: this run's are drawn when it ends.</p>";
+}"""
+CHARTS_DRAWN_JS = "() => { document.querySelector('#charts')?.classList.remove('charts-stale'); return ''; }"
+
 class Generation:
     def __init__(self, runs: Runs):
         self.runs, self.sessions = runs, runs.family.sessions
@@ -226,6 +235,7 @@ def build_tab(ui: Shared) -> None:
     stats = gr.HTML(elem_id="stats")
     with gr.Accordion("Charts (drawn when a run ends; the stats show its running lines)", open=True,
                       elem_id="charts-panel"):
+        charts_note = gr.HTML(elem_id="charts-note")  # while a run goes, that the charts are the last run's
         with gr.Row(elem_id="charts"):
             plots = [gr.Plot(elem_id=elem_id, show_label=False, min_width=340) for elem_id, _ in CHARTS]
         gr.Markdown("Each chart's camera button (top right, on hover) downloads it as a PNG.")
@@ -260,11 +270,13 @@ def build_tab(ui: Shared) -> None:
     # ask for the last run's charts with /charts.
     # The what-if opens on the run's own c (its speed account's), not on where the slider was left.
     run.then(keyed(ui.handlers.charts_after_run), None, plots, **PRIVATE).then(
+        None, None, charts_note, js=CHARTS_DRAWN_JS, **PRIVATE).then(
         keyed(ui.handlers.what_if_profile), what_if.profile, what_if.cost, **PRIVATE).then(
         keyed(ui.handlers.what_if_on_page), what_if.inputs, what_if.outputs, **PRIVATE)
     what_if_panel.wire(ui, what_if)
     ui.what_if = what_if
     tick.change(None, None, what_if.words, js=what_if_panel.RUN_GOING_JS, **PRIVATE)  # its words were the last run's
+    tick.change(None, None, charts_note, js=CHARTS_STALE_JS, **PRIVATE)  # a reviewer read an ar run above sd's charts
     tick.change(keyed(ui.handlers.waiting), None, ui.status, concurrency_limit=None, show_progress="hidden",
                 **PRIVATE)
     charts_button = gr.Button(visible=False)
