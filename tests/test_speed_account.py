@@ -185,10 +185,13 @@ def test_a_run_whose_thread_shared_its_core_is_said_not_settled(family):
     assert why.startswith("the machine was busy") and f"{BUSY_UTILIZATION - 0.3:.0%}" in why
     panel = render.stats_html(run.stats.to_dict())
     assert "<b>not settled</b>" in panel and "Speedup not settled: the machine was busy" in panel
+    # Nor a prediction from the busy costs (a reviewer read "predicted speedup 4.50x *" beside a 2.6x run).
+    assert "<b>not settled</b><span>predicted speedup" in panel
     notes = [a.text for a in charts.predicted_vs_measured(run, None).layout.annotations]
     assert any(note.startswith("not settled") for note in notes)
     words, _ = WhatIf(OneSession(run)).project("k", "this run, as measured", None, "")
     shown = unescape(MarkdownIt().render(words))  # as the page draws it (a mark beside ** showed as raw asterisks)
+    assert "predicted speedup" not in shown
     assert shown.startswith(f"<p><strong>Not settled:</strong> {why}; this run's costs were measured on the "
                             "busy machine, so the projection marked * is of those costs.")
     assert re.search(r"<strong>\d+\.\d\dx</strong> \* <code>ar</code>'s one step per token", shown), \

@@ -158,8 +158,8 @@ def _beside_prediction(run, profile: CostProfile) -> str:
     read 1.27x here beside 1.54x there, unexplained): the replay pays the host's time too, and the
     prompt's pass as measured (cold after a Load: a second, where the prediction counts 0.95 T(1))."""
     predicted = run.stats.account.predicted_speedup()
-    if profile.name != what_if.THIS_RUN or predicted is None:
-        return ""
+    if profile.name != what_if.THIS_RUN or predicted is None or run.stats.account.unsettled():
+        return ""  # not settled, the stats give no prediction to set this beside
     return (f" The stats' predicted speedup ({predicted:.2f}x) counts the drafting and the passes alone, the "
             f"prompt's at a verification pass's cost; this replay pays the prompt's pass as it ran, "
             f"{profile.prompt_pass:.2f} T(1) (and so does `ar`), and what the run spent between its rounds, "
