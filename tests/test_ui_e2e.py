@@ -791,6 +791,17 @@ def test_browser_a_check_typed_past_the_rounds_last_is_said(page):
     page.locator(".toast-body", has_text="check 99 is not one of this round").first.wait_for()
 
 
+def test_browser_a_runs_refusal_of_a_value_goes_once_the_value_is_good(page):
+    """A reviewer's "seed must be ..., got -5" stood in the status after the seed was 0."""
+    seed = page.locator("#opt-seed input")
+    seed.fill("-5")
+    page.locator("#option-note", has_text="seed must be").wait_for()
+    page.locator("#generate").click()
+    page.locator("#status .status-error", has_text="seed must be").wait_for()
+    seed.fill("0")
+    page.locator("#status", has_text="seed is in range now: press Generate to run with it").wait_for()
+
+
 def test_browser_a_bad_sidebar_value_is_answered_on_the_spot_with_its_range(page):
     """The issue: tau typed as 5 ran with tau = 1 and candidates 0 became 1, silently. The value
     alone is answered (no Generate pressed, no run started); how fast is the bench's to say."""

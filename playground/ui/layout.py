@@ -6,6 +6,7 @@ request into that key (its session hash, carrying the visitor's address: visitor
 `build_demo(loader=..., presets=...)` lets tests run the whole app on tiny models.
 """
 
+import json
 from functools import partial
 from pathlib import Path
 
@@ -22,6 +23,7 @@ from .sharing.server_settings import queue_settings
 from .tabs import compare, family_panel, generate, race, share, step_mode
 from .tabs.controls import checked_as_typed, checked_value
 from .tabs.wiring import FROM_PAGE, PRIVATE, Shared, keyed
+from .views.render import status_html
 from .views.widgets import component
 
 ASSETS = Path(__file__).resolve().parents[2] / "assets"
@@ -113,7 +115,7 @@ def build_demo(loader=None, presets=None) -> gr.Blocks:
         on_method = keyed(handlers.method_changed)
         method.change(on_method, method, [*widgets, about], **PRIVATE)
         _wire_thresholds(handlers, widgets)
-        _wire_checks(widgets, note)
+        _wire_checks(widgets, note, status)
         method_lists = [compare_methods, race_methods]
         views = shared.family_views
         for loading in loads:
@@ -165,20 +167,29 @@ def _wire_thresholds(handlers: Handlers, widgets: list) -> None:
                                  **PRIVATE)
 
 
+def _refusal_gone_js(name: str) -> str:
+    """The status's refusal of control `name` ("seed must be ..."), once the note says nothing of it."""
+    refused, fixed = json.dumps(f'status-error">{name} must'), json.dumps(status_html(
+        f"{name} is in range now: press Generate to run with it"))
+    return (f"(note, status) => String(status).includes({refused}) && !String(note).includes('data-option=\"{name}\"')"
+            f" ? {fixed} : status")
+
+
 _CHECK = {"concurrency_limit": None, "show_progress": "hidden", **PRIVATE}
 
 
-def _wire_checks(widgets: list, note) -> None:
+def _wire_checks(widgets: list, note, status) -> None:
     """Every number the sidebar takes is checked as it is typed or dragged (controls.py's
     checked_value): a value outside its range is named with the range at once, not run silently
-    at the nearest end of the slider."""
+    at the nearest end of the slider. A run's refusal of the value in the status goes once the
+    value is good (a reviewer's seed -5 refusal stood after the seed was 0)."""
     by_name = {c.name: w for c, w in zip(all_controls(), widgets, strict=True)}
     for control, widget in zip(all_controls(), widgets, strict=True):
         if control.kind not in ("slider", "number") and not control.takes_inf:
             continue
         checks = [by_name["divergence"], note]
         widget.input(partial(checked_value, name=control.name), [widget, *checks], note, trigger_mode="always_last",
-                     **_CHECK)
+                     **_CHECK).then(None, [note, status], status, js=_refusal_gone_js(control.name), **PRIVATE)
         if control.kind == "slider":
             # A value typed and left at once reaches the server only as the slider's end it was moved
             # to; the slider's release, sent as the box is left, carries it as typed. Every release:
