@@ -106,6 +106,9 @@ def test_the_page_projects_the_last_run_and_says_it_is_a_projection(page):
     assert "predicted speedup" not in page.what_if(KEY, gpu.name, gpu.cost_ratio, "")[0]  # another machine's
     words, _ = page.what_if(KEY, OWN_CURVE, 0.2, "2: x")
     assert words.startswith("**what-if:** cannot read '2: x'")
+    # c typed past the slider's end beside a bad curve: both said (the curve's refusal hid the c's).
+    words, _ = page.what_if(KEY, OWN_CURVE, 2.0, "5: banana")
+    assert words.startswith("**c = 2 is the slider's end:**") and "**what-if:** cannot read '5: banana'" in words
 
 
 def test_the_page_says_why_it_cannot_project(page):

@@ -76,19 +76,20 @@ class WhatIf:
         if why_not:
             return why_not, None
         rounds = run.stats.account.rounds
+        # First, on a line of its own: at the end of the paragraph a reviewer took it for no answer to a
+        # 5 typed; before a refusal of the curve too, which hid it.
+        end = (f"**c = {COST_RANGE[1]:g} is the slider's end:** a larger c typed into its box is moved there.\n\n"
+               if cost_ratio == COST_RANGE[1] else "")
         try:
             self._check_cost(key, name, cost_ratio)
             profile = self._profile(key, name, cost_ratio, curve_text)
         except PlaygroundError as error:
-            return f"**what-if:** {error}", None
+            return f"{end}**what-if:** {error}", None
         if profile is None:
             return "This run has no measured one-token step T(1) to put its costs in.", None
         unsettled = run.stats.account.unsettled() if name == what_if.THIS_RUN else ""
         busy = (f"**Not settled:** {unsettled}; this run's costs were measured on the busy machine, so the "
                 "projection marked \\* is of those costs. " if unsettled else "")
-        # First, on a line of its own: at the end of the paragraph a reviewer took it for no answer to a 5 typed.
-        end = (f"**c = {COST_RANGE[1]:g} is the slider's end:** a larger c typed into its box is moved there.\n\n"
-               if cost_ratio == COST_RANGE[1] else "")
         words = _words(run, rounds, profile, " \\*" if unsettled else "") + _beside_prediction(run, profile)
         return end + busy + words, _speedup_by_cost(rounds, profile)
 
