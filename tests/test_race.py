@@ -159,7 +159,7 @@ def test_the_fastest_line_and_the_headline_read_one_figure():
     assert ranked == [(1, "not settled vs ar: see above"), (0, "the reference")]
     assert replay_repeat([ar, sd], [1, 0]) == (0, True)  # repeat 1 ran sd ahead, closest to the medians
     assert replay_repeat([ar, sd], [0, 1]) == (1, True)
-    assert "sd 6.6 (2.4-12.1, 3 runs) tokens/s, vs ar not settled (see above)" in spread_text(["ar", "sd"], [ar, sd])
+    assert "sd 6.60 (2.40-12.10, 3 runs) tokens/s, vs ar not settled (see above)" in spread_text(["ar", "sd"], [ar, sd])
     assert flagged_lines(["ar", "sd"], [ar, sd]) == [
         "sd's speedup over ar is not settled: its repeats gave 0.24-1.65x ar; run it again on a quieter machine "
         "(close other programs and tabs)."]
