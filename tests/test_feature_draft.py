@@ -193,8 +193,8 @@ def test_the_runner_drafts_what_the_head_gives_reading_the_targets_features_in_o
 
 
 def test_a_head_reading_the_targets_normed_output_drafts_and_one_past_it_is_refused(family, tmp_path):
-    """Id L (the target's layer count) is the last layer's normed output, the embedded head's high
-    depth; L + 1 names nothing."""
+    """Id L (the target's layer count) is the last layer's normed output, what the target's own
+    head reads; L + 1 names nothing."""
     target = family["target"]
     count = target.model.config.num_hidden_layers
     output = load_model(str(write_head(tmp_path / "top", target.model, target.tokenizer, [0, 2, 4], [0, 1, count])))

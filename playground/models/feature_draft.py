@@ -204,7 +204,7 @@ def check_target(head: FeatureDraft, name: str, target_config) -> None:
                                    default_layer_ids(target_config.num_hidden_layers))
     layers = head.layer_ids
     # Ids are layer inputs (the public heads'); the layer count itself names the last layer's normed
-    # output, as transformers' hidden states give it last (the embedded head reads it).
+    # output, as transformers' hidden states give it last.
     if len(layers) != 3 or not all(0 <= i <= target_config.num_hidden_layers for i in layers):
         raise PlaygroundError(f"the feature draft {name} reads target layers {layers}; this target has "
                               f"{target_config.num_hidden_layers}: use a head trained for this target")

@@ -33,13 +33,14 @@ EVAL_MAX_NEW_TOKENS = 128
 BPE_DRAFT = {"base": embedded.DEFAULT_DRAFT, "layers": [0, 1, 4], "vocab_size": 4096, "rank": 32,
              "epochs": 2, "lr": 2e-3, "embedding_lr": 1e-3, "self_questions": 2560}
 # The feature draft (EAGLE-3, `embedded_recipe/feature_drafter.py`): one layer reading the target's
-# hidden states `layer_ids` (the inputs of layers 2 and 15, and the last layer's normed output, 30:
-# heads reading the inputs of 2, 15 and 27, the public heads' choice, stayed at 44% agreement on
-# this small data), over the most frequent `draft_vocab` target tokens, trained with `ttt_steps`
-# steps of training-time test on every stored conversation.
+# hidden states `layer_ids` (the inputs of layers 2, 15 and 27, the public heads' choice; an id of
+# 30, the layer count, would read the last layer's normed output), over the most frequent
+# `draft_vocab` target tokens, trained with `ttt_steps` steps of training-time test on every stored
+# conversation.
 # Trained in stages, each from the last one's head; a stage's steps weigh `step_decay ** j` (the
-# second stage leans on the first token).
-FEATURE_DRAFT = {"draft_vocab": 8192, "layer_ids": [2, 15, 30], "ttt_steps": 4, "batch_tokens": 2048,
-                 "stages": [{"epochs": 1, "lr": 1e-3, "step_decay": 1.0},
-                            {"epochs": 1, "lr": 4e-4, "step_decay": 0.7}]}
+# second stage leans on the first token, whose agreement the first stage left lowest).
+FEATURE_DRAFT = {"draft_vocab": 8192, "layer_ids": [2, 15, 27], "ttt_steps": 4, "batch_tokens": 2048,
+                 "stages": [{"epochs": 2, "lr": 1e-3, "step_decay": 1.0},
+                            {"epochs": 1, "lr": 4e-4, "step_decay": 0.7},
+                            {"epochs": 1, "lr": 3e-4, "step_decay": 0.7}]}
 FEATURE_DRAFT_DIR = embedded.ASSETS_DIR / FEATURE_DRAFT_NAME
