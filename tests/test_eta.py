@@ -68,8 +68,8 @@ def test_compare_shows_its_expected_duration_before_it_starts_and_the_time_left_
     assert all(re.search(rf"run {n} of 12 done", line) for n, line in enumerate(lines, start=1))
     assert re.search(r"run 4 of 12 done \(ar: repeat 1\), about \d+ s left", lines[3])  # ar's pace is known by then
     after = handlers.compare_estimate(KEY, PROMPT, "fsd", "sweep", "tau", "0.1, 0.3", [], *values())
-    assert re.search(r"Expected: 12 runs, up to about \d+ s \(if each writes its max new tokens; one that stops "
-                     r"sooner takes less; from ar [\d.]+ s/token "
+    assert re.search(r"Expected: 12 runs, about \d+ s if each writes its max new tokens at the recent pace \(one "
+                     r"that stops sooner takes less, a busier machine more; from ar [\d.]+ s/token "
                      r"\(recent runs\); fsd [\d.]+ s/token \(recent runs\)\)", after)
     refused = handlers.compare_estimate(KEY, PROMPT, "fsd", "sweep", "tau", "0.1, 7", [], *values())
     assert "status-error" in refused and "Compare cannot start as set: tau must be between 0 and 1" in refused

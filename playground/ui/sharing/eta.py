@@ -213,8 +213,8 @@ def plan_line(plan: list[tuple[str, int]], models_of, unknown: str = "") -> tupl
     if seconds is None:
         return None, f"{len(plan)} runs; no run on this machine lately to estimate their time from{unknown}"
     total = sum(seconds)
-    return total, (f"{len(plan)} runs, up to {duration_text(total)} (if each writes its max new tokens; "
-                   f"one that stops sooner takes less; from {'; '.join(bases)})")
+    return total, (f"{len(plan)} runs, {duration_text(total)} if each writes its max new tokens at the recent pace "
+                   f"(one that stops sooner takes less, a busier machine more; from {'; '.join(bases)})")
 
 
 def took_text(seconds: float) -> str:

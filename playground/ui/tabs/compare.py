@@ -134,7 +134,7 @@ class Comparison:
                                     side_of.get(label, 0) == 0)
                        for label, _, _ in shown]
             took = f"{len(plan)} runs took {eta.took_text(time.perf_counter() - began)}" + (
-                f" (expected: up to {eta.duration_text(expected)})." if expected else ".")
+                f" (expected: {eta.duration_text(expected)} at their max new tokens)." if expected else ".")
             yield render.compare_html(columns, f"{took} {busy_note(timed)}".strip())
         except Exception as error:  # noqa: BLE001  (the UI boundary: show it, stay usable)
             yield error_status(error)
@@ -157,7 +157,7 @@ class Comparison:
         return {"label": label,
                 "html": settings + render.tokens_html(run.tokens, decode) + render.vocabulary_html(run)
                 + diff_html(run.text, reference_text),
-                "metrics": {"tokens/s": timed.text(),
+                "metrics": {"tokens/s (its seconds less its timing of ar's step and waits)": timed.text(),
                             "speedup vs ar (median of paired repeats)":
                                 Speedup("1.00x (the reference)") if is_reference
                             else timed.speedup(reference),
@@ -215,9 +215,11 @@ def build_tab(ui: Shared, tab) -> gr.CheckboxGroup:
     inputs = [ui.prompt, ui.method, mode, option, values, methods, *ui.widgets]
     run = ui.page_and_api(start.click, ui.handlers.compare, inputs, [view], "compare")
     ui.point_to_tab(start.click, "Compare", "its progress and results are", run, view)
-    # A refusal shown is cleared as the settings change (a reviewer fixed the values; it stayed).
-    gr.on([mode.change, option.change, values.change, methods.change], None, view, view, **PRIVATE,
-          js="(shown) => String(shown).includes('status-error') ? '' : shown")
+    # A refusal shown, here and in the sidebar, is cleared as the settings change (a reviewer fixed
+    # the values; it stayed).
+    gr.on([mode.change, option.change, values.change, methods.change], None, [view, ui.status], [view, ui.status],
+          js="(shown, now) => String(shown).includes('status-error') ? "
+             "['', String(now).includes('Compare did not run') ? '' : now] : [shown, now]", **PRIVATE)
     ui.page_only([tab.select, mode.change, option.change, values.change, methods.change],
                  ui.handlers.compare_estimate, inputs, [expected], after=run)
     return methods

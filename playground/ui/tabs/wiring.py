@@ -91,10 +91,17 @@ class Shared:
         trigger(None, None, self.status, js=f"() => {said}", **PRIVATE)
         if run is not None:
             ended = json.dumps(status_html(f"{tab} has ended: its results are on its tab"))
-            refused = json.dumps(status_html(f"{tab} did not run or was stopped: why is on its tab", "error"))
-            run.then(None, [self.status, view], self.status, **PRIVATE,
-                     js=f"(now, shown) => now !== {said} ? now : String(shown).includes('status-error') ? {refused} "
-                        f": {ended}")
+            refused = json.dumps(f"{tab} did not run: ")  # then the reason its tab shows, as text
+            run.then(None, [self.status, view], self.status, **PRIVATE, js=f"""(now, shown) => {{
+                if (now !== {said}) return now;
+                if (!String(shown).includes('status-error')) return {ended};
+                const reason = document.createElement('div');
+                reason.innerHTML = shown;
+                const line = document.createElement('div');
+                line.className = 'status status-error';
+                line.textContent = {refused} + reason.textContent.trim();
+                return line.outerHTML;
+            }}""")
 
     def page_and_api(self, trigger, handler, inputs: list, outputs: list, api_name: str, trigger_mode=None,
                      **options):
