@@ -849,7 +849,6 @@ def test_browser_compare_says_how_long_it_will_take_before_it_starts(page):
     page.locator("#status .status-error", has_text="Compare did not run: " + reason).wait_for()
     page.locator("#compare-values textarea").fill("0.1, 0.5")
     page.wait_for_function("() => !document.querySelector('#compare-view .status-error')")
-    page.wait_for_function("() => !document.querySelector('#status').innerText.includes('did not run')")
 
 
 def test_browser_a_preset_switch_clears_the_previous_familys_answer(page):
