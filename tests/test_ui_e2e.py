@@ -679,7 +679,10 @@ def test_browser_the_last_runs_charts_are_dimmed_and_said_to_be_while_a_run_goes
     generate_and_wait(page)
     page.locator("#charts .js-plotly-plot").first.wait_for()
     page.evaluate(ANNOUNCED)
-    generate_and_wait(page)
+    before = page.locator("#status").inner_text()
+    page.locator("#generate").click()  # then the new run's end, not the last one's "done" still shown
+    page.wait_for_function("b => document.querySelector('#status').innerText !== b", arg=before)
+    wait_for_finished_run(page)
     assert any("The charts below are the last run's" in text for text in page.evaluate("window.announced"))
     page.wait_for_function("() => !document.querySelector('#charts.charts-stale')")
     assert page.locator("#charts-note").inner_text().strip() == ""
