@@ -11,13 +11,15 @@
    at inference. Loss: cross-entropy against the target's top-k, renormalised over the tokens of the
    draft vocabulary, at every answer position of every step, step j weighted `step_decay ** j`.
 4. Stages (FEATURE_DRAFT["stages"]): each trains the last one's head further, with its own epochs,
-   learning rate and step weights; each stage's head is kept in the work directory, so a recipe
-   with a stage added trains only that stage.
+   learning rate and step weights; each stage's head is kept in the work directory under a name
+   that says what it was trained from (its layer ids and the stages so far), so a recipe with a
+   stage added trains only that stage, and a recipe with other settings does not load it.
 The output layer is the target's own (tied) rows of the draft vocabulary, frozen, so the stored
 weights are `fc`, the layer and the final norm; `prepare()` adds the rows back.
 """
 
 import collections
+import hashlib
 import json
 import time
 
@@ -177,12 +179,18 @@ def train_stage(head, target, tokenizer, examples, teacher, stage: dict, name: s
     return head.eval()
 
 
+def settings_tag(stages: int) -> str:
+    """A short name for the layer ids and the first `stages` stages' settings."""
+    settings = {"layer_ids": FEATURE_DRAFT["layer_ids"], "stages": FEATURE_DRAFT["stages"][:stages]}
+    return hashlib.sha256(json.dumps(settings, sort_keys=True).encode()).hexdigest()[:8]
+
+
 def train_feature_draft(target, tokenizer, examples, teacher, vocabulary, work_dir):
     """The head after every stage, and the minutes of each stage trained now (a stage whose head the
     work directory keeps is not trained again)."""
     head, minutes = new_head(target, vocabulary), {}
     for number, stage in enumerate(FEATURE_DRAFT["stages"], start=1):
-        kept = work_dir / f"feature-draft-{len(examples)}-stage-{number}.pt"
+        kept = work_dir / f"feature-draft-{len(examples)}-stage-{number}-{settings_tag(number)}.pt"
         if kept.exists():
             head.load_state_dict(torch.load(kept))
             continue
