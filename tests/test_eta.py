@@ -116,6 +116,16 @@ def test_a_jobs_time_left_paces_each_setting_on_its_own_runs():
     assert eta.job_time_left(estimates, [1.0, 1.0, 20.0, 5.0], 2) == 2 * 12.5, "one setting: the job's pace"
 
 
+def test_a_jobs_time_left_is_paced_per_token_not_per_run():
+    """A sweep's first full run stopped at an end-of-text token after 2 of its 10 tokens and took
+    4 s against its estimate of 10 s at 10 tokens: paced per run, the settings not run yet were
+    told at 0.4x (50 s left, then 3 min 40 s); per token the machine ran at 2x, and so are they."""
+    estimates = [1.0, 1.0, 10.0, 10.0, 10.0, 10.0]  # two warm-ups, then sides 0, 1, 0, 1
+    sides = [0, 1, 0, 1, 0, 1]
+    left = eta.job_time_left(estimates, [1.0, 1.0, 4.0], 2, sides, shares=[0.1, 0.1, 0.2])
+    assert left == pytest.approx(20.0 + 4.0 + 20.0), "side 1 at 2x its estimate, side 0 at its own 4 s"
+
+
 def test_a_jobs_time_left_is_not_paced_on_its_warm_ups():
     """A sweep's three warm-ups (a few tokens each: mostly a run's fixed costs) took 8x their
     estimate, and the page told 8 min 10 s left for runs that then took 40 s."""

@@ -168,27 +168,27 @@ def remaining_seconds(run) -> float | None:
 
 
 def job_time_left(estimates: list[float] | None, durations: list[float], warm_ups: int,
-                  sides: list[int] | None = None) -> float | None:
-    """Seconds a job's runs after the `len(durations)` done should take: their estimates, scaled by
-    how long its full-length runs done took against theirs (told from recent runs alone, a Compare's
-    time left jumped 9 -> 15 -> 9 -> 4 minutes on a busy machine). The first `warm_ups` runs, a few
-    tokens each, are mostly a run's fixed costs: paced on them, a sweep's three warm-ups told
-    8 min 10 s left for runs that took 40 s. `sides[i]`: which of the job's settings run i runs;
-    a run is paced on the done runs of its own setting once there are some (a sweep's settings
-    run at their own speeds: paced on all alike, after a slow one its time left rose 57 s -> 90 s)."""
+                  sides: list[int] | None = None, shares: list[float] | None = None) -> float | None:
+    """Seconds a job's runs after the `len(durations)` done should take. `sides[i]`: which of the
+    job's settings run i runs; `shares[i]`: the part of its max new tokens done run i wrote.
+    - A setting with full runs done: each of its runs left takes their median (its repeats write
+      the same text; a sweep's settings run at their own speeds: paced on all alike, after a slow
+      one the time left rose 57 s -> 90 s).
+    - Any other: its estimate (at its max new tokens) times the job's pace per token so far (its
+      full runs' seconds against their estimates for the tokens they wrote: paced per run, one run
+      ending early at an end-of-text token told a sweep 50 s left, then 3 min 40 s).
+    The first `warm_ups` runs, a few tokens each, are mostly a run's fixed costs and pace nothing:
+    paced on them, a sweep's three warm-ups told 8 min 10 s left for runs that took 40 s."""
     done = len(durations)
     if estimates is None or done >= len(estimates):
         return None
-    sides = sides or [0] * len(estimates)
-
-    def pace(runs: list[int]) -> float | None:
-        spent, expected = sum(durations[i] for i in runs), sum(estimates[i] for i in runs)
-        return spent / expected if spent and expected else None
-
+    sides, shares = sides or [0] * len(estimates), shares or [1.0] * done
     full = range(warm_ups, done)
-    overall = pace(list(full)) or 1.0
-    by_side = {side: pace([i for i in full if sides[i] == side]) for side in set(sides)}
-    return sum(estimates[i] * (by_side[sides[i]] or overall) for i in range(done, len(estimates)))
+    spent, expected = sum(durations[i] for i in full), sum(estimates[i] * shares[i] for i in full)
+    pace = spent / expected if spent and expected else 1.0
+    own = {side: statistics.median(durations[i] for i in full if sides[i] == side)
+           for side in {sides[i] for i in full}}
+    return sum(own.get(sides[i], estimates[i] * pace) for i in range(done, len(estimates)))
 
 
 def plan_seconds(plan: list[tuple[str, int]], models_of) -> tuple[list[float] | None, list[str]]:

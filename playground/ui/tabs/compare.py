@@ -110,18 +110,19 @@ class Comparison:
             yield render.status_html(f"Starting: {expected_line}")
             began = time.perf_counter()
             runs = [partial(self._run, key, prompt, variant, values, extra, job) for _, variant, extra in sides]
-            timed, durations, estimates = [Timed() for _ in sides], [], None
+            timed, durations, shares, estimates = [Timed() for _ in sides], [], [], None
             plan_sides = [*range(len(sides)), *(side for _, side in schedule(len(sides), repeats))]
             ended = time.perf_counter()
             for done, (side, repeat, run) in enumerate(repeated(runs, repeats), start=1):
                 durations.append(time.perf_counter() - ended)
+                shares.append(run.stats.tokens / max(1, plan[done - 1][1]))
                 ended = time.perf_counter()
                 eta.record(run)
                 if repeat >= 0:
                     timed[side].add(repeat, run)
                 if estimates is None:  # the job's yardstick: fixed once the machine's recent runs give one
                     estimates = eta.plan_seconds(plan, self.family.models_of(key))[0]
-                left = eta.job_time_left(estimates, durations, len(sides), plan_sides)
+                left = eta.job_time_left(estimates, durations, len(sides), plan_sides, shares)
                 time_left = f", {eta.duration_text(left)} left" if left else ""
                 yield render.status_html(f"run {done} of {len(plan)} done ({sides[side][0]}: "
                                          f"{'warm-up' if repeat < 0 else f'repeat {repeat + 1}'}){time_left}")
