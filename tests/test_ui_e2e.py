@@ -14,6 +14,7 @@ import pytest
 
 from playground.decoding.speed import what_if
 from playground.methods import METHODS
+from playground.ui.layout import refusal_gone_js
 from playground.ui.options import all_controls, default_sweep, method_choices, suggested_sweep
 from playground.ui.sharing.server_settings import PROGRESS_POLL_SECONDS, QUEUE_POLL_SECONDS
 from playground.ui.tiny_app import launch_tiny_app
@@ -803,6 +804,9 @@ def test_browser_a_runs_refusal_of_a_value_goes_once_the_value_is_good(page):
     page.locator("#status .status-error", has_text="seed must be").wait_for()
     seed.fill("0")
     page.locator("#status", has_text="seed is in range now: press Generate to run with it").wait_for()
+    # Any other status is not written back: read before a run's newer line came, it could cover it.
+    other = json.dumps(page.locator("#status").inner_html())
+    assert page.evaluate(f"({refusal_gone_js('seed')})('', {other})") is None
 
 
 def test_browser_a_bad_sidebar_value_is_answered_on_the_spot_with_its_range(page):
