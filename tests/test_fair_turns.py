@@ -2,6 +2,7 @@
 runs waiting for it with each one's place and wait (waiting_line.py), and a visitor's model seconds per
 minute. The slow tests drive the app's handlers on the tiny models, each visitor its own address."""
 
+import re
 import threading
 import time
 
@@ -422,7 +423,8 @@ def test_the_wait_a_page_is_told_is_within_30_percent_of_the_wait_it_had(family,
 def test_a_running_page_says_when_other_runs_come_to_share_the_model(handlers, every_refresh):
     """A review's first visitor was never told a second had joined, while its run went from 13 to
     61 s: its running status names the runs taking turns with it."""
-    list(handlers.generate(SessionKey("s0", "192.0.2.1"), PROMPT, "ar", False, *values()))  # loads the models
+    alone = [status for status, *_ in handlers.generate(SessionKey("s0", "192.0.2.1"), PROMPT, "ar", False,
+                                                         *values())]  # (it loads the models)
     views = handlers.generate(SessionKey("s1", "203.0.113.5"), PROMPT, "ar", False, *values(max_new_tokens=30))
     try:
         statuses = [next(views)[0]]
@@ -434,6 +436,10 @@ def test_a_running_page_says_when_other_runs_come_to_share_the_model(handlers, e
         handlers.runs.line.leave(other)
     assert any("(sharing the model with 1 other run, a round each)" in status for status in statuses[1:-1])
     assert "sharing" not in statuses[0]
+    # Its end says so too, and what its wait came to: its time is not its pace alone.
+    assert re.search(r"done: .*; it took turns with 1 other run \(a round each\): [\d.]+ s of it was waiting, "
+                     "counted in its budget", statuses[-1])
+    assert "done: " in alone[-1] and "took turns" not in alone[-1]
 
 
 def test_a_running_page_says_at_once_when_the_others_come_and_go(handlers, monkeypatch):

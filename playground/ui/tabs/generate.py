@@ -136,7 +136,7 @@ class Generation:
             if not started.replay:
                 eta.record(run)
         ending = f"done: {render.tokens(run.stats.tokens)} in {run.stats.account.clock:.2f} s ({run.stop_reason})" \
-            if run.finished else \
+            f"{started.shared_text(run)}" if run.finished else \
             f"stopped after {render.tokens(run.stats.tokens)}: {session.stale_runs.reason}"
         yield self._view(session, ending + (f"; {started.replay}" if started.replay else ""), True)
 

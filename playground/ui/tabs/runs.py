@@ -102,6 +102,7 @@ class Started:
         self.signature, self.visitor = key_of_run, visitor_of(key)
         self.record = self.job = self.following = self.computing = None
         self.claimed = False
+        self.most_others = 0  # the most other runs that took turns with it at once
 
     @property
     def replay(self) -> str | None:
@@ -165,7 +166,17 @@ class Started:
         """While it runs: how many other runs take turns with it now ("" when none), so a page
         whose run slows when others join says why."""
         others = self.runs.line.running() - 1 if self.job is not None else 0
+        self.most_others = max(self.most_others, others)
         return "" if others < 1 else f" (sharing the model with {others} other run{'s' * (others > 1)}, a round each)"
+
+    def shared_text(self, run) -> str:
+        """At its end, for a run that took turns with others: who, and what its wait came to ("" if
+        none), so the time on its end line is not read as its own pace."""
+        if not self.most_others:
+            return ""
+        others = "1 other run" if self.most_others == 1 else f"up to {self.most_others} other runs"
+        return (f"; it took turns with {others} (a round each): {run.stats.account.waited:.2f} s of it was "
+                "waiting, counted in its budget")
 
     def _following(self, claim: Claim) -> str:
         place = self.runs.line.place(claim.job) if claim.job is not None else None
