@@ -17,6 +17,7 @@ from playground.methods import METHODS
 from playground.ui.layout import refusal_gone_js
 from playground.ui.options import all_controls, default_sweep, method_choices, suggested_sweep
 from playground.ui.sharing.server_settings import PROGRESS_POLL_SECONDS, QUEUE_POLL_SECONDS
+from playground.ui.tabs.wiring import pointed_html, tab_ended_js
 from playground.ui.tiny_app import launch_tiny_app
 from playground.ui.views.charts import CHARTS
 
@@ -444,6 +445,9 @@ def test_browser_compare_with_the_defaults(compare_page):
     status = page.locator("#status").inner_text()
     assert status.startswith(("Compare: its progress and results are on its tab", "Compare has ended")), status
     page.locator("#status", has_text="Compare has ended: its results are on its tab").wait_for()
+    # A status written since the pointer (a new run's) is left alone, not written back as read.
+    ended_js = tab_ended_js("Compare", pointed_html("Compare", "its progress and results are"))
+    assert page.evaluate(f"({ended_js})('<div>generating…</div>', '')") is None
     page.screenshot(path=str(ARTIFACTS / "ui-compare.png"), full_page=True)
     page.get_by_label("methods side by side").check()
     compare_and_wait(page, "sd")

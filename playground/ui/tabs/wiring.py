@@ -26,6 +26,28 @@ PICKED_JS = """(name) => '<div class="status status-info">preset ' + String(name
 FROM_PAGE = "_from_page"  # the API name of an API event's twin for the page (Shared.page_and_api)
 
 
+def pointed_html(tab: str, what: str) -> str:
+    """The sidebar's status while `tab` runs `what`."""
+    return status_html(f"{tab}: {what} on its tab (the Generate tab keeps its last run)")
+
+
+def tab_ended_js(tab: str, said: str) -> str:
+    """(status now, the tab's view) -> the sidebar's status as the tab's run ends: it ran, or the
+    reason it did not; nothing (no update) if the status is no longer `said`."""
+    ended = json.dumps(status_html(f"{tab} has ended: its results are on its tab"))
+    refused = json.dumps(f"{tab} did not run: ")  # then the reason its tab shows, as text
+    return f"""(now, shown) => {{
+        if (now !== {json.dumps(said)}) return undefined;
+        if (!String(shown).includes('status-error')) return {ended};
+        const reason = document.createElement('div');
+        reason.innerHTML = shown;
+        const line = document.createElement('div');
+        line.className = 'status status-error';
+        line.textContent = {refused} + reason.textContent.trim();
+        return line.outerHTML;
+    }}"""
+
+
 def keyed(handler):
     """A Gradio callback calling `handler(session_key, *inputs)`; generators stay generators."""
     if inspect.isgeneratorfunction(handler):
@@ -86,22 +108,12 @@ class Shared:
         """As `trigger` fires, the sidebar's status says that `what` is on tab `tab`: that tab tells
         its own progress, and the last Generate's "done: ..." stood in the sidebar beside it. When
         `run` (the tab's event, showing in `view`) ends, the status says whether it ran or was
-        refused, unless something else wrote it since."""
-        said = json.dumps(status_html(f"{tab}: {what} on its tab (the Generate tab keeps its last run)"))
-        trigger(None, None, self.status, js=f"() => {said}", **PRIVATE)
+        refused, unless something else wrote it since: then it returns nothing, which Gradio takes
+        as no update (written back as read, a line could cover a newer one)."""
+        said = pointed_html(tab, what)
+        trigger(None, None, self.status, js=f"() => {json.dumps(said)}", **PRIVATE)
         if run is not None:
-            ended = json.dumps(status_html(f"{tab} has ended: its results are on its tab"))
-            refused = json.dumps(f"{tab} did not run: ")  # then the reason its tab shows, as text
-            run.then(None, [self.status, view], self.status, **PRIVATE, js=f"""(now, shown) => {{
-                if (now !== {said}) return now;
-                if (!String(shown).includes('status-error')) return {ended};
-                const reason = document.createElement('div');
-                reason.innerHTML = shown;
-                const line = document.createElement('div');
-                line.className = 'status status-error';
-                line.textContent = {refused} + reason.textContent.trim();
-                return line.outerHTML;
-            }}""")
+            run.then(None, [self.status, view], self.status, js=tab_ended_js(tab, said), **PRIVATE)
 
     def page_and_api(self, trigger, handler, inputs: list, outputs: list, api_name: str, trigger_mode=None,
                      **options):
