@@ -61,14 +61,14 @@ def test_durations_read_as_a_person_plans():
 
 def test_compare_shows_its_expected_duration_before_it_starts_and_the_time_left_while_it_runs(handlers):
     before = handlers.compare_estimate(KEY, PROMPT, "fsd", "sweep", "tau", "0.1, 0.3", [], *values())
-    assert "Expected: 12 runs; no run on this machine lately" in before  # nothing ran yet: it says so
+    assert "As set now: 12 runs; no run on this machine lately" in before  # nothing ran yet: it says so
     views = list(handlers.compare(KEY, PROMPT, "fsd", "sweep", "tau", "0.1, 0.3", [], *values()))
     assert views[0].startswith('<div class="status status-info">Starting: 12 runs')
     lines = [view for view in views[1:-1]]
     assert all(re.search(rf"run {n} of 12 done", line) for n, line in enumerate(lines, start=1))
     assert re.search(r"run 4 of 12 done \(ar: repeat 1\), about \d+ s left", lines[3])  # ar's pace is known by then
     after = handlers.compare_estimate(KEY, PROMPT, "fsd", "sweep", "tau", "0.1, 0.3", [], *values())
-    assert re.search(r"Expected: 12 runs, about \d+ s if each writes its max new tokens at the recent pace \(one "
+    assert re.search(r"As set now: 12 runs, about \d+ s if each writes its max new tokens at the recent pace \(one "
                      r"that stops sooner takes less, a busier machine more; from ar [\d.]+ s/token "
                      r"\(recent runs\); fsd [\d.]+ s/token \(recent runs\)\)", after)
     refused = handlers.compare_estimate(KEY, PROMPT, "fsd", "sweep", "tau", "0.1, 7", [], *values())
@@ -131,3 +131,18 @@ def test_a_jobs_time_left_is_not_paced_on_its_warm_ups():
     estimate, and the page told 8 min 10 s left for runs that then took 40 s."""
     estimates = [0.3, 0.3, 0.3, 4.0, 4.0, 4.0, 4.0, 4.0, 4.0, 4.0, 4.0, 4.0]
     assert eta.job_time_left(estimates, [2.4, 2.4, 2.4], warm_ups=3) == pytest.approx(36.0)
+
+
+def test_an_estimate_warns_when_the_machine_is_busier_than_as_its_runs_ended(family, monkeypatch):
+    """A sweep told "about 37 s" beside two CPU burners took 4 min 5 s: its pace came from runs
+    that ended on a quiet machine."""
+    eta.clear()
+    monkeypatch.setattr(eta, "load_now", lambda: 1.0)
+    monkeypatch.setattr(eta.os, "cpu_count", lambda: 2)
+    eta.record(generate(PROMPT, method="ar", max_new_tokens=24, target=family["target"]))
+    specs = {"ar": {"target": "tiny-target"}}
+    assert "busier now" not in eta.plan_line([("ar", 10)], specs.__getitem__)[1], "as busy as then: no warning"
+    monkeypatch.setattr(eta, "load_now", lambda: 4.7)
+    assert eta.plan_line([("ar", 10)], specs.__getitem__)[1].endswith(
+        "; the machine is busier now than as those runs ended (load 4.7 against 1.0 on 2 cores): expect it to take "
+        "longer")

@@ -847,7 +847,7 @@ def test_browser_a_bad_sidebar_value_is_answered_on_the_spot_with_its_range(page
 
 def test_browser_compare_says_how_long_it_will_take_before_it_starts(page):
     page.get_by_role("tab", name="Compare").click()
-    page.locator("#compare-expected", has_text="Expected: 16 runs").wait_for()
+    page.locator("#compare-expected", has_text="As set now: 16 runs").wait_for()
     page.locator("#compare-values textarea").fill("0.1, 5")
     refusal = page.locator("#compare-expected .status-error", has_text="Compare cannot start as set")
     refusal.wait_for()

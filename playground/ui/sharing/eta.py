@@ -11,6 +11,7 @@ run of the family at all, at the target's measured one-token step T(1) (forward_
 measured it lately. Estimates are labelled with what they came from.
 """
 
+import os
 import statistics
 import threading
 import time
@@ -30,6 +31,11 @@ KEPT_WRITTEN = 256
 MIN_LENGTHS = 5  # recent runs asking as many before their median length is told (a few say little)
 _written: deque = deque(maxlen=KEPT_WRITTEN)  # (monotonic time, same_run(...), tokens asked, tokens written)
 _first_steps: deque = deque(maxlen=KEPT_RUNS)  # (monotonic time, CPU seconds of a run's first step: its prompt's)
+_loads: deque = deque(maxlen=KEPT_RUNS)  # (monotonic time, the machine's load average as a run ended)
+# Begins the line under Compare's and Race's button: it is told again as the settings change and as
+# a job ends, so after one it can differ from the "expected as it started" of the job just shown.
+AS_SET_NOW = "As set now: "
+BUSIER = 1.5  # a load this many times that of the recent runs (and past most of the cores): the machine is busier
 
 
 def family_of(models: dict) -> tuple:
@@ -48,6 +54,8 @@ def record(run) -> None:
         _written.append((time.monotonic(), key, config.max_new_tokens, run.stats.tokens))
         if run.stats.first_step_cpu:
             _first_steps.append((time.monotonic(), run.stats.first_step_cpu))
+        if (load := load_now()) is not None:
+            _loads.append((time.monotonic(), load))
         after_first = run.stats.tokens - (len(run.steps[0].tokens) if run.steps else 0)
         seconds = run.stats.decoder_seconds - (run.stats.step_clock[0] if run.stats.step_clock else 0.0)
         if after_first >= MIN_TOKENS and seconds > 0:
@@ -60,6 +68,7 @@ def clear() -> None:
         _recent.clear()
         _written.clear()
         _first_steps.clear()
+        _loads.clear()
 
 
 def _median(method: str, family: tuple) -> float | None:
@@ -105,6 +114,27 @@ def first_step_cpu() -> float | None:
     with _lock:
         recent = [seconds for at, seconds in _first_steps if at >= since]
     return statistics.median(recent) if recent else None
+
+
+def load_now() -> float | None:
+    """The machine's one-minute load average (runnable threads), None where the OS has none."""
+    try:
+        return os.getloadavg()[0]
+    except (AttributeError, OSError):
+        return None
+
+
+def busier_note() -> str:
+    """A warning when the machine is much busier now than as the recent runs ended ("" otherwise):
+    every estimate is paced on those runs, and a sweep told "about 37 s" beside two CPU burners
+    took 4 min 5 s."""
+    since, now, cores = time.monotonic() - KEPT_SECONDS, load_now(), os.cpu_count() or 1
+    with _lock:
+        then = [load for at, load in _loads if at >= since]
+    if now is None or not then or now < 0.75 * cores or now < BUSIER * max(statistics.median(then), 0.5):
+        return ""
+    return (f"; the machine is busier now than as those runs ended (load {now:.1f} against "
+            f"{statistics.median(then):.1f} on {cores} cores): expect it to take longer")
 
 
 def length_spread(asked: int) -> tuple[float, float]:
@@ -214,7 +244,8 @@ def plan_line(plan: list[tuple[str, int]], models_of, unknown: str = "") -> tupl
         return None, f"{len(plan)} runs; no run on this machine lately to estimate their time from{unknown}"
     total = sum(seconds)
     return total, (f"{len(plan)} runs, {duration_text(total)} if each writes its max new tokens at the recent pace "
-                   f"(one that stops sooner takes less, a busier machine more; from {'; '.join(bases)})")
+                   f"(one that stops sooner takes less, a busier machine more; from {'; '.join(bases)})"
+                   f"{busier_note()}")
 
 
 def took_text(seconds: float) -> str:

@@ -86,7 +86,7 @@ class Comparison:
         try:
             _, sides, repeats = self._sides(method, mode, sweep_option, sweep_text, methods, values)
             plan = self._plan(sides, repeats, values)
-            return render.status_html("Expected: " + self._expected(key, plan, loaded=False)[1])
+            return render.status_html(eta.AS_SET_NOW + self._expected(key, plan, loaded=False)[1])
         except PlaygroundError as error:
             return render.status_html(f"Compare cannot start as set: {error}. Results below, if any, are the "
                                       "last Compare's, which ran with other settings", "error")
@@ -134,8 +134,9 @@ class Comparison:
                                     shown_runs[0].text, timed[side_of.get(label, 0)], timed[0],
                                     side_of.get(label, 0) == 0)
                        for label, _, _ in shown]
-            took = f"{len(plan)} runs took {eta.took_text(time.perf_counter() - began)}" + (
-                f" (expected: {eta.duration_text(expected)} at their max new tokens)." if expected else ".")
+            took = f"{len(plan)} runs took {eta.took_text(time.perf_counter() - began)}"
+            took += f" (expected as it started: {eta.duration_text(expected)} at their max new tokens)." \
+                if expected else "."
             yield render.compare_html(columns, f"{took} {busy_note(timed)}".strip())
         except Exception as error:  # noqa: BLE001  (the UI boundary: show it, stay usable)
             yield error_status(error)
@@ -219,7 +220,7 @@ def build_tab(ui: Shared, tab) -> gr.CheckboxGroup:
     # A refusal shown is cleared as the settings change (a reviewer fixed the values; it stayed). The
     # sidebar's status is left to the next run: written back here, a stale one could replace a newer.
     gr.on([mode.change, option.change, values.change, methods.change], None, view, view, **PRIVATE,
-          js="(shown) => String(shown).includes('status-error') ? '' : shown")
+          js="(shown) => String(shown).includes('status-error') ? '' : undefined")  # undefined: no update
     ui.page_only([tab.select, mode.change, option.change, values.change, methods.change],
                  ui.handlers.compare_estimate, inputs, [expected], after=run)
     return methods

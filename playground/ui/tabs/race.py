@@ -96,7 +96,7 @@ class Race:
         """The line beside Run and race: how long racing the chosen methods would take."""
         try:
             chosen, repeats, _ = _lanes(methods)
-            return render.status_html("Expected: " + self._expected(key, self.plan(chosen, repeats, values),
+            return render.status_html(eta.AS_SET_NOW + self._expected(key, self.plan(chosen, repeats, values),
                                                                     loaded=False)[1])
         except PlaygroundError as error:
             return render.status_html(f"Race cannot start as set: {error}", "error")
