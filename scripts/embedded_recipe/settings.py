@@ -34,7 +34,9 @@ BPE_DRAFT = {"base": embedded.DEFAULT_DRAFT, "layers": [0, 1, 4], "vocab_size": 
              "epochs": 2, "lr": 2e-3, "embedding_lr": 1e-3, "self_questions": 2560}
 # The feature draft (EAGLE-3, `embedded_recipe/feature_drafter.py`): one layer reading the target's
 # hidden states `layer_ids` (the inputs of layers 2, 15 and 27, the public heads' choice; an id of
-# 30, the layer count, would read the last layer's normed output), over the most frequent
+# 30, the layer count, would read the last layer's normed output: tried with stages of 1 and 1
+# epochs, it reached 36.4% held-out first-token agreement, where these ids had 41.1% after their
+# first stage and 44.4% after all three), over the most frequent
 # `draft_vocab` target tokens, trained with `ttt_steps` steps of training-time test on every stored
 # conversation.
 # Trained in stages, each from the last one's head; a stage's steps weigh `step_decay ** j` (the
