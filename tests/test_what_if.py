@@ -1,6 +1,8 @@
 """The what-if: a run's rounds replayed on other costs (decoding/speed/cost_model.py, decoding/speed/what_if.py,
 ui/tabs/what_if_panel.py). A projection: on the run's own measured costs it must give the run's own speedup."""
 
+import re
+
 import pytest
 
 import playground
@@ -85,8 +87,12 @@ def test_the_page_projects_the_last_run_and_says_it_is_a_projection(page):
     run_generate(page, "sd", temperature=1.0, seed=3)
     run = page.sessions.get(KEY).run
     own_c = page.what_if_profile(KEY, what_if.THIS_RUN)
-    run.stats.account.unsettled = lambda: "the machine was busy"  # the stats give no prediction then...
-    assert "predicted speedup" not in page.what_if(KEY, what_if.THIS_RUN, own_c, "")[0]
+    run.stats.account.unsettled = lambda: "the machine was busy"  # the stats give no figure then, nor does it...
+    words, figure = page.what_if(KEY, what_if.THIS_RUN, own_c, "")
+    assert words.startswith("**Not settled:** the machine was busy. So this run is not projected on its own costs")
+    assert figure is None and not re.search(r"\d\.\d\dx", words)
+    recorded = what_if.recorded_profiles()[0]  # ...but another machine's costs replay its rounds
+    assert "**Projection, not a measurement:**" in page.what_if(KEY, recorded.name, None, "")[0]
     run.stats.account.unsettled = lambda: None  # ...and on a quiet machine, one the what-if is set beside
     words, figure = page.what_if(KEY, what_if.THIS_RUN, own_c, "")
     assert "**Projection, not a measurement:**" in words and f"{len(run.steps)} rounds" in words

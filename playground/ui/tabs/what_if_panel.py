@@ -88,10 +88,11 @@ class WhatIf:
         if profile is None:
             return "This run has no measured one-token step T(1) to put its costs in.", None
         unsettled = run.stats.account.unsettled() if name == what_if.THIS_RUN else ""
-        busy = (f"**Not settled:** {unsettled}; this run's costs were measured on the busy machine, so the "
-                "projection marked \\* is of those costs. " if unsettled else "")
-        words = _words(run, rounds, profile, " \\*" if unsettled else "") + _beside_prediction(run, profile)
-        return end + busy + words, _speedup_by_cost(rounds, profile)
+        if unsettled:  # its figure here beside "not settled" on the card was a third one for the run
+            return (f"{end}**Not settled:** {unsettled}. So this run is not projected on its own costs: choose "
+                    "another machine's costs above (its rounds, replayed on them, do not depend on this machine's "
+                    "load), or run it again on a quieter machine."), None
+        return end + _words(run, rounds, profile) + _beside_prediction(run, profile), _speedup_by_cost(rounds, profile)
 
     def _check_cost(self, key: str, name: str, cost_ratio: float | None) -> None:
         """c typed below 0 or past the slider's end is refused (the slider moves it into its range
@@ -139,7 +140,7 @@ class WhatIf:
         return replace(profile, cost_ratio=cost_ratio)
 
 
-def _words(run, rounds, profile: CostProfile, mark: str = "") -> str:
+def _words(run, rounds, profile: CostProfile) -> str:
     speedup = projected_speedup(rounds, profile)
     even = break_even_cost_ratio(rounds, profile)
     sizes = sorted({r.pass_tokens for r in rounds})
@@ -151,7 +152,7 @@ def _words(run, rounds, profile: CostProfile, mark: str = "") -> str:
     return (f"**Projection, not a measurement:** this run's {len(rounds)} rounds ({sum(r.tokens for r in rounds)} "
             f"tokens, {sum(r.draft_forwards for r in rounds)} draft forwards, target passes over "
             f"{sizes[0]}-{sizes[-1]} tokens) on *{profile.name}* ({profile.source}){unit}: at c = "
-            f"{profile.cost_ratio:.3f}, **{speedup:.2f}x**{mark} `ar`'s one step per token; {crossing}.")
+            f"{profile.cost_ratio:.3f}, **{speedup:.2f}x** `ar`'s one step per token; {crossing}.")
 
 
 def _beside_prediction(run, profile: CostProfile) -> str:
@@ -159,8 +160,8 @@ def _beside_prediction(run, profile: CostProfile) -> str:
     read 1.27x here beside 1.54x there, unexplained): the replay pays the host's time too, and the
     prompt's pass as measured (cold after a Load: a second, where the prediction counts 0.95 T(1))."""
     predicted = run.stats.account.predicted_speedup()
-    if profile.name != what_if.THIS_RUN or predicted is None or run.stats.account.unsettled():
-        return ""  # not settled, the stats give no prediction to set this beside
+    if profile.name != what_if.THIS_RUN or predicted is None:
+        return ""
     return (f" The stats' predicted speedup ({predicted:.2f}x) counts the drafting and the passes alone, the "
             f"prompt's at a verification pass's cost; this replay pays the prompt's pass as it ran, "
             f"{profile.prompt_pass:.2f} T(1) (and so does `ar`), and what the run spent between its rounds, "
