@@ -29,4 +29,9 @@ def test_the_speedup_names_its_t1_and_is_said_not_settled_on_a_busy_machine(fami
     busy = charts.predicted_vs_measured(run, charts.Timeline())
     assert [a.text for a in busy.layout.annotations] == [charts.UNSETTLED_BAR]
     assert busy.data[1].y[1] is None, "no bar for a figure the stats withhold"
-    assert "not settled" in charts.time_budget(run, charts.Timeline()).layout.title.text
+    budget = charts.time_budget(run, charts.Timeline())
+    assert "not settled" in budget.layout.title.text
+    # its own seconds only: a second visitor's page drew ar at a busy T(1) as 79.5 s beside its 43 s run
+    assert {row for bar in budget.data for row in bar.y} == {"this run (measured)"}
+    account.decoder_cpu = account.decoder_seconds
+    assert len({row for bar in charts.time_budget(run, charts.Timeline()).data for row in bar.y}) == 3

@@ -389,7 +389,8 @@ def test_the_predicted_tokens_per_round_are_eq1_for_a_chain_and_by_depth_for_a_t
             for step in run.steps]
     assert predicted[0] == pytest.approx(sum(each) / len(each))
     assert tree_width == 1 or abs(predicted[0] - stats.mean_acceptance_length) < 0.5 * stats.mean_acceptance_length
-    assert predicted[1] == stats.account.predicted_speedup()  # Theorem 3.8, from the tokens the rounds yielded
+    # Theorem 3.8, from the tokens the rounds yielded; withheld where a busy test machine left it unsettled
+    assert predicted[1] == (None if stats.account.unsettled() else stats.account.predicted_speedup())
 
 
 def test_the_predicted_tokens_per_round_follow_the_blocks_a_confidence_stop_cut_short(family):

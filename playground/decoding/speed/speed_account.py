@@ -42,6 +42,7 @@ MANY_TIMINGS = 8  # timings past which their spread is read between the quartile
 # The budget's row for `ar`: a model of ar (the run's own first pass and T(1) per further token),
 # not a measured ar run (a reviewer set it beside an ar run's own seconds and found them apart).
 AR_ROW = "ar at this run's T(1), same tokens"
+MEASURED_ROW = "this run (measured)"
 # The target's first pass, over the prompt: `ar` takes it too, and after a Load it runs cold (a
 # reviewer found a second of it inside "target passes" and ar's bar, beside a pass cost of 0.95 T(1)).
 PROMPT_PASS = "the prompt's pass"
@@ -298,7 +299,7 @@ class SpeedAccount:
         and `ar`'s for the same tokens; the prompt's pass is its own part of each, as measured."""
         if not self.round_count:
             return None
-        out = {"this run (measured)": self.parts()}
+        out = {MEASURED_ROW: self.parts()}
         step, cost, ar = self.single_step(), self.cost_ratio(), self.ar_seconds()
         if step and cost is not None and self.first_pass is not None:
             later = self.rounds[1:]

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 import plotly.graph_objects as go
 
 from ...decoding.speed.cost_model import expected_tokens_per_step
-from ...decoding.speed.speed_account import PROMPT_PASS, WAITING_PART
+from ...decoding.speed.speed_account import MEASURED_ROW, PROMPT_PASS, WAITING_PART
 from ...decoding.step import ORIGINS
 from ...decoding.token_tree import branches
 from .explain_round import TOY_P, TOY_Q, TOY_TOKENS
@@ -258,14 +258,14 @@ def time_budget(run, timeline) -> go.Figure:
     """Where this run's seconds went (adding up to the status line's seconds), beside the cost
     model's prediction and `ar`'s time for the same tokens (`SpeedAccount.budget`): the question of a
     run with high acceptance and little speedup."""
-    budget = run.stats.account.budget() or {}
-    rows = list(budget)
+    budget, busy = run.stats.account.budget() or {}, run.stats.account.unsettled()
+    # Not settled: the modelled rows (in its T(1)) are a speedup by another name; its own row stands.
+    rows = [MEASURED_ROW] if busy and MEASURED_ROW in budget else list(budget)
     names = {"drafting": "drafting (the qualifier's checks included)"} if _staged(run) else {}
     traces = [go.Bar(y=rows, x=[budget[row].get(part) for row in rows], name=names.get(part, part), orientation="h",
                      marker_color=color) for part, color in BUDGET_COLORS.items()]
-    busy = run.stats.account.unsettled()
-    title = "Where the seconds went (seconds)" + ("<br><sup>not settled: a busy machine moved them (see the stats)"
-                                                  "</sup>" if busy else "")
+    title = "Where the seconds went (seconds)" + ("<br><sup>not settled: its T(1) moved with other work, so "
+                                                  "no modelled rows (see the stats)</sup>" if busy else "")
     # Room at the foot for the legend's rows under the axis's numbers (two rows covered its 0).
     return small_figure(title, traces, "", "", barmode="stack", height=350,
                         margin={"l": 190, "r": 15, "t": 40 + 14 * title.count("<br>"), "b": 140}, legend=LEGEND_AT_FOOT)

@@ -9,7 +9,7 @@ import dataclasses
 from collections.abc import Callable
 from html import escape
 
-from ...decoding.speed.speed_account import AR_ROW
+from ...decoding.speed.speed_account import AR_ROW, MEASURED_ROW
 from ...decoding.step import ORIGINS, RuleCheck, TokenRecord, candidate_source, stage_one_replaced
 from ...decoding.token_tree import branches
 from ...methods.acceptance import number
@@ -286,7 +286,7 @@ def budget_text(run) -> str | None:
     budget = run.stats.account.budget()
     if not budget:
         return None
-    parts = " · ".join(f"{part} {seconds:.2f} s" for part, seconds in budget["this run (measured)"].items() if seconds)
+    parts = " · ".join(f"{part} {seconds:.2f} s" for part, seconds in budget[MEASURED_ROW].items() if seconds)
     ar = budget.get(AR_ROW) if run.method != "ar" else None
     return parts + (f" ({AR_ROW}: about {sum(ar.values()):.2f} s)" if ar else "")
 
