@@ -13,7 +13,7 @@ from ...models import embedded
 from ...space import on_space
 from ..options import DEFAULT_METHOD
 from ..sharing import eta, model_thread
-from ..sharing.stale_runs import FAMILY_CHANGED, STOP_PRESSED
+from ..sharing.stale_runs import FAMILY_CHANGED, REPLACED, STOP_PRESSED
 from ..views import charts, render, sparklines
 from ..views.appending_view import appending_html
 from ..views.charts import CHARTS
@@ -135,6 +135,8 @@ class Generation:
                 session.last_ar = run
             if not started.replay:
                 eta.record(run)
+        if not run.finished:  # its stats said "running" after its end
+            run.stop_reason = STOPPED_BY.get(session.stale_runs.reason, "a stop")
         ending = f"done: {render.tokens(run.stats.tokens)} in {run.stats.account.clock:.2f} s ({run.stop_reason})" \
             f"{started.shared_text(run)}" if run.finished else \
             f"stopped after {render.tokens(run.stats.tokens)}: {session.stale_runs.reason}"
@@ -300,6 +302,10 @@ def loading_text(specs: list[str]) -> str:
     """The status while a run loads the models its method needs first (a reviewer read "the first
     run of this family" on its ar, sd and psd-f runs: each loaded the model it added)."""
     return f"loading {', '.join(specs)} (the first run that needs a model loads it)…"
+
+
+# What the stats' "stopped by" says of a run that did not finish (its stop's reason is its status's).
+STOPPED_BY = {STOP_PRESSED: "Stop", REPLACED: "a newer run"}
 
 
 def stats_shown(run, last_ar) -> dict:
