@@ -860,6 +860,9 @@ def test_browser_compare_says_how_long_it_will_take_before_it_starts(page):
     page.locator("#status .status-error", has_text="Compare did not run: " + reason).wait_for()
     page.locator("#compare-values textarea").fill("0.1, 0.5")
     page.wait_for_function("() => !document.querySelector('#compare-view .status-error')")
+    # and so does the sidebar's (it stood red after the values were fixed)
+    page.locator("#status", has_text="Compare's settings changed since it did not run").wait_for()
+    assert page.locator("#status .status-error").count() == 0
 
 
 def test_browser_a_preset_switch_clears_the_previous_familys_answer(page):

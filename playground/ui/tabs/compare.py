@@ -217,10 +217,11 @@ def build_tab(ui: Shared, tab) -> gr.CheckboxGroup:
     inputs = [ui.prompt, ui.method, mode, option, values, methods, *ui.widgets]
     run = ui.page_and_api(start.click, ui.handlers.compare, inputs, [view], "compare")
     ui.point_to_tab(start.click, "Compare", "its progress and results are", run, view)
-    # A refusal shown is cleared as the settings change (a reviewer fixed the values; it stayed). The
-    # sidebar's status is left to the next run: written back here, a stale one could replace a newer.
-    gr.on([mode.change, option.change, values.change, methods.change], None, view, view, **PRIVATE,
-          js="(shown) => String(shown).includes('status-error') ? '' : undefined")  # undefined: no update
+    # A refusal shown is cleared as the settings change (a reviewer fixed the values; it stayed), on
+    # the tab and in the sidebar; anything else is left as it is (undefined: no update).
+    changes = [mode.change, option.change, values.change, methods.change]
+    gr.on(changes, None, view, view, **PRIVATE, js="(shown) => String(shown).includes('status-error') ? '' : undefined")
+    ui.clear_refusal_on(changes, "Compare")
     ui.page_only([tab.select, mode.change, option.change, values.change, methods.change],
                  ui.handlers.compare_estimate, inputs, [expected], after=run)
     return methods

@@ -48,6 +48,14 @@ def tab_ended_js(tab: str, said: str) -> str:
     }}"""
 
 
+def refusal_gone_js(tab: str) -> str:
+    """(status now) -> the sidebar's status once `tab`'s settings change after it did not run: the
+    refusal goes (a reviewer's stood after the values were fixed); nothing (no update) otherwise."""
+    refused = json.dumps(f"{tab} did not run: ")
+    changed = json.dumps(status_html(f"{tab}'s settings changed since it did not run: start it again on its tab"))
+    return f"(now) => String(now).includes({refused}) ? {changed} : undefined"
+
+
 def keyed(handler):
     """A Gradio callback calling `handler(session_key, *inputs)`; generators stay generators."""
     if inspect.isgeneratorfunction(handler):
@@ -114,6 +122,10 @@ class Shared:
         trigger(None, None, self.status, js=f"() => {json.dumps(said)}", **PRIVATE)
         if run is not None:
             run.then(None, [self.status, view], self.status, js=tab_ended_js(tab, said), **PRIVATE)
+
+    def clear_refusal_on(self, triggers: list, tab: str) -> None:
+        """As `triggers` (changes of `tab`'s settings) fire, the sidebar's "`tab` did not run: ..." goes."""
+        gr.on(triggers, None, self.status, self.status, js=refusal_gone_js(tab), **PRIVATE)
 
     def page_and_api(self, trigger, handler, inputs: list, outputs: list, api_name: str, trigger_mode=None,
                      **options):
