@@ -843,6 +843,13 @@ def test_browser_a_bad_sidebar_value_is_answered_on_the_spot_with_its_range(page
     page.locator("#opt-candidates input[type=number]").fill("0")
     page.locator("#option-note", has_text="candidates must be between 1 and 16, got 0").wait_for()
     page.screenshot(path=str(ARTIFACTS / "sidebar-range-note.png"))
+    # Left, moved to 1, and run: the note goes as the run starts (it stood through a whole run).
+    page.locator("#opt-candidates input[type=number]").press("Tab")
+    page.wait_for_function("() => document.querySelector('#opt-candidates input[type=number]').value === '1'")
+    page.wait_for_timeout(1000)  # the moved value's own check answers
+    assert "got 0" in page.locator("#option-note").inner_text()
+    page.locator("#generate").click()
+    page.wait_for_function("() => document.querySelector('#option-note').innerText.trim() === ''")
 
 
 def test_browser_compare_says_how_long_it_will_take_before_it_starts(page):

@@ -279,6 +279,9 @@ def build_tab(ui: Shared) -> None:
     ui.what_if = what_if
     tick.change(None, None, what_if.words, js=what_if_panel.RUN_GOING_JS, **PRIVATE)  # its words were the last run's
     tick.change(None, None, charts_note, js=CHARTS_STALE_JS, **PRIVATE)  # a reviewer read an ar run above sd's charts
+    # A note on a value the slider moved into its range stood through a 512-token run: the run's
+    # settings line says the value it ran with.
+    tick.change(None, None, ui.option_note, js="() => ''", **PRIVATE)
     tick.change(keyed(ui.handlers.waiting), None, ui.status, concurrency_limit=None, show_progress="hidden",
                 **PRIVATE)
     charts_button = gr.Button(visible=False)

@@ -103,6 +103,7 @@ class Shared:
     widgets: list
     status: gr.HTML
     about: gr.Markdown  # the chosen method's note: what it is, and what choosing it set
+    option_note: gr.HTML  # a value typed outside its range, named with the range (until a run starts)
     prompt: gr.Textbox = None
     show_rejected: gr.Checkbox = None
     # The run's controls (prompt, method, show rejected, options) and the page's one list of
