@@ -133,9 +133,9 @@ def test_a_jobs_time_left_is_not_paced_on_its_warm_ups():
     assert eta.job_time_left(estimates, [2.4, 2.4, 2.4], warm_ups=3) == pytest.approx(36.0)
 
 
-def test_an_estimate_warns_when_the_machine_is_busier_than_as_its_runs_ended(family, monkeypatch):
+def test_an_estimate_warns_when_the_machine_is_busier_or_quieter_than_as_its_runs_ended(family, monkeypatch):
     """A sweep told "about 37 s" beside two CPU burners took 4 min 5 s: its pace came from runs
-    that ended on a quiet machine."""
+    that ended on a quiet machine; once they were gone, one told "about 2 min 40 s" took 55 s."""
     eta.clear()
     monkeypatch.setattr(eta, "load_now", lambda: 1.0)
     monkeypatch.setattr(eta.os, "cpu_count", lambda: 2)
@@ -146,3 +146,10 @@ def test_an_estimate_warns_when_the_machine_is_busier_than_as_its_runs_ended(fam
     assert eta.plan_line([("ar", 10)], specs.__getitem__)[1].endswith(
         "; the machine is busier now than as those runs ended (load 4.7 against 1.0 on 2 cores): expect it to take "
         "longer")
+    eta.clear()
+    monkeypatch.setattr(eta, "load_now", lambda: 4.7)
+    eta.record(generate(PROMPT, method="ar", max_new_tokens=24, target=family["target"]))
+    monkeypatch.setattr(eta, "load_now", lambda: 0.8)
+    assert eta.plan_line([("ar", 10)], specs.__getitem__)[1].endswith(
+        "; the machine is quieter now than as those runs ended (load 0.8 against 4.7 on 2 cores): expect it to take "
+        "less")

@@ -35,7 +35,7 @@ _loads: deque = deque(maxlen=KEPT_RUNS)  # (monotonic time, the machine's load a
 # Begins the line under Compare's and Race's button: it is told again as the settings change and as
 # a job ends, so after one it can differ from the "expected as it started" of the job just shown.
 AS_SET_NOW = "As set now: "
-BUSIER = 1.5  # a load this many times that of the recent runs (and past most of the cores): the machine is busier
+BUSIER = 1.5  # a load this many times another (and past most of the cores): the machine is busier or quieter
 
 
 def family_of(models: dict) -> tuple:
@@ -124,17 +124,24 @@ def load_now() -> float | None:
         return None
 
 
-def busier_note() -> str:
-    """A warning when the machine is much busier now than as the recent runs ended ("" otherwise):
-    every estimate is paced on those runs, and a sweep told "about 37 s" beside two CPU burners
-    took 4 min 5 s."""
+def load_note() -> str:
+    """A warning when the machine is much busier, or much quieter, now than as the recent runs
+    ended ("" otherwise): every estimate is paced on those runs. A sweep told "about 37 s" beside
+    two CPU burners took 4 min 5 s; once they were gone, one told "about 2 min 40 s" took 55 s."""
     since, now, cores = time.monotonic() - KEPT_SECONDS, load_now(), os.cpu_count() or 1
     with _lock:
         then = [load for at, load in _loads if at >= since]
-    if now is None or not then or now < 0.75 * cores or now < BUSIER * max(statistics.median(then), 0.5):
+    if now is None or not then:
         return ""
-    return (f"; the machine is busier now than as those runs ended (load {now:.1f} against "
-            f"{statistics.median(then):.1f} on {cores} cores): expect it to take longer")
+    then = statistics.median(then)
+    if now >= 0.75 * cores and now >= BUSIER * max(then, 0.5):
+        change, expect = "busier", "longer"
+    elif then >= 0.75 * cores and then >= BUSIER * max(now, 0.5):
+        change, expect = "quieter", "less"
+    else:
+        return ""
+    return (f"; the machine is {change} now than as those runs ended (load {now:.1f} against {then:.1f} on "
+            f"{cores} cores): expect it to take {expect}")
 
 
 def length_spread(asked: int) -> tuple[float, float]:
@@ -245,7 +252,7 @@ def plan_line(plan: list[tuple[str, int]], models_of, unknown: str = "") -> tupl
     total = sum(seconds)
     return total, (f"{len(plan)} runs, {duration_text(total)} if each writes its max new tokens at the recent pace "
                    f"(one that stops sooner takes less, a busier machine more; from {'; '.join(bases)})"
-                   f"{busier_note()}")
+                   f"{load_note()}")
 
 
 def took_text(seconds: float) -> str:
