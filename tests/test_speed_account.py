@@ -257,3 +257,12 @@ def test_a_running_runs_speedup_is_called_provisional(family):
     shown = {**run.stats.to_dict(), "stop_reason": "running"}
     assert render.RUNNING_SPEEDUP in render.stats_html(shown)
     assert render.RUNNING_SPEEDUP not in render.stats_html(run.stats.to_dict() | {"stop_reason": "eos"})
+
+
+def test_the_speedup_says_it_models_ar_at_this_runs_t1(family):
+    """A reviewer read ar 10.2 and sd 15.3 tokens/s (1.50x) beside "1.30x speedup over ar": the
+    card times ar's tokens at sd's own T(1), which the page's ar run, drawn token by token, did not keep."""
+    run = playground.generate(PROMPT, method="sd", **family, max_new_tokens=12)
+    step = run.stats.account.single_step()
+    assert (f"speedup over ar (this run's seconds against ar's for its tokens at T(1) = {step * 1000:.1f} ms each, "
+            "not an ar run's)") in render.stats_html(run.stats.to_dict())

@@ -220,8 +220,12 @@ def stats_html(stats: dict, retokenized: bool = False) -> str:
                 else label
             if key == "verify_cost" and (stats.get(key) or 1) < 1:
                 shown_label += UNDER_ONE_STEP
-            if key == "cost_ratio" and (step := (stats.get("account") or {}).get("single_step_seconds")):
+            step = (stats.get("account") or {}).get("single_step_seconds")
+            if key == "cost_ratio" and step:
                 shown_label += f"; target step T(1) = {step * 1000:.1f} ms"
+            if key == "speedup" and step:  # beside an ar run's own tokens/s it read as a second ratio, unexplained
+                shown_label = shown_label.replace("ar's for its tokens", f"ar's for its tokens at T(1) = "
+                                                  f"{step * 1000:.1f} ms each, not an ar run's")
             cells.append((_format(fmt, stats.get(key)) + mark, shown_label))
     shown = "".join(f'<div class="stat"><b>{value}</b><span>{escape(label)}</span></div>' for value, label in cells)
     marked = " The figures marked * were measured on the busy machine too." if any(
