@@ -1,5 +1,6 @@
 """The UI's handlers, called as plain functions on tiny in-code models (no browser, no server)."""
 
+import copy
 import json
 import math
 import re
@@ -949,7 +950,13 @@ def test_a_withheld_speedup_is_given_against_the_pages_ar_run_of_the_same_tokens
     assert f"ar's {theirs.decoder_seconds:.2f} s" in label and f"over this run's {mine.decoder_seconds:.2f} s" in label
     assert f"its status line less {mine.clock - mine.decoder_seconds:.2f} s timing ar's step" in label
     other = list(handlers.generate(KEY, PROMPT + " Again.", "sd", False, *values()))[-1][2]
-    assert not paired_cell(other), "another prompt's tokens are not ar's"
+    assert paired_cell(other).popitem() == (f"{PAIRED}: not given: the page's last "
+                                            "`ar` run was of another prompt: run ar on this prompt, then this method",
+                                            "not given"), "another prompt's tokens are not ar's, and it says so"
+    other_tokens = copy.copy(sd)  # a lossy rule's (a reviewer's psd-f run had no card, unsaid)
+    other_tokens.tokens = sd.tokens[:-1]
+    (label, figure), = paired_cell(render.stats_html(stats_shown(other_tokens, ar))).items()
+    assert figure == "not given" and "this run wrote other tokens than the page's last `ar` run" in label
     # ar timed at T(1) = 1452 ms, sd at 37 ms, 25 minutes apart: a reviewer read "36.01x"; now withheld, saying why
     monkeypatch.setattr(SpeedAccount, "own_step", lambda account: 1.452 if account is theirs else 0.037)
     (label, figure), = paired_cell(render.stats_html(stats_shown(sd, ar))).items()
@@ -984,7 +991,7 @@ def test_a_load_of_another_family_forgets_the_pages_ar_run(handlers, monkeypatch
     sd = handlers.sessions.get(KEY).run
     monkeypatch.setattr(SpeedAccount, "unsettled", lambda account: "the page drawing each round moved T(1)")
     (label, figure), = paired_cell(render.stats_html(stats_shown(sd, None))).items()
-    assert figure == "not given" and "this page has no `ar` run to pair it with" in label
+    assert figure == "not given" and "this page has no `ar` run of this family to pair it with (none yet" in label
 
 
 def test_a_waiting_run_mentions_an_earlier_answer_only_where_the_page_shows_one(handlers):

@@ -340,13 +340,18 @@ def paired_speedup(run, ar) -> LastArPairing | None:
     with why, where their T(1)s are SAME_MACHINE times apart."""
     if run.method == "ar":
         return None
+    again = "run ar on this prompt, then this method"
     if ar is None:  # the row went, unsaid, after a Load of another family
-        return LastArPairing(None, "not given: this page has no `ar` run to pair it with (a Load of another family "
-                                   "forgets the last): run ar on this prompt, then this method")
-    if run is ar or run.prompt != ar.prompt:
+        return LastArPairing(None, "not given: this page has no `ar` run of this family to pair it with (none yet, "
+                                   f"or a Load of another family since): {again}")
+    if run is ar:
         return None
-    if run.models.get("target") != ar.models.get("target") or [t.id for t in run.tokens] != [t.id for t in ar.tokens]:
-        return None
+    if run.prompt != ar.prompt or run.models.get("target") != ar.models.get("target"):
+        return LastArPairing(None, f"not given: the page's last `ar` run was of another prompt: {again}")
+    if [t.id for t in run.tokens] != [t.id for t in ar.tokens]:  # a reviewer's psd-f run had no card, unsaid
+        return LastArPairing(None, "not given: this run wrote other tokens than the page's last `ar` run (a lossy "
+                                   "rule keeps some the target would not write, a sampled run draws others), so their "
+                                   "seconds are not for the same work")
     mine, theirs = run.stats.account, ar.stats.account
     steps = (mine.own_step(), theirs.own_step())
     if None in steps or not mine.decoder_seconds:
