@@ -872,14 +872,35 @@ def test_browser_compare_says_how_long_it_will_take_before_it_starts(page):
     assert page.locator("#status .status-error").count() == 0
 
 
+def project_on_a_recorded_machine(page):
+    """Open the what-if and choose a recorded machine's costs: its projection of the run does not
+    depend on this machine's load (on its own costs a run a busy test machine left unsettled is not
+    projected); -> the what-if's words."""
+    page.locator("#what-if").get_by_role("button", name="What if: this run").click()  # the accordion, not the chart
+    words = page.locator("#what-if-words")
+    page.wait_for_function("() => /Projection, not a measurement|Not settled/.test("
+                           "document.querySelector('#what-if-words')?.innerText || '')")
+    machine = what_if.recorded_profiles()[0]
+    page.locator("#what-if-profile input").click()
+    page.get_by_role("option", name=machine.name).click()
+    words.get_by_text(machine.name).wait_for()
+    words.get_by_text("Projection, not a measurement").wait_for()
+    return words
+
+
 def test_browser_a_preset_switch_clears_the_previous_familys_answer(page):
     """The what-if too: back on a family with nothing run, it still projected the byte draft's run."""
     generate_and_wait(page)
     assert page.locator("#output span.tok").count() > 0
-    page.locator("#what-if").get_by_role("button", name="What if: this run").click()
-    page.locator("#what-if-words", has_text="Projection, not a measurement").wait_for()
+    project_on_a_recorded_machine(page)
+    page.get_by_role("tab", name="Step mode").click()
+    page.locator("#step").click()
+    page.locator("#step-status", has_text="round 1").wait_for()
     choose_preset(page, "tiny-foreign")
     page.locator("#status", has_text="loaded tiny-target, tiny-foreign-draft").wait_for()
+    # step mode's round count too (a reviewer's read "sd, round 5" after three family switches)
+    page.wait_for_function("() => document.querySelector('#step-status').innerText.trim() === ''")
+    page.get_by_role("tab", name="Generate").click()
     page.wait_for_function("() => document.querySelectorAll('#output span.tok').length === 0")
     assert page.locator("#stats .stat").count() == 0
     page.locator("#what-if-words", has_text="Run something first").wait_for()
@@ -889,9 +910,7 @@ def test_browser_the_what_if_refuses_a_c_past_its_slider_and_reads_a_curve_when_
     """c = 5 typed (the slider spans 0-2) projected silently, and stayed in the words after the
     slider moved it to 2; a bad curve went unsaid on Tab and Enter."""
     generate_and_wait(page)
-    page.locator("#what-if").get_by_role("button", name="What if: this run").click()
-    words = page.locator("#what-if-words")
-    words.get_by_text("Projection, not a measurement").wait_for()
+    words = project_on_a_recorded_machine(page)
     cost = page.locator("#what-if-c input[type=number]")
     cost.fill("5")
     words.get_by_text("c must be between 0 and 2 (a draft forward in target steps), got 5").wait_for()
@@ -910,9 +929,7 @@ def test_browser_what_if_projects_the_last_run_on_a_chosen_profile(page):
     """After a run, the what-if names itself a projection, draws speedup against c, and moves the c
     slider to a recorded profile's own c when that profile is chosen."""
     generate_and_wait(page)
-    page.locator("#what-if").get_by_role("button", name="What if: this run").click()  # the accordion, not the chart
-    words = page.locator("#what-if-words")
-    words.get_by_text("Projection, not a measurement").wait_for()
+    words = project_on_a_recorded_machine(page)
     page.locator("#chart-what-if .js-plotly-plot").wait_for()
     gpu = what_if.recorded_profiles()[1]
     page.locator("#what-if-profile input").click()

@@ -89,7 +89,8 @@ def test_the_page_projects_the_last_run_and_says_it_is_a_projection(page):
     own_c = page.what_if_profile(KEY, what_if.THIS_RUN)
     run.stats.account.unsettled = lambda: "the machine was busy"  # the stats give no figure then, nor does it...
     words, figure = page.what_if(KEY, what_if.THIS_RUN, own_c, "")
-    assert words.startswith("**Not settled:** the machine was busy. So this run is not projected on its own costs")
+    assert words.startswith("**Not settled:** the machine was busy. So this run's ")
+    assert f"rounds ({run.stats.tokens} tokens" in words and "are not projected on its own costs" in words
     assert figure is None and not re.search(r"\d\.\d\dx", words)
     recorded = what_if.recorded_profiles()[0]  # ...but another machine's costs replay its rounds
     assert "**Projection, not a measurement:**" in page.what_if(KEY, recorded.name, None, "")[0]

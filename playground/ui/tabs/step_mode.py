@@ -182,7 +182,7 @@ def build_tab(ui: Shared) -> None:
         keyed(ui.handlers.step_checks), position, position, **PRIVATE)
     ui.point_to_tab(step.click, "Step mode", "each step and its explanation are")
     reset.click(keyed(ui.handlers.step_restart), None, [status, text, explanation, bars, position], **PRIVATE)
-    ui.family_views.extend([text, explanation, bars])  # a Load of another family empties them
+    ui.family_views.extend([status, text, explanation, bars])  # a Load of another family empties them
     by_name = {c.name: w for c, w in zip(all_controls(), ui.widgets, strict=True)}
     teaching.click(lambda: (TEACHING["temperature"], TEACHING["draft_confidence"]), None,
                    [by_name["temperature"], by_name["draft_confidence"]], **PRIVATE).then(

@@ -89,9 +89,10 @@ class WhatIf:
             return "This run has no measured one-token step T(1) to put its costs in.", None
         unsettled = run.stats.account.unsettled() if name == what_if.THIS_RUN else ""
         if unsettled:  # its figure here beside "not settled" on the card was a third one for the run
-            return (f"{end}**Not settled:** {unsettled}. So this run is not projected on its own costs: choose "
-                    "another machine's costs above (its rounds, replayed on them, do not depend on this machine's "
-                    "load), or run it again on a quieter machine."), None
+            return (f"{end}**Not settled:** {unsettled}. So this run's {len(rounds)} rounds "
+                    f"({sum(r.tokens for r in rounds)} tokens, {sum(r.draft_forwards for r in rounds)} draft forwards) "
+                    "are not projected on its own costs: choose another machine's costs above (its rounds, replayed "
+                    "on them, do not depend on this machine's load), or run it again on a quieter machine."), None
         return end + _words(run, rounds, profile) + _beside_prediction(run, profile), _speedup_by_cost(rounds, profile)
 
     def _check_cost(self, key: str, name: str, cost_ratio: float | None) -> None:
