@@ -270,6 +270,7 @@ def test_stop_ends_the_run_at_its_next_step_with_a_final_view(handlers):
     # its stats say it ended (a reviewer read "running" and "so far ... told when the run ends" after a Stop)
     assert "<b>Stop</b><span>stopped by" in stats and "<b>running</b>" not in stats
     assert render.RUNNING_SPEEDUP not in stats
+    assert "Run something first" not in handlers.what_if(KEY, "this run, as measured", None, "")[0]
 
 
 def test_a_stop_before_a_queued_run_starts_still_stops_it(handlers):
