@@ -14,7 +14,7 @@ import pytest
 
 from playground.decoding.speed import what_if
 from playground.methods import METHODS
-from playground.ui.layout import refusal_gone_js
+from playground.ui.layout import value_refusal_gone_js
 from playground.ui.options import all_controls, default_sweep, method_choices, suggested_sweep
 from playground.ui.sharing.server_settings import PROGRESS_POLL_SECONDS, QUEUE_POLL_SECONDS
 from playground.ui.tabs.wiring import pointed_html, tab_ended_js
@@ -810,7 +810,7 @@ def test_browser_a_runs_refusal_of_a_value_goes_once_the_value_is_good(page):
     page.locator("#status", has_text="seed is in range now: press Generate to run with it").wait_for()
     # Any other status is not written back: read before a run's newer line came, it could cover it.
     other = json.dumps(page.locator("#status").inner_html())
-    assert page.evaluate(f"({refusal_gone_js('seed')})('', {other})") is None
+    assert page.evaluate(f"({value_refusal_gone_js('seed')})('', {other})") is None
 
 
 def test_browser_a_bad_sidebar_value_is_answered_on_the_spot_with_its_range(page):
@@ -865,11 +865,19 @@ def test_browser_compare_says_how_long_it_will_take_before_it_starts(page):
     page.locator("#compare-view .status-error").wait_for()
     reason = page.locator("#compare-view .status-error").inner_text()
     page.locator("#status .status-error", has_text="Compare did not run: " + reason).wait_for()
+    # The tab says it once: the estimate's refusal goes while the view shows the pressed one.
+    page.wait_for_function("() => !document.querySelector('#compare-expected .status-error')")
     page.locator("#compare-values textarea").fill("0.1, 0.5")
     page.wait_for_function("() => !document.querySelector('#compare-view .status-error')")
     # and so does the sidebar's (it stood red after the values were fixed)
     page.locator("#status", has_text="Compare's settings changed since it did not run").wait_for()
     assert page.locator("#status .status-error").count() == 0
+    # A method switch keeps the values typed for each method, and says so (fsd's typed tau values
+    # became its suggested ones after fsd -> sd -> fsd).
+    choose_method(page, "fsd")
+    page.locator("#compare-option", has_text="sd's sweep (candidates: 0.1, 0.5) comes back").wait_for()
+    choose_method(page, "sd")
+    page.wait_for_function("() => document.querySelector('#compare-values textarea').value === '0.1, 0.5'")
 
 
 def project_on_a_recorded_machine(page):

@@ -32,6 +32,7 @@ from playground.ui.options import (
     sweep_options,
     visible_options,
 )
+from playground.ui.tabs.compare import sweep_after_switch
 from playground.ui.tabs.family_panel import project_presets
 from playground.ui.tabs.generate import SETTLE, loading_text
 from playground.ui.views import charts, render, sparklines
@@ -485,6 +486,16 @@ def test_sweep_choices_are_the_methods_numeric_options():
     assert sweep_options("fsd")[:3] == ["candidates", "tau", "random_accept"]
     assert "tau" not in sweep_options("sd") and "divergence" not in sweep_options("fsd")
     assert sweep_options("ar") == ["temperature", "top_k", "top_p", "max_new_tokens", "seed"]
+
+
+def test_a_method_switch_keeps_each_methods_typed_sweep_and_says_so():
+    kept = {}
+    option, values, _ = sweep_after_switch("fsd", "candidates", "2, 4, 8", kept)  # the page opened on sd
+    assert (option, values) == ("tau", suggested_sweep("tau"))
+    option, values, info = sweep_after_switch("sd", "tau", "0.2, 0.5, 0.8", kept)  # typed for fsd, then sd
+    assert (option, values) == ("candidates", "2, 4, 8")
+    assert "fsd's sweep (tau: 0.2, 0.5, 0.8) comes back when fsd is chosen again" in info
+    assert sweep_after_switch("fsd", option, values, kept)[:2] == ("tau", "0.2, 0.5, 0.8")
 
 
 def test_methods_side_by_side(handlers):

@@ -167,7 +167,7 @@ def _wire_thresholds(handlers: Handlers, widgets: list) -> None:
                                  **PRIVATE)
 
 
-def refusal_gone_js(name: str) -> str:
+def value_refusal_gone_js(name: str) -> str:
     """The status's refusal of control `name` ("seed must be ..."), once the note says nothing of it.
     Otherwise it returns nothing, which Gradio takes as no update: writing the status back as read
     could put a stale line over a run's newer one."""
@@ -191,7 +191,7 @@ def _wire_checks(widgets: list, note, status) -> None:
             continue
         checks = [by_name["divergence"], note]
         widget.input(partial(checked_value, name=control.name), [widget, *checks], note, trigger_mode="always_last",
-                     **_CHECK).then(None, [note, status], status, js=refusal_gone_js(control.name), **PRIVATE)
+                     **_CHECK).then(None, [note, status], status, js=value_refusal_gone_js(control.name), **PRIVATE)
         if control.kind == "slider":
             # A value typed and left at once reaches the server only as the slider's end it was moved
             # to; the slider's release, sent as the box is left, carries it as typed. Every release:

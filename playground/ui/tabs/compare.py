@@ -180,6 +180,21 @@ class Comparison:
         return budget
 
 
+def sweep_after_switch(method: str, option: str, values: str, kept: dict) -> tuple[str, str, str]:
+    """The option and values Compare shows once `method` is chosen, and the option box's note: the
+    sweep last set for `method` on this page, else the method's own. `kept` remembers each sweep
+    the page leaves (a reviewer's typed fsd values became 0.1, 0.3, 0.6 after fsd -> sd -> fsd,
+    unsaid)."""
+    left = kept.get("method", DEFAULT_METHOD)
+    kept["method"], kept[left] = method, (option, values)
+    option = default_sweep(method)
+    option, values = kept.get(method, (option, suggested_sweep(option)))
+    info = f"the options of {method}, the method chosen on the left"
+    if left != method and kept[left] != (option, values):
+        info += f"; {left}'s sweep ({kept[left][0]}: {kept[left][1]}) comes back when {left} is chosen again"
+    return option, values, info
+
+
 def build_tab(ui: Shared, tab) -> gr.CheckboxGroup:
     """The Compare tab; returns its method picker (which follows the loaded family)."""
     gr.Markdown("Run the Generate tab's prompt with the same seed: sweep one option of the chosen method "
@@ -203,15 +218,16 @@ def build_tab(ui: Shared, tab) -> gr.CheckboxGroup:
     view = gr.HTML(elem_id="compare-view")
     ui.family_views.append(view)
 
-    def sweep_for(method):
-        chosen = default_sweep(method)
-        return gr.Dropdown(choices=sweep_options(method), value=chosen), suggested_sweep(chosen)
+    def sweep_for(method, chosen, typed, kept):
+        chosen, typed, info = sweep_after_switch(method, chosen, typed, kept)
+        return gr.Dropdown(choices=sweep_options(method), value=chosen, info=info), typed, kept
 
     def show_mode(chosen):
         return (gr.update(visible=chosen == "sweep"), gr.update(visible=chosen == "sweep"),
                 gr.update(visible=chosen == "methods"))
 
-    ui.method.change(sweep_for, ui.method, [option, values], **PRIVATE)
+    kept = gr.State({})  # each method's sweep as the page left it, so a method switch loses no typed values
+    ui.method.change(sweep_for, [ui.method, option, values, kept], [option, values, kept], **PRIVATE)
     option.input(suggested_sweep, option, values, **PRIVATE)
     mode.change(show_mode, mode, [option, values, methods], **PRIVATE)
     inputs = [ui.prompt, ui.method, mode, option, values, methods, *ui.widgets]
@@ -223,5 +239,5 @@ def build_tab(ui: Shared, tab) -> gr.CheckboxGroup:
     gr.on(changes, None, view, view, **PRIVATE, js="(shown) => String(shown).includes('status-error') ? '' : undefined")
     ui.clear_refusal_on(changes, "Compare")
     ui.page_only([tab.select, mode.change, option.change, values.change, methods.change],
-                 ui.handlers.compare_estimate, inputs, [expected], after=run)
+                 ui.handlers.compare_estimate, inputs, [expected], after=run, view=view)
     return methods

@@ -48,6 +48,11 @@ def tab_ended_js(tab: str, said: str) -> str:
     }}"""
 
 
+# (estimate, view) -> '' where both show a refusal, else no update: the view's says it on the tab.
+SAID_ONCE_JS = ("(estimate, view) => String(estimate).includes('status-error') && "
+                "String(view).includes('status-error') ? '' : undefined")
+
+
 def refusal_gone_js(tab: str) -> str:
     """(status now) -> the sidebar's status once `tab`'s settings change after it did not run: the
     refusal goes (a reviewer's stood after the values were fixed); nothing (no update) otherwise."""
@@ -145,13 +150,17 @@ class Shared:
         return snapshot.then(keyed(reading), [self.settings, *others], outputs, api_name=api_name + FROM_PAGE,
                              api_visibility="private", trigger_mode=trigger_mode, **options)
 
-    def page_only(self, triggers: list, handler, inputs: list, outputs: list, after=None) -> None:
+    def page_only(self, triggers: list, handler, inputs: list, outputs: list, after=None, view=None) -> None:
         """Wire a quick `handler(key, *values of inputs)` for the page alone (an estimate, a check)
         on `triggers`, a control's change and the end of the event `after`, reading the run's
-        controls as the page's one list; it never waits behind a run."""
+        controls as the page's one list; it never waits behind a run. Where the run's `view` shows
+        its refusal, the estimate (`outputs[0]`) does not say it again (a reviewer counted one
+        refusal four times)."""
         reading, others = reading_list(handler, inputs, self.run_inputs)
         wiring = {"fn": keyed(reading), "inputs": [self.settings, *others], "outputs": outputs,
                   "concurrency_limit": None, "show_progress": "hidden", **PRIVATE}
-        gr.on([*triggers, self.settings.change], trigger_mode="always_last", **wiring)
+        events = [gr.on([*triggers, self.settings.change], trigger_mode="always_last", **wiring)]
         if after is not None:
-            after.then(**wiring)
+            events.append(after.then(**wiring))
+        for event in events if view is not None else ():
+            event.then(None, [outputs[0], view], outputs[0], js=SAID_ONCE_JS, **PRIVATE)
