@@ -672,6 +672,10 @@ def test_browser_each_step_click_steps_a_round(page):
     page.locator("#step").click()
     page.locator("#step").click()
     page.locator("#step-status", has_text="round 2:").wait_for()
+    # and the first click's round, whose view may have gone by unseen, stays below the second's
+    assert "round 1 is folded below this one's checks" in page.locator("#step-status").inner_text()
+    page.locator("#step-explanation details summary", has_text="Round 1, the round before").click()
+    page.locator("#step-explanation details[open] td", has_text="min(1,").first.wait_for()
 
 
 ANNOUNCED = """() => { window.announced = [];

@@ -525,6 +525,19 @@ def test_step_mode_explains_each_round(handlers):
     assert "round 2" in status
 
 
+def test_the_round_before_stays_folded_below_the_latest(handlers):
+    """A reviewer's quick double click computed rounds 2 and 3 but showed round 3 only, unsaid."""
+    sampled = values(temperature=1.0, seed=1)
+    status, _, first, _ = handlers.step(KEY, PROMPT, "sd", 0, *sampled)
+    assert "folded" not in status and "round-before" not in first
+    status, _, explanation, _ = handlers.step(KEY, PROMPT, "sd", 0, *sampled)
+    assert "sd, round 2:" in status and "; round 1 is folded below this one's checks" in unescape(status)
+    assert explanation.endswith('<details class="round-before"><summary>Round 1, the round before (open to see '
+                                f"its checks)</summary>{first}</details>")
+    assert explanation.count("round-before") == 1  # the round before only, not every round before it
+    assert "Round 2, the round before" in handlers.step(KEY, PROMPT, "sd", 0, *sampled)[2]
+
+
 @pytest.mark.parametrize("method", ["sd", "fsd", "csd"])
 def test_step_mode_says_which_draft_the_rule_compared(handlers, method):
     """The levers run for every drafting method; step mode names them, the pruned head with its q = 0."""

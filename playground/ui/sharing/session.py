@@ -42,6 +42,7 @@ class Stepping:
     settings: tuple = ()
     run: object = None
     explanation: object = None
+    shown: str = ""  # the last round's explanation as the page was sent it
 
 
 @dataclass

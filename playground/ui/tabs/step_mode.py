@@ -59,10 +59,16 @@ class StepMode:
         if stepping.run.finished:
             session.stepping = None
         stats = stepping.run.stats
-        return (render.status_html(f"{restarted}{method}, round {stats.steps}: {render.tokens(stats.tokens)} so far"),
+        # The round before stays, folded, below this one: a click made while it ran left its view
+        # unseen (a reviewer's double click showed round 3 only, unsaid).
+        said = f"; round {stats.steps - 1} is folded below this one's checks" if stepping.shown else ""
+        explained = render.explanation_html(stepping.explanation, stepping.decode)
+        view = explained + render.round_before_html(stepping.shown, stats.steps - 1)
+        stepping.shown = explained
+        return (render.status_html(f"{restarted}{method}, round {stats.steps}: {render.tokens(stats.tokens)} so far"
+                                   f"{said}"),
                 render.tokens_html(stepping.run.tokens, stepping.decode, show_rejected=True),
-                render.explanation_html(stepping.explanation, stepping.decode),
-                self.step_position(key, position, stepping))
+                view, self.step_position(key, position, stepping))
 
     def step_position(self, key: str, position: int, stepping=None):
         """Bars of the distributions the rule used at one check of the last explained round

@@ -385,6 +385,14 @@ def explanation_html(explanation, decode: Callable[[int], str]) -> str:
             + _table(("token", "origin", "why"), emitted, "explain-table") + "</div>")
 
 
+def round_before_html(explained: str, number: int) -> str:
+    """The round before's explanation, folded under the latest."""
+    if not explained:
+        return ""
+    return (f'<details class="round-before"><summary>Round {number}, the round before (open to see its checks)'
+            f"</summary>{explained}</details>")
+
+
 def toy_html(toy) -> str:
     """The seed-001 example: acceptance probability per token, residual, the rounds so far."""
     accept = toy.accept_probs()
