@@ -1,6 +1,7 @@
 """One estimate of seconds per token on this machine (ui/sharing/eta.py), read by Compare's and Race's
 expected durations and their progress lines."""
 
+import dataclasses
 import re
 
 import pytest
@@ -43,12 +44,16 @@ def test_seconds_per_token_come_from_recent_runs_of_the_method_else_ar_else_noth
     taken = eta.seconds_per_token("sd", specs)
     assert taken.seconds == ar_rate and "taken as ar's" in taken.basis
     eta.record(generate(PROMPT, method="ar", max_new_tokens=4, target=family["target"]))  # a warm-up: not counted
-    assert eta.seconds_per_token("ar", {"target": "tiny-target"}).seconds == ar_rate
+    # (its T(1) is the machine's speed now, which the estimate follows: see the test below)
+    ar_step = [ar.stats.account.own_step()]
+    assert eta.seconds_per_token("ar", {"target": "tiny-target"}).seconds == pytest.approx(
+        ar_rate * eta.machine_now("tiny-target", ar_step)[0])
     sd = generate(PROMPT, method="sd", max_new_tokens=24, target=family["target"], draft=family["draft"])
     eta.record(sd)
     own = eta.seconds_per_token("sd", specs)
     after_first = sd.stats.tokens - len(sd.steps[0].tokens)
-    assert own.seconds == pytest.approx((sd.stats.decoder_seconds - sd.stats.step_clock[0]) / after_first)
+    now = eta.machine_now("tiny-target", [sd.stats.account.own_step()])[0]
+    assert own.seconds == pytest.approx((sd.stats.decoder_seconds - sd.stats.step_clock[0]) / after_first * now)
     assert "recent runs" in own.basis
     assert eta.run_seconds("sd", specs, 100)[0] == 100 * own.seconds
     assert (eta.remaining_seconds(sd) == 0) == (sd.stats.tokens == 24)
@@ -153,3 +158,27 @@ def test_an_estimate_warns_when_the_machine_is_busier_or_quieter_than_as_its_run
     assert eta.plan_line([("ar", 10)], specs.__getitem__)[1].endswith(
         "; the machine is quieter now than as those runs ended (load 0.8 against 4.7 on 2 cores): expect it to take "
         "less")
+
+
+def test_an_estimate_follows_the_machines_speed_now_read_from_the_last_runs_t1(family):
+    """A sweep paced on quiet runs was told "about 38 s" beside two CPU burners and took 5 min 50 s:
+    the method's pace is kept, scaled by the T(1) the last runs timed against that of its runs."""
+    eta.clear()
+    quiet = generate(PROMPT, method="fsd", max_new_tokens=24, target=family["target"], draft=family["draft"])
+    eta.record(quiet)
+    specs = {"target": "tiny-target", "draft": "tiny-draft"}
+    paced = eta.seconds_per_token("fsd", specs).seconds
+    step = quiet.stats.account.own_step()
+    busy = generate(PROMPT, method="ar", max_new_tokens=4, target=family["target"])  # a short run: no pace, a T(1)
+    timed = busy.stats.account.reference  # as two burners beside it made it (a warm-up of the busy machine)
+    timed[:] = [dataclasses.replace(timing, wall=4 * step) for timing in timed]
+    for _ in range(eta.STEPS_NOW):
+        eta.record(busy)
+    rate = eta.seconds_per_token("fsd", specs)
+    assert rate.seconds == pytest.approx(4 * paced)
+    assert f", x4.0: the machine runs slower now (T(1) {4 * step * 1000:.0f} ms in the last runs" in rate.basis
+    eta.record(quiet)  # one quiet run in three: the median still busy
+    assert eta.seconds_per_token("fsd", specs).seconds > 3 * paced
+    eta.record(quiet)
+    eta.record(quiet)
+    assert "x" not in eta.seconds_per_token("fsd", specs).basis.split("(recent runs")[1]

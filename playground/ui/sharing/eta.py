@@ -26,7 +26,10 @@ KEPT_RUNS = 16  # per (method, family)
 MIN_TOKENS = 8  # a shorter run (a warm-up) is mostly its prompt's prefill: its pace is not a run's
 
 _lock = threading.Lock()
-_recent: dict[tuple, deque] = {}  # (method, family) -> (monotonic time, seconds per token)
+_recent: dict[tuple, deque] = {}  # (method, family) -> (monotonic time, seconds per token, its T(1) or None)
+_steps: dict[str, deque] = {}  # target spec -> (monotonic time, T(1) as a run timed it)
+STEPS_NOW = 3  # the last runs' T(1)s: the machine's speed now, against that of the runs an estimate reads
+SAME_SPEED = 1.3  # T(1) within this factor of the runs' is the machine as it was (the page's drawing moves it)
 KEPT_WRITTEN = 256
 MIN_LENGTHS = 5  # recent runs asking as many before their median length is told (a few say little)
 _written: deque = deque(maxlen=KEPT_WRITTEN)  # (monotonic time, same_run(...), tokens asked, tokens written)
@@ -56,35 +59,65 @@ def record(run) -> None:
             _first_steps.append((time.monotonic(), run.stats.first_step_cpu))
         if (load := load_now()) is not None:
             _loads.append((time.monotonic(), load))
+        step = run.stats.account.own_step()
+        if step:
+            _steps.setdefault(_target_spec(run.models), deque(maxlen=KEPT_RUNS)).append((time.monotonic(), step))
         after_first = run.stats.tokens - (len(run.steps[0].tokens) if run.steps else 0)
         seconds = run.stats.decoder_seconds - (run.stats.step_clock[0] if run.stats.step_clock else 0.0)
         if after_first >= MIN_TOKENS and seconds > 0:
             _recent.setdefault((run.method, family_of(run.models)), deque(maxlen=KEPT_RUNS)).append(
-                (time.monotonic(), seconds / after_first))
+                (time.monotonic(), seconds / after_first, step))
+
+
+def _target_spec(models: dict):
+    target = models.get("target")
+    return getattr(target, "spec", target)
 
 
 def clear() -> None:
     with _lock:
         _recent.clear()
+        _steps.clear()
         _written.clear()
         _first_steps.clear()
         _loads.clear()
 
 
-def _median(method: str, family: tuple) -> float | None:
+def _median(method: str, family: tuple) -> tuple[float, list] | None:
+    """The median seconds per token of recent runs of `method` on `family`, with their T(1)s."""
     since = time.monotonic() - KEPT_SECONDS
     with _lock:
-        recent = [seconds for at, seconds in _recent.get((method, family), ()) if at >= since]
-    return statistics.median(recent) if recent else None
+        recent = [(seconds, step) for at, seconds, step in _recent.get((method, family), ()) if at >= since]
+    return (statistics.median(s for s, _ in recent), [step for _, step in recent]) if recent else None
 
 
-def _on_target(target: list) -> float | None:
-    """The median of every method's recent runs on this target (any draft)."""
+def _on_target(target: list) -> tuple[float, list] | None:
+    """The median of every method's recent runs on this target (any draft), with their T(1)s."""
     since = time.monotonic() - KEPT_SECONDS
     with _lock:
-        recent = [seconds for (_, family), kept in _recent.items() if set(target) <= set(family)
-                  for at, seconds in kept if at >= since]
-    return statistics.median(recent) if recent else None
+        recent = [(seconds, step) for (_, family), kept in _recent.items() if set(target) <= set(family)
+                  for at, seconds, step in kept if at >= since]
+    return (statistics.median(s for s, _ in recent), [step for _, step in recent]) if recent else None
+
+
+def machine_now(target, steps: list) -> tuple[float, str]:
+    """(factor, words): how much slower the machine runs `target` now than in the runs whose T(1)s
+    are `steps`, read from the T(1)s the last STEPS_NOW runs timed; (1, "") within SAME_SPEED or
+    where unknown. Estimates paced on quiet runs were 9x short beside two CPU burners: the pace of
+    a method's runs is kept, the machine's speed is taken as it is now."""
+    since = time.monotonic() - KEPT_SECONDS
+    with _lock:
+        now = [step for at, step in _steps.get(target, ()) if at >= since][-STEPS_NOW:]
+    then = [step for step in steps if step]
+    if not now or not then:
+        return 1.0, ""
+    now, then = statistics.median(now), statistics.median(then)
+    factor = now / then
+    if 1 / SAME_SPEED < factor < SAME_SPEED:
+        return 1.0, ""
+    change = "slower" if factor > 1 else "faster"
+    return factor, (f", x{factor:.1f}: the machine runs {change} now (T(1) {now * 1000:.0f} ms in the last runs "
+                    f"against {then * 1000:.0f} ms in those)")
 
 
 def same_run(method: str, models: dict, prompt: str, asked: int, temperature: float, seed: int) -> tuple:
@@ -109,10 +142,11 @@ def expected_tokens(method: str, models: dict, prompt: str, asked: int, temperat
 
 
 def first_step_cpu() -> float | None:
-    """The median CPU seconds of recent runs' first steps (the prompt's pass, the first round), or None."""
+    """The median CPU seconds of the last STEPS_NOW runs' first steps (the prompt's pass, the first
+    round), or None: the last runs', as a busy machine's cost more (a second visitor told 2.2 s waited 4-6 s)."""
     since = time.monotonic() - KEPT_SECONDS
     with _lock:
-        recent = [seconds for at, seconds in _first_steps if at >= since]
+        recent = [seconds for at, seconds in _first_steps if at >= since][-STEPS_NOW:]
     return statistics.median(recent) if recent else None
 
 
@@ -170,18 +204,16 @@ def seconds_per_token(method: str, models: dict) -> Rate | None:
     its recent runs' median; else ar's on the same target; else any method's on that target; else
     the target's measured T(1); else None (nothing ran here lately)."""
     family = family_of(models)
-    own = _median(method, family)
-    if own is not None:
-        return Rate(own, f"{method} {own:.3f} s/token (recent runs)")
     target = [(role, spec) for role, spec in family if role == "target"]
-    ar = _median("ar", tuple(target))
-    if ar is not None:
-        return Rate(ar, f"{method} taken as ar's {ar:.3f} s/token (no recent {method} run)")
-    other = _on_target(target)
-    if other is not None:
-        unknown = method if method == "ar" else f"{method} or ar"
-        return Rate(other, f"{method} taken as other methods' {other:.3f} s/token on this target (no recent "
-                           f"{unknown} run)")
+    unknown = method if method == "ar" else f"{method} or ar"
+    for found, basis in ((_median(method, family), f"{method} {{:.3f}} s/token (recent runs"),
+                         (_median("ar", tuple(target)), f"{method} taken as ar's {{:.3f}} s/token (no recent {method} "
+                                                         "run"),
+                         (_on_target(target), f"{method} taken as other methods' {{:.3f}} s/token on this target (no "
+                                              f"recent {unknown} run")):
+        if found is not None:
+            factor, words = machine_now(_target_spec(models), found[1])
+            return Rate(found[0] * factor, basis.format(found[0]) + words + ")")
     model = models.get("target")
     step = forward_costs.typical(model.model, 1) if isinstance(model, LoadedModel) else None
     if step is not None:
