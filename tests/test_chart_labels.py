@@ -35,3 +35,17 @@ def test_the_speedup_names_its_t1_and_is_said_not_settled_on_a_busy_machine(fami
     assert {row for bar in budget.data for row in bar.y} == {"this run (measured)"}
     account.decoder_cpu = account.decoder_seconds
     assert len({row for bar in charts.time_budget(run, charts.Timeline()).data for row in bar.y}) == 3
+
+
+def test_every_hover_names_its_figure_in_words(family):
+    """A reviewer's hover read "(2.034573, this run (measured))": plotly's own, with no unit or name."""
+    run = generate("hello there", method="sd", max_new_tokens=24, target=family["target"], draft=family["draft"],
+                   temperature=1.0)
+    figures = [make(run, charts.Timeline()) for make in (charts.acceptance_over_steps, charts.rule_test,
+                                                        charts.per_position, charts.time_budget)]
+    for trace in (trace for figure in figures for trace in figure.data):
+        assert trace.hovertemplate and trace.hovertemplate.endswith("<extra></extra>"), trace.name
+    drafting = next(bar for bar in charts.time_budget(run, charts.Timeline()).data if bar.name == "drafting")
+    assert drafting.hovertemplate == "%{y}<br>drafting: %{x:.2f} s<extra></extra>"
+    assert charts.hover_text(charts.go.Scatter(name="running"), "round", "accepted") == \
+        "running<br>round %{x}: %{y:.3~g} accepted<extra></extra>"

@@ -205,7 +205,7 @@ def test_a_run_whose_thread_shared_its_core_is_said_not_settled(family):
 
 
 def test_t1_timings_that_disagree_leave_the_speedup_unsettled():
-    account = SpeedAccount()
+    account = SpeedAccount(round_count=9)
     account.reference = [Timing(0.02, 0.02, 10, 1), Timing(0.09, 0.05, 20, 9)]
     assert "T(1) timed 20.0-90.0 ms" in account.unsettled()
     account.reference = [Timing(0.02, 0.02, 10, 1), Timing(0.021, 0.021, 20, 9)]
@@ -215,7 +215,7 @@ def test_t1_timings_that_disagree_leave_the_speedup_unsettled():
 def test_t1_timings_apart_from_the_passes_just_before_the_run_leave_it_unsettled(family):
     """A reviewer's fsd read a settled 2.83x on Generate against 1.84x in Compare: its T(1) timings,
     taken while the page drew its rounds, read 38.7 ms; the ar run just before took 24-26 ms a step."""
-    account = SpeedAccount(recent_steps=[0.024, 0.025, 0.026])
+    account = SpeedAccount(recent_steps=[0.024, 0.025, 0.026], round_count=9)
     account.reference = [Timing(0.0387, 0.03, 10, 1), Timing(0.0385, 0.03, 20, 9)]
     assert account.unsettled() == ("this run timed `ar`'s step at 38.6 ms, the target's one-token passes just "
                                    "before it took 25.0 ms (the page drawing each round, or other work, moved its "
@@ -232,7 +232,7 @@ def test_t1_is_timed_with_the_targets_one_token_passes_just_before_the_run():
     """A lecturer ran `ar` (72 ms a step, 49 tokens) then sd: sd's four timings of T(1), taken while
     the page drew it, read 89 ms and its tile 1.26x, where the two status lines' seconds gave 1.10x.
     T(1) is the mean of every timing of the step of that half minute, the `ar` run's passes among them."""
-    account = SpeedAccount(recent_steps=[0.072] * 49)
+    account = SpeedAccount(recent_steps=[0.072] * 49, round_count=25)
     account.reference = [Timing(0.089, 0.089, 10 + i, 1 + 8 * i) for i in range(4)]
     assert account.own_step() == pytest.approx(0.089)
     assert account.single_step() == pytest.approx((4 * 0.089 + 49 * 0.072) / 53)
@@ -240,10 +240,20 @@ def test_t1_is_timed_with_the_targets_one_token_passes_just_before_the_run():
     assert SpeedAccount().single_step() is None
 
 
+def test_a_run_of_too_few_rounds_is_not_settled():
+    """A run stopped after one token read "busy, its core 52%" on a quiet machine: its seconds were
+    its prompt's pass."""
+    account = SpeedAccount(round_count=1, clock=1.0, decoder_cpu=0.52)
+    assert account.unsettled() == ("the run is too short to time: 1 round, mostly its prompt's pass (a speedup "
+                                   "needs 3 or more)")
+    account.round_count, account.decoder_cpu = 3, 0.99
+    assert account.unsettled() == ""
+
+
 def test_a_page_drawing_beside_the_run_is_named_when_it_slows_the_timings_as_rounds_start():
     """In Chromium on the same two cores, T(1) timed as a round started (the page drawing the last
     one) read 55 ms against 25 ms as rounds ended; the speedup is said not settled, and why."""
-    account = SpeedAccount()
+    account = SpeedAccount(round_count=13)
     account.reference = [Timing(0.055, 0.05, 10, 1, starting=True), Timing(0.025, 0.025, 12, 5),
                          Timing(0.056, 0.05, 14, 9, starting=True), Timing(0.026, 0.026, 16, 13)]
     assert account.reference_spread() == pytest.approx(0.026 / 0.025), "within a phase they agree"

@@ -1017,6 +1017,10 @@ def test_a_load_of_another_family_forgets_the_pages_ar_run(handlers, monkeypatch
     monkeypatch.setattr(SpeedAccount, "unsettled", lambda account: "the page drawing each round moved T(1)")
     (label, figure), = paired_cell(render.stats_html(stats_shown(sd, None))).items()
     assert figure == "not given" and "this page has no `ar` run of this family to pair it with (none yet" in label
+    stopped = copy.copy(sd)  # a stopped run showed no card, unsaid
+    stopped.finished, stopped.stop_reason = False, "Stop"
+    (label, figure), = paired_cell(render.stats_html(stats_shown(stopped, None))).items()
+    assert figure == "not given" and "the run was stopped, so it did not write the tokens an `ar` run" in label
 
 
 def test_a_waiting_run_mentions_an_earlier_answer_only_where_the_page_shows_one(handlers):

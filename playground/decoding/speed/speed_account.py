@@ -39,6 +39,9 @@ BUSY_UTILIZATION = 0.65
 # 2.7-9x, beside a browser drawing the page 1.1-1.4x.
 SETTLED_SPREAD = 1.5
 MANY_TIMINGS = 8  # timings past which their spread is read between the quartiles
+# Rounds below which a run's seconds are mostly its first step's (the prompt, one-time setup): a
+# run stopped after one token read "busy, its core 52%" on a quiet machine.
+MIN_ROUNDS = 3
 # The budget's row for `ar`: a model of ar (the run's own first pass and T(1) per further token),
 # not a measured ar run (a reviewer set it beside an ar run's own seconds and found them apart).
 AR_ROW = "ar at this run's T(1), same tokens"
@@ -244,6 +247,9 @@ class SpeedAccount:
         """Why this run cannot settle its speedup over `ar` ("" where it can): its thread did not
         have its core to itself, or its T(1) timings disagree."""
         used, spread, gap = self.busy(), self.reference_spread(), self.phase_gap()
+        if self.round_count < MIN_ROUNDS:
+            return (f"the run is too short to time: {self.round_count} round{'s' * (self.round_count != 1)}, "
+                    f"mostly its prompt's pass (a speedup needs {MIN_ROUNDS} or more)")
         if used is not None:
             return (f"the machine was busy: the decoding thread had its core {used:.0%} of this run's time, so "
                     "its seconds and T(1) moved with the other work")

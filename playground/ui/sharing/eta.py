@@ -116,8 +116,8 @@ def machine_now(target, steps: list) -> tuple[float, str]:
     if 1 / SAME_SPEED < factor < SAME_SPEED:
         return 1.0, ""
     change = "slower" if factor > 1 else "faster"
-    return factor, (f", x{factor:.1f}: the machine runs {change} now (T(1) {now * 1000:.0f} ms in the last runs "
-                    f"against {then * 1000:.0f} ms in those)")
+    return factor, (f", x{factor:.1f}: the machine runs {change} now, T(1) {now * 1000:.0f} ms in the last runs "
+                    f"against {then * 1000:.0f} ms in those")
 
 
 def same_run(method: str, models: dict, prompt: str, asked: int, temperature: float, seed: int) -> tuple:

@@ -320,8 +320,15 @@ def stats_shown(run, last_ar) -> dict:
     if run.method == "ar":
         for key in ("speedup", "verify_cost", "expected_speedup", "cost_ratio"):
             shown.pop(key, None)
-    paired = paired_speedup(run, last_ar) if run.finished and run.stats.account.unsettled() else None
+    paired = None
+    if run.stats.account.unsettled() and run.method != "ar":
+        paired = paired_speedup(run, last_ar) if run.finished else STOPPED_UNPAIRED if run.stop_reason else None
     return shown | ({"paired_speedup": paired} if paired else {})
+
+
+# A stopped run's card (it showed none, unsaid): the tokens it wrote are not those an ar run wrote.
+STOPPED_UNPAIRED = LastArPairing(None, "not given: the run was stopped, so it did not write the tokens an `ar` run "
+                                       "of this prompt writes: run it to its end to pair it")
 
 
 # Two runs whose target steps took this many times apart ran on different machines, in effect (a

@@ -48,7 +48,19 @@ def small_figure(title: str, traces, x_title: str = "", y_title: str = "", y_ran
             "legend": {"orientation": "h", "x": 0, "xanchor": "left", "y": -0.3, "yanchor": "top"},
             "xaxis": {"title": {"text": x_title}, **GRID},
             "yaxis": {"title": {"text": y_title}, **GRID, **({"range": y_range} if y_range else {})}}
+    for trace in traces:
+        if trace.hovertemplate is None:
+            trace.hovertemplate = hover_text(trace, x_title, y_title)
     return go.Figure(traces, layout={**base, **layout}, _validate=False)
+
+
+def hover_text(trace, x_title: str, y_title: str) -> str:
+    """A point's hover in words, its trace and axes named: plotly's own read "(2.034573, this run
+    (measured))"."""
+    named = f"{trace.name}<br>" if trace.name else ""
+    if trace.orientation == "h":
+        return f"{named}%{{y}}: %{{x:.3~g}} {x_title}<extra></extra>"
+    return f"{named}{x_title or 'at'} %{{x}}: %{{y:.3~g}} {y_title}<extra></extra>"
 
 
 def _running(values_per_step, numerator, denominator) -> list[float | None]:
@@ -263,7 +275,9 @@ def time_budget(run, timeline) -> go.Figure:
     rows = [MEASURED_ROW] if busy and MEASURED_ROW in budget else list(budget)
     names = {"drafting": "drafting (the qualifier's checks included)"} if _staged(run) else {}
     traces = [go.Bar(y=rows, x=[budget[row].get(part) for row in rows], name=names.get(part, part), orientation="h",
-                     marker_color=color) for part, color in BUDGET_COLORS.items()]
+                     marker_color=color,
+                     hovertemplate=f"%{{y}}<br>{names.get(part, part)}: %{{x:.2f}} s<extra></extra>")
+              for part, color in BUDGET_COLORS.items()]
     title = "Where the seconds went (seconds)" + ("<br><sup>not settled: its T(1) moved with other work, so "
                                                   "no modelled rows (see the stats)</sup>" if busy else "")
     # Room at the foot for the legend's rows under the axis's numbers (two rows covered its 0).
