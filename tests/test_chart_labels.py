@@ -47,5 +47,10 @@ def test_every_hover_names_its_figure_in_words(family):
         assert trace.hovertemplate and trace.hovertemplate.endswith("<extra></extra>"), trace.name
     drafting = next(bar for bar in charts.time_budget(run, charts.Timeline()).data if bar.name == "drafting")
     assert drafting.hovertemplate == "%{y}<br>drafting: %{x:.2f} s<extra></extra>"
-    assert charts.hover_text(charts.go.Scatter(name="running"), "round", "accepted") == \
-        "running<br>round %{x}: %{y:.3~g} accepted<extra></extra>"
+    assert charts.hover_text(charts.go.Scatter(name="running", x=[1, 2]), "round", "accepted") == \
+        "running<br>round %{x:.4~g}: %{y:.3~g} accepted<extra></extra>"  # "seconds 1.601716" before
+    categories = charts.go.Bar(x=["draft", "target"])
+    assert charts.hover_text(categories, "", "share") == "at %{x}: %{y:.3~g} share<extra></extra>"
+    # the budget's legend has room under its axis's numbers: a line an entry (seven covered a one-row chart's)
+    budget = charts.time_budget(run, charts.Timeline()).layout
+    assert budget.margin.b >= charts.LEGEND_LINE * len(charts.BUDGET_COLORS) + 40

@@ -11,6 +11,7 @@ from playground.engine import generate
 from playground.ui.handlers import Handlers
 from playground.ui.options import all_controls
 from playground.ui.sharing import eta
+from playground.ui.tabs.compare import rise_text
 from playground.ui.tabs.family_panel import Preset
 
 KEY = "session-1"
@@ -123,6 +124,22 @@ def test_a_jobs_time_left_paces_each_setting_on_its_own_runs():
     assert eta.job_time_left(estimates, [1.0, 1.0, 20.0], 2, sides) == 60.0, "side 1, not run yet: the job's pace"
     assert eta.job_time_left(estimates, [1.0, 1.0, 20.0, 5.0], 2, sides) == 20.0 + 5.0
     assert eta.job_time_left(estimates, [1.0, 1.0, 20.0, 5.0], 2) == 2 * 12.5, "one setting: the job's pace"
+
+
+def test_settings_not_run_yet_are_paced_on_the_reference_not_on_another_setting():
+    """A slow tau (0.56x) paced the taus not run yet as slow too: the time left rose 46 s -> 55 s, then fell."""
+    estimates = [1.0] * 3 + [10.0] * 6  # three warm-ups, then sides 0, 1, 2, 0, 1, 2
+    sides = [0, 1, 2] * 3
+    left = eta.job_time_left(estimates, [1.0, 1.0, 1.0, 10.0, 20.0], 3, sides)
+    assert left == pytest.approx(10.0 + 10.0 + 20.0 + 10.0), "side 2 at ar's pace (1x), not at side 1's (2x)"
+    assert eta.job_time_left(estimates, [1.0, 1.0, 1.0, 10.0, 20.0], 3) == pytest.approx(4 * 15.0), \
+        "one setting: all its runs pace it"
+
+
+def test_a_time_left_that_grows_says_why():
+    assert rise_text(55.0, 46.0, "fsd tau=0.1") == " (up from about 46 s: fsd tau=0.1's run took longer than estimated)"
+    assert rise_text(47.0, 46.0, "fsd tau=0.1") == "", "noise is not told"
+    assert rise_text(30.0, None, "ar") == rise_text(30.0, 42.0, "ar") == ""
 
 
 def test_a_jobs_time_left_is_paced_per_token_not_per_run():

@@ -8,7 +8,7 @@ import time
 
 import pytest
 
-from playground.decoding.speed.speed_account import WAITING_PART
+from playground.decoding.speed.speed_account import WAITING_PART, SpeedAccount
 from playground.errors import PlaygroundError
 from playground.models.presets import Preset
 from playground.ui.handlers import Handlers
@@ -16,6 +16,7 @@ from playground.ui.sharing import eta
 from playground.ui.sharing.turns import Turns, Usage
 from playground.ui.sharing.visitors import SessionKey
 from playground.ui.sharing.waiting_line import Job, Line, Place, place_text
+from playground.ui.tabs.runs import waiting_text
 
 from .test_ui_handlers import PROMPT, values
 
@@ -467,3 +468,12 @@ def test_a_running_page_says_at_once_when_the_others_come_and_go(handlers, monke
         handlers.runs.line.leave(other)
     assert "(sharing the model with 1 other run, a round each)" in joined and "generating" in joined
     assert "sharing" not in left and "generating" in left and rest, "told before the run's end"
+
+
+def test_a_lone_runs_end_line_splits_a_noticeable_wait():
+    """A reviewer alone on the page read 2.03 s of 5.26 s as "waiting (its turn, a load)", no load named."""
+    account = SpeedAccount(clock=5.26, waited=2.03, before=1.2)
+    assert waiting_text(account) == ("; 2.03 s of it was waiting: 1.20 s before its first round (its place in line, "
+                                     "a model loading) and 0.83 s while the page took its rounds' views, counted in "
+                                     "its budget")
+    assert waiting_text(SpeedAccount(clock=5.26, waited=0.3, before=0.1)) == "", "a small wait is not told"

@@ -82,6 +82,9 @@ def test_psd_draft_length_sweeps_as_whole_numbers(handlers):
     ("candidates", "2.5", "whole number"), ("max_new_tokens", "2048", "between 1 and 512"),
     ("candidates", "64", "between 1 and 16"), ("tau", "inf", "must be a finite number"), ("tau", "a, b", "numbers"),
     ("divergence", "1", "not a number"),
+    # every bad value named, not only the first (a reviewer's "-1, 0.4, 7" named the -1 alone)
+    ("tau", "-1, 0.4, 7", "got -1"), ("tau", "-1, 0.4, 7", "got 7"),
+    ("tau", "abc, 0.4, x", "got &#x27;abc&#x27; and &#x27;x&#x27;"),
 ])
 def test_a_sweep_outside_the_controls_is_refused_before_any_run(handlers, option, text, needle):
     with pytest.warns(UserWarning):

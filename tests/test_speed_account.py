@@ -196,7 +196,7 @@ def test_a_run_whose_thread_shared_its_core_is_said_not_settled(family):
     assert "are not projected on its own costs" in shown
     assert figure is None and not re.search(r"\d+\.\d\dx", shown), "no third figure for the run"
     assert "<b>0.548 *</b>" not in panel and " *</b><span>draft step / target step (c)" in panel
-    assert "The figures marked * were measured on the busy machine too." in panel
+    assert "The figures marked * were measured in the same conditions (what moved T(1) moved them too)." in panel
     ar = playground.generate(PROMPT, method="ar", **family, max_new_tokens=30)
     ar.stats.account.decoder_cpu = ar.stats.account.decoder_seconds * (BUSY_UTILIZATION - 0.3)
     ar_panel = render.stats_html(stats_shown(ar, None))

@@ -464,10 +464,13 @@ def test_export_before_any_run_says_so(handlers):
 
 
 def test_tau_sweep_compares_against_target_only(handlers):
-    views = list(handlers.compare(KEY, PROMPT, "fsd", "sweep", "tau", "0, 0.6", [], *values()))
+    views = list(handlers.compare(KEY, PROMPT, "fsd", "sweep", "tau", "0, 0.7", [], *values()))
     # the expected duration, a progress line per run (ar and two columns, each a warm-up and 3 timed
     # runs) with the time left, then the columns: the ar reference the speedups are paired with first
     assert len(views) == 1 + 3 * 4 + 1 and views[-1].count("compare-column") == 3
+    # a tau past JS's maximum (ln 2) says why its column accepts every candidate
+    assert views[-1].count("is past JS&#x27;s maximum") == 1
+    assert "; tau 0.7 is past JS&#x27;s maximum 0.693: every candidate it checks passes" in views[-1]
     assert "<h4>ar (reference)</h4>" in views[-1] and "<td>1.00x (the reference)</td>" in views[-1]
     assert "fsd tau=0" in views[-1] and "agreement with target" in views[-1]
     assert "100.0%" in views[-1], "tau = 0 accepts nothing: greedy output equals the target's"
@@ -824,6 +827,8 @@ def test_pyramids_chart_shows_the_qualifiers_checks_beside_the_targets(family):
     assert len(by_name["qualifier accepted"].x) == sum(c.verdict != "rejected" for c in stage_one) > 0
     assert {"target accepted", "target rejected"} <= set(by_name)
     assert {a.text for a in figure.layout.annotations} >= {"tau_q = 0.5", "tau_t = 0.5"}
+    # its points outnumber the text's struck marks, and it says why (a reviewer counted 13 against 21)
+    assert "the text strikes only those before a token the target kept" in figure.layout.title.text
 
 
 

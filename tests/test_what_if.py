@@ -116,6 +116,9 @@ def test_the_page_projects_the_last_run_and_says_it_is_a_projection(page):
     # c typed past the slider's end beside a bad curve: both said (the curve's refusal hid the c's).
     words, _ = page.what_if(KEY, OWN_CURVE, 2.0, "5: banana")
     assert words.startswith("**c = 2 is the slider's end:**") and "**what-if:** cannot read '5: banana'" in words
+    # and below its start: a -1 typed became 0, unsaid
+    words, _ = page.what_if(KEY, gpu.name, 0.0, "")
+    assert words.startswith("**c = 0 is the slider's start:** a smaller c typed into its box is moved there.")
 
 
 def test_the_page_says_why_it_cannot_project(page):

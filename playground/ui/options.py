@@ -194,11 +194,27 @@ def sweep_values(control: Control, text: str, divergence: str = DEFAULT_DIVERGEN
     parts = [part.strip() for part in re.split("[,;]", text) if part.strip()] if isinstance(text, str) else []
     if not parts or len(parts) > MAX_SWEEP_VALUES:
         raise PlaygroundError(f"give 1 to {MAX_SWEEP_VALUES} sweep values separated by commas, got {len(parts)}")
+    words = [part for part in parts if not _is_number(part)]
+    if words:
+        raise PlaygroundError(f"sweep values must be numbers separated by commas, got {' and '.join(map(repr, words))} "
+                              f"in {text!r}")
+    values, refused = [], []  # every bad value named (a reviewer's "-1, 0.4, 7" named only the -1)
+    for part in parts:
+        try:
+            values.append(coerce(control, float(part), divergence))
+        except PlaygroundError as error:
+            refused.append(str(error))
+    if refused:
+        raise PlaygroundError("; ".join(refused))
+    return values
+
+
+def _is_number(text: str) -> bool:
     try:
-        numbers = [float(part) for part in parts]
+        float(text)
     except ValueError:
-        raise PlaygroundError(f"sweep values must be numbers separated by commas, got {text!r}") from None
-    return [coerce(control, number, divergence) for number in numbers]
+        return False
+    return True
 
 
 def options_from_values(method: str, values) -> dict:

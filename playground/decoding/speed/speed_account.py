@@ -51,7 +51,7 @@ MEASURED_ROW = "this run (measured)"
 PROMPT_PASS = "the prompt's pass"
 # From the click to its start and between its rounds: other visitors' rounds, a page being updated,
 # its place in line, its models loading (a reviewer saw a load's 1.7 s here, called a turn).
-WAITING_PART = "waiting (its turn, a load)"
+WAITING_PART = "waiting (its turn, a load, the page)"
 
 
 class Clock:

@@ -245,7 +245,9 @@ def job_time_left(estimates: list[float] | None, durations: list[float], warm_up
       one the time left rose 57 s -> 90 s).
     - Any other: its estimate (at its max new tokens) times the job's pace per token so far (its
       full runs' seconds against their estimates for the tokens they wrote: paced per run, one run
-      ending early at an end-of-text token told a sweep 50 s left, then 3 min 40 s).
+      ending early at an end-of-text token told a sweep 50 s left, then 3 min 40 s), read on the
+      first setting's runs (Compare's `ar`, whose pace is the machine's) once it has any: a slow
+      tau paced the taus not run yet as slow too, and the time left rose 46 s -> 55 s, then fell.
     The first `warm_ups` runs, a few tokens each, are mostly a run's fixed costs and pace nothing:
     paced on them, a sweep's three warm-ups told 8 min 10 s left for runs that took 40 s."""
     done = len(durations)
@@ -253,7 +255,8 @@ def job_time_left(estimates: list[float] | None, durations: list[float], warm_up
         return None
     sides, shares = sides or [0] * len(estimates), shares or [1.0] * done
     full = range(warm_ups, done)
-    spent, expected = sum(durations[i] for i in full), sum(estimates[i] * shares[i] for i in full)
+    paced = [i for i in full if sides[i] == sides[0]] or list(full)
+    spent, expected = sum(durations[i] for i in paced), sum(estimates[i] * shares[i] for i in paced)
     pace = spent / expected if spent and expected else 1.0
     own = {side: statistics.median(durations[i] for i in full if sides[i] == side)
            for side in {sides[i] for i in full}}

@@ -1,14 +1,17 @@
 """The Compare tab: the prompt run with the same seed several times (one option swept, or methods
 side by side), each column scored against a target-only reference run."""
 
+import math
 import time
 from functools import partial
 from html import escape
 
 import gradio as gr
 
+from ...decoding.divergence import MAXIMUM
 from ...deploy.limits import current_limits
 from ...errors import PlaygroundError
+from ...methods import METHODS
 from ..options import (
     DEFAULT_METHOD,
     MAX_SWEEP_VALUES,
@@ -34,6 +37,7 @@ from .wiring import PRIVATE, Shared
 
 REFERENCE = ("ar", "ar", {})  # the target-only side every column is scored and timed against
 REFERENCE_LABEL = "ar (reference)"
+RISE = 1.1  # a time left this many times the last told (and 2 s more) is said to have grown, and why
 
 
 def variants(method, mode, sweep_option, sweep_text, methods, divergence) -> list[tuple[str, str, dict]]:
@@ -110,7 +114,7 @@ class Comparison:
             yield render.status_html(f"Starting: {expected_line}")
             began = time.perf_counter()
             runs = [partial(self._run, key, prompt, variant, values, extra, job) for _, variant, extra in sides]
-            timed, durations, shares, estimates = [Timed() for _ in sides], [], [], None
+            timed, durations, shares, estimates, left = [Timed() for _ in sides], [], [], None, None
             plan_sides = [*range(len(sides)), *(side for _, side in schedule(len(sides), repeats))]
             ended = time.perf_counter()
             for done, (side, repeat, run) in enumerate(repeated(runs, repeats), start=1):
@@ -122,8 +126,8 @@ class Comparison:
                     timed[side].add(repeat, run)
                 if estimates is None:  # the job's yardstick: fixed once the machine's recent runs give one
                     estimates = eta.plan_seconds(plan, self.family.models_of(key))[0]
-                left = eta.job_time_left(estimates, durations, len(sides), plan_sides, shares)
-                time_left = f", {eta.duration_text(left)} left" if left else ""
+                left, told = eta.job_time_left(estimates, durations, len(sides), plan_sides, shares), left
+                time_left = f", {eta.duration_text(left)} left{rise_text(left, told, sides[side][0])}" if left else ""
                 yield render.status_html(f"run {done} of {len(plan)} done ({sides[side][0]}: "
                                          f"{'warm-up' if repeat < 0 else f'repeat {repeat + 1}'}){time_left}")
             shown_runs = [side.median_run() for side in timed]
@@ -155,7 +159,7 @@ class Comparison:
         rewards), and its words against the target-only run's."""
         ids, stats = target_ids(run, target), run.stats.to_dict()
         decode = decoder(self.family.loader(run.models[run.stats.target_role]))
-        settings = f'<p class="settings-line">{escape(render.settings_text(run))}</p>'
+        settings = f'<p class="settings-line">{escape(render.settings_text(run) + past_maximum(run))}</p>'
         return {"label": label,
                 "html": settings + render.tokens_html(run.tokens, decode) + render.vocabulary_html(run)
                 + diff_html(run.text, reference_text),
@@ -178,6 +182,24 @@ class Comparison:
         if budget and not is_reference and run.method != "ar":
             budget += "; the speedup above pairs the measured ar runs, not this modelled ar"
         return budget
+
+
+def past_maximum(run) -> str:
+    """A column's note where a threshold passes its divergence's maximum: every checked candidate
+    passes there (a reviewer's tau 0.9 column read 100% acceptance, unexplained)."""
+    bound, config = MAXIMUM.get(getattr(run.config, "divergence", None), math.inf), run.config
+    past = [name for name in ("tau", "tau_q", "tau_t") if name in METHODS[run.method].reads
+            and getattr(config, name, None) is not None and getattr(config, name) >= bound]
+    return "".join(f"; {name} {getattr(config, name):g} is past {config.divergence.upper()}'s maximum "
+                   f"{bound:.3g}: every candidate it checks passes" for name in past)
+
+
+def rise_text(left: float, told: float | None, label: str) -> str:
+    """Why the time left grew past the last told ("" where it did not, noticeably): the run just
+    done took longer than its estimate (a reviewer watched 40 s -> 46 s -> 55 s left, unexplained)."""
+    if told is None or left <= RISE * told + 2:
+        return ""
+    return f" (up from {eta.duration_text(told)}: {label}'s run took longer than estimated)"
 
 
 def sweep_after_switch(method: str, option: str, values: str, kept: dict) -> tuple[str, str, str]:

@@ -173,7 +173,7 @@ class Started:
         """At its end, for a run that took turns with others: who, and what its wait came to ("" if
         none), so the time on its end line is not read as its own pace."""
         if not self.most_others:
-            return ""
+            return waiting_text(run.stats.account)
         others = "1 other run" if self.most_others == 1 else f"up to {self.most_others} other runs"
         return (f"; it took turns with {others} (a round each): {run.stats.account.waited:.2f} s of it was "
                 "waiting, counted in its budget")
@@ -217,3 +217,19 @@ class Started:
             if run is not None and run.finished and self.record is None:
                 self.runs.identical.publish(self.signature, run)
             self.runs.identical.release(self.signature)
+
+
+NOTICED_WAIT = 0.1  # a run's waiting, as a share of its seconds, that its end line explains
+
+
+def waiting_text(account) -> str:
+    """At the end of a run that took no turns: its waiting, where it was a noticeable share of its
+    time, split into before its first round (a place in line, a model loading) and while the page
+    took each round's view ("" otherwise). A reviewer read 2.03 s of 5.26 s as "waiting (its turn,
+    a load)" on a page alone, with no load named."""
+    if account.waited < NOTICED_WAIT * account.clock:
+        return ""
+    held = account.waited - account.before
+    parts = [f"{account.before:.2f} s before its first round (its place in line, a model loading)"] * \
+        (account.before >= 0.01) + [f"{held:.2f} s while the page took its rounds' views"] * (held >= 0.01)
+    return f"; {account.waited:.2f} s of it was waiting: {' and '.join(parts)}, counted in its budget"

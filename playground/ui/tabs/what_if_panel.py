@@ -78,8 +78,9 @@ class WhatIf:
         rounds = run.stats.account.rounds
         # First, on a line of its own: at the end of the paragraph a reviewer took it for no answer to a
         # 5 typed; before a refusal of the curve too, which hid it.
-        end = (f"**c = {COST_RANGE[1]:g} is the slider's end:** a larger c typed into its box is moved there.\n\n"
-               if cost_ratio == COST_RANGE[1] else "")
+        end = next((f"**c = {bound:g} is the slider's {which}:** a {beyond} c typed into its box is moved there.\n\n"
+                    for bound, which, beyond in ((COST_RANGE[0], "start", "smaller"), (COST_RANGE[1], "end", "larger"))
+                    if cost_ratio == bound), "")  # a -1 typed became 0 unsaid
         try:
             self._check_cost(key, name, cost_ratio)
             profile = self._profile(key, name, cost_ratio, curve_text)

@@ -60,7 +60,8 @@ def hover_text(trace, x_title: str, y_title: str) -> str:
     named = f"{trace.name}<br>" if trace.name else ""
     if trace.orientation == "h":
         return f"{named}%{{y}}: %{{x:.3~g}} {x_title}<extra></extra>"
-    return f"{named}{x_title or 'at'} %{{x}}: %{{y:.3~g}} {y_title}<extra></extra>"
+    numbers = all(isinstance(x, int | float) for x in trace.x or ())  # else categories, shown as they are
+    return f"{named}{x_title or 'at'} %{{x{':.4~g' if numbers else ''}}}: %{{y:.3~g}} {y_title}<extra></extra>"
 
 
 def _running(values_per_step, numerator, denominator) -> list[float | None]:
@@ -179,6 +180,9 @@ def divergence_vs_tau(run, timeline) -> go.Figure:
                          marker=dict(color=color, size=6, symbol=symbol)) for name, color, symbol, points in shown]
     title = f"Divergence of each checked candidate ({run.config.divergence})" + (
         "<br><sup>after a rejection, the rest of a block goes unchecked</sup>" if staged else "")
+    if first["rejected"]:  # a reviewer counted 13 struck marks in the text against 21 points here
+        title += ("<br><sup>qualifier rejected: all its stage-1 rejections; the text strikes only those before a "
+                  "token the target kept</sup>")
     matches = first["matched"] + first["unmatched"]
     if matches:  # psd-a's first stage keeps a draft token where the qualifier's own draw matches it
         drafted = sum(step.extra.get("qualifier_drafted", 0) for step in run.steps)
@@ -261,6 +265,7 @@ UNSETTLED_BAR = "not settled (see the stats)"
 LEGEND_BELOW = {"orientation": "h", "x": 0, "xanchor": "left", "y": -0.3, "yanchor": "top"}
 # At the figure's foot: the budget's six entries in two rows ran over its axis's numbers from y = -0.3.
 LEGEND_AT_FOOT = {"orientation": "h", "x": 0, "xanchor": "left", "y": 0, "yref": "container", "yanchor": "bottom"}
+LEGEND_LINE = 21  # pixels a legend entry takes where each has a line of its own
 BUDGET_COLORS = {"drafting": COLORS["draft"], PROMPT_PASS: "#9fc3e6", "target passes": COLORS["target"],
                  "checks and walk": "#8e6bbf",
                  "host, between them": "#bbbbbb", "timing ar's step": "#e0b84f", WAITING_PART: "#e8e8e8"}
@@ -280,9 +285,11 @@ def time_budget(run, timeline) -> go.Figure:
               for part, color in BUDGET_COLORS.items()]
     title = "Where the seconds went (seconds)" + ("<br><sup>not settled: its T(1) moved with other work, so "
                                                   "no modelled rows (see the stats)</sup>" if busy else "")
-    # Room at the foot for the legend's rows under the axis's numbers (two rows covered its 0).
-    return small_figure(title, traces, "", "", barmode="stack", height=350,
-                        margin={"l": 190, "r": 15, "t": 40 + 14 * title.count("<br>"), "b": 140}, legend=LEGEND_AT_FOOT)
+    # Room at the foot for the legend under the axis's numbers, an entry a line as a narrow panel
+    # shows it (seven lines covered the numbers of a one-row chart).
+    top, foot = 40 + 14 * title.count("<br>"), LEGEND_LINE * len(traces) + 45
+    return small_figure(title, traces, "", "", barmode="stack", height=top + 60 + 40 * len(rows) + foot,
+                        margin={"l": 190, "r": 15, "t": top, "b": foot}, legend=LEGEND_AT_FOOT)
 
 
 def _branched(step) -> bool:

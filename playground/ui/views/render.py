@@ -228,7 +228,7 @@ def stats_html(stats: dict, retokenized: bool = False) -> str:
                                                   f"{step * 1000:.1f} ms each, not an ar run's")
             cells.append((_format(fmt, stats.get(key)) + mark, shown_label))
     shown = "".join(f'<div class="stat"><b>{value}</b><span>{escape(label)}</span></div>' for value, label in cells)
-    marked = " The figures marked * were measured on the busy machine too." if any(
+    marked = " The figures marked * were measured in the same conditions (what moved T(1) moved them too)." if any(
         value.endswith(" *") for value, _ in cells) else ""
     why = f'<p class="flagged">Speedup not settled: {escape(unsettled)}.{marked}</p>' if unsettled else ""
     return f'<div class="stat-grid">{shown}</div>{why}'
