@@ -1,6 +1,8 @@
 """Compare's repeated timing: the alternating order, medians with ranges, speedups paired within a
 repeat, and the note when the machine was busy."""
 
+from types import SimpleNamespace
+
 from playground.ui.views.paired_speedups import Timed, busy_note, repeated, schedule
 
 
@@ -44,3 +46,24 @@ def test_a_column_shows_its_median_run_so_its_seconds_are_its_median_speeds():
     assert side.median_run() == "median"
     assert Timed({0: 10.0, 1: 12.0}, runs={0: "slower", 1: "faster"}).median_run() == "slower"
     assert Timed({}, runs={0: "wrote nothing"}).median_run() == "wrote nothing"
+
+
+def test_a_pairing_whose_runs_lacked_their_core_is_not_settled():
+    """Beside two burners a tau's 1.54x (1.47-1.54) read settled against its quiet 1.18x (1.09-1.28)."""
+    class Account:
+        def __init__(self, share):
+            self.share = share
+
+        def busy(self):
+            return self.share
+
+    def runs(*shares):
+        return {repeat: SimpleNamespace(stats=SimpleNamespace(account=Account(share)))
+                for repeat, share in enumerate(shares)}
+
+    ar = Timed({0: 10.0, 1: 10.0, 2: 10.0}, runs=runs(None, None, None))
+    fsd = Timed({0: 15.4, 1: 14.7, 2: 15.4}, runs=runs(None, 0.45, None))
+    speedup = fsd.speedup(ar)
+    assert speedup.median == 1.54
+    assert speedup.unsettled.startswith("the machine was busy: a decoding thread of its runs or ar's had its core 45%")
+    assert not Timed({0: 15.4, 1: 14.7, 2: 15.4}, runs=runs(None, None, None)).speedup(ar).unsettled, "quiet: settled"

@@ -49,6 +49,10 @@ def test_the_end_a_slider_moves_a_refused_value_to_keeps_the_note_that_said_so()
     tokens_note = note_of("max_new_tokens", 99999)
     assert checked_value(512, "js", tokens_note, name="max_new_tokens") != ""
     assert checked_value(256, "js", tokens_note, name="max_new_tokens") == "", "a value inside clears it"
+    # ...but that end typed as it is clears it (temperature 5, then the 0 it had been: the note stood)
+    temperature_note = note_of("temperature", 5.0)
+    assert checked_value(0.0, "js", temperature_note, name="temperature") != "", "moved there: kept"
+    assert checked_value(0.0, "js", temperature_note, name="temperature", typed=True) == ""
 
 
 def test_a_good_value_clears_its_own_note_and_leaves_another_controls():

@@ -125,14 +125,15 @@ class Controls:
         return updates
 
 
-def checked_value(value, divergence, note: str, *, name: str, toast: bool = True):
+def checked_value(value, divergence, note: str, *, name: str, toast: bool = True, typed: bool = False):
     """A sidebar value checked as it is typed or released: outside its range (or not a number), a
     one-line note naming the range, with a toast, within the event's round trip; a good value
     clears a note about the same control and leaves any other one. The note is marked with the
     control's name (`data-option`); a value refused again as the note already says (a slider's box
     sends its value as typed and again as it is left) keeps the note without a second toast, and
     so does the end of its range that the slider then moves it to (a reviewer typed 5, pressed Tab,
-    and saw 1 with no word of the 5)."""
+    and saw 1 with no word of the 5), unless that end was `typed` as it is (a reviewer typed 5, then
+    the 0 it had been, and the note about the 5 stood)."""
     chosen = control(name)
     if value is None and chosen.kind in ("number", "slider"):
         return gr.skip()  # a box emptied to type another number, or "-" on the way to a negative one
@@ -148,7 +149,8 @@ def checked_value(value, divergence, note: str, *, name: str, toast: bool = True
         if toast:
             gr.Warning(toast_text(f"{error}: {fate}"))
         return refused
-    if f'data-option="{name}"' not in (note or "") or (chosen.kind == "slider" and _at_an_end(name, value, divergence)):
+    moved = chosen.kind == "slider" and not typed and _at_an_end(name, value, divergence)
+    if f'data-option="{name}"' not in (note or "") or moved:
         return gr.skip()
     return ""
 
@@ -158,7 +160,7 @@ def checked_as_typed(name: str):
     slider sends it as its box is left, then moves the value into range). The note alone: the
     value's input, checked at the same time, toasts it (a reviewer saw two toasts)."""
     def check(divergence, note: str, event: gr.EventData):
-        return checked_value(event._data, divergence, note, name=name, toast=False)
+        return checked_value(event._data, divergence, note, name=name, toast=False, typed=True)
     return check
 
 

@@ -62,13 +62,18 @@ def majority_spread(ratios: list[float]) -> float:
     return min(ordered[i + majority - 1] / ordered[i] for i in range(len(ordered) - majority + 1))
 
 
-def settled(ratios: list[float], bound: SpeedBound | None) -> Speedup:
-    """The paired ratios as a figure, or why they settle none: past what the side's own measured
-    costs allow, no majority of them within UNSETTLED_SPREAD, or on both sides of ar beyond noise.
-    A settled figure is the median with the whole range."""
+def settled(ratios: list[float], bound: SpeedBound | None, busy: float | None = None) -> Speedup:
+    """The paired ratios as a figure, or why they settle none: a run of the pairs did not have its
+    core (`busy`, its share: two burners' 1.54x against a quiet 1.18x read settled), past what the
+    side's own measured costs allow, no majority of them within UNSETTLED_SPREAD, or on both sides
+    of ar beyond noise. A settled figure is the median with the whole range."""
     median, low, high = statistics.median(ratios), min(ratios), max(ratios)
     text = f"{median:.2f}x ({low:.2f}-{high:.2f})"
-    if bound is not None and bound.exceeded_by(high):
+    if busy is not None:
+        why = (f"the machine was busy: a decoding thread of its runs or ar's had its core {busy:.0%} of the time, "
+               "so the ratios measure the load as much as the method")
+        brief = f"{low:.2f}-{high:.2f}x on a busy machine (core {busy:.0%})"
+    elif bound is not None and bound.exceeded_by(high):
         why = (f"the runs gave {low:.2f}-{high:.2f}x, more than this setting's measured costs allow "
                f"({bound.bound:.2f}x at most: {bound.inputs()}), so something slowed an ar run")
         brief = f"{low:.2f}-{high:.2f}x, past the {bound.bound:.2f}x its costs allow"
@@ -124,7 +129,9 @@ class Timed:
     def speedup(self, reference: "Timed") -> Speedup:
         """The median of the paired ratios with their range, where they settle it (`settled`)."""
         ratios = self.ratios(reference)
-        return settled(ratios, self.bound()) if ratios else Speedup("–")
+        shares = [share for side in (self, reference) for run in side.runs.values()
+                  if (share := run.stats.account.busy()) is not None]
+        return settled(ratios, self.bound(), min(shares, default=None)) if ratios else Speedup("–")
 
 
 def busy_note(sides: list[Timed]) -> str:
