@@ -1,7 +1,9 @@
 """Charts a room can read: no legend beside a title, acceptance by position says what it counts, and
 the speedup says its T(1) and is said not settled where a busy machine moved it."""
 
+import playground
 from playground.engine import generate
+from playground.methods import draft_levers
 from playground.ui.views import charts
 
 
@@ -11,9 +13,13 @@ def test_legends_sit_under_the_plot_and_position_bars_say_what_they_count(family
     for make in (charts.acceptance_over_steps, charts.rule_test):  # two traces each: a legend
         layout = make(run, charts.Timeline()).layout
         assert layout.showlegend and layout.legend.y < 0 and layout.legend.yanchor == "top"
+    acceptance = charts.acceptance_over_steps(run, charts.Timeline()).layout.title.text
+    undrafted = sum(not step.drafted for step in run.steps)
+    assert (f"{undrafted} round" in acceptance) == (undrafted > 0), "a round with no point is said"
     position = charts.per_position(run, charts.Timeline()).layout
     assert "of the candidates checked there" in position.title.text and "unchecked" in position.title.text
     assert position.yaxis.title.text == "accepted / checked there"
+    assert position.xaxis.dtick == 1, "whole positions (a byte draft's two bars were ticked 0.5, 1, 1.5)"
 
 
 def test_the_speedup_names_its_t1_and_is_said_not_settled_on_a_busy_machine(family):
@@ -65,3 +71,9 @@ def test_a_predicted_speedup_apart_from_the_runs_says_what_it_leaves_out(family)
                      f"{parts['checks and walk']:.2f} s on checks and walk and {parts['host, between them']:.2f} s "
                      "between them")
     assert charts.why_speedup_differs(run, 1.25, 1.24) == "" and charts.why_speedup_differs(run, None, 1.24) == ""
+
+
+def test_step_modes_draft_words_name_the_lookup_branch_of_a_tree():
+    """A node showed 3 candidates beside "up to 1 more"; the third was the prompt lookup's, said nowhere there."""
+    words = draft_levers.describe(playground.RunConfig(method="sd", tree_width=2))
+    assert "up to 1 more candidates beside each token it doubts, and the prompt lookup's proposal as one more" in words

@@ -42,7 +42,8 @@ def test_rejected_candidates_are_marks_that_never_break_the_line(family):
     spans = render.token_spans(run.tokens, decode, show_rejected=True)
     assert spans.count('class="tok tok-rejected"') == sum(len(t.replaced_candidates) for t in run.tokens) > 0
     assert re.search(r'<s class="tok tok-rejected" title="rejected draft candidate [^"]*\(id \d+, '
-                     r'the draft&#x27;s own token\): [^"]*in its place at position \d+ of its block the target wrote '
+                     r'the draft&#x27;s own token\): [^"]*in its place at candidate position \d+ of its block '
+                     r'the target wrote '
                      r'[^"]*">↵↵</s>', spans), \
         "the mark shows the newlines, and its title the candidate, its source, its own check and what replaced it"
     assert render.rejected_text("") == "∅" and render.rejected_text(" Paris") == " Paris"

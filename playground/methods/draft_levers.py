@@ -124,7 +124,8 @@ def describe(config: RunConfig) -> str:
     if config.draft_confidence:
         parts.append(f"a block ends after a token it gives less than {config.draft_confidence:g}")
     if config.tree_width > 1:
-        parts.append(f"a token tree: up to {config.tree_width - 1} more candidates beside each token it doubts")
+        parts.append(f"a token tree: up to {config.tree_width - 1} more candidates beside each token it doubts, and "
+                     "the prompt lookup's proposal as one more branch where the context repeats an earlier part")
     return f"The draft as it ran: {'; '.join(parts)}." if parts else ""
 
 

@@ -93,7 +93,9 @@ def _staged(run) -> bool:
 def acceptance_over_steps(run, timeline) -> go.Figure:
     rounds, running = running_acceptance(run)
     per_step = [s.accepted / s.drafted if s.drafted else None for s in run.steps]
-    return small_figure("Acceptance rate" + (TARGET_STAGE if _staged(run) else ""), [
+    undrafted = per_step.count(None)  # a reviewer counted 25 points for 26 rounds, unexplained
+    note = f"<br><sup>{undrafted} round{'s' * (undrafted != 1)} drafted nothing: no point</sup>" if undrafted else ""
+    return small_figure("Acceptance rate" + (TARGET_STAGE if _staged(run) else "") + note, [
         go.Scatter(x=rounds, y=per_step, mode="markers", name="this round", marker=dict(size=4, opacity=0.5)),
         go.Scatter(x=rounds, y=running, mode="lines", name="running")],
         "verification round", "accepted / drafted", y_range=[0, 1.05])
@@ -116,8 +118,10 @@ def per_position(run, timeline) -> go.Figure:
     rates = run.stats.per_position_acceptance_rate
     title = POSITION_TITLE.format(checked="qualifier's tokens the target checked (stage 2)" if _staged(run)
                                   else "candidates checked")
-    return small_figure(title, [go.Bar(x=list(range(1, len(rates) + 1)), y=rates)],
-                        "candidate position (a tree's: its depth)", "accepted / checked there", y_range=[0, 1.05])
+    figure = small_figure(title, [go.Bar(x=list(range(1, len(rates) + 1)), y=rates)],
+                          "candidate position (a tree's: its depth)", "accepted / checked there", y_range=[0, 1.05])
+    figure.layout.xaxis.dtick = 1  # whole positions: with two bars plotly ticked 0.5, 1, 1.5
+    return figure
 
 
 # What each bar counts, beside the overall rate (accepted / every drafted candidate): a candidate

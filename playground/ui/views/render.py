@@ -119,7 +119,9 @@ def _struck_by_qualifier(candidates: list[dict], decode: Callable[[int], str]) -
 
 def _struck_title(token: TokenRecord, candidate: dict, source: str, decode: Callable[[int], str]) -> str:
     """A struck mark's hover: the candidate, where it came from and its check, and what took its place."""
-    where = f" at position {token.block_position} of its block" if token.block_position is not None else ""
+    # counted from 1, as the acceptance-by-position chart counts (a reviewer read 0 here, 1 there)
+    where = f" at candidate position {token.block_position + 1} of its block" if token.block_position is not None \
+        else ""
     return (f"rejected {_candidate(candidate, source, decode)}\n"
             f"in its place{where} the {token.origin} wrote {token.text!r} (id {token.id})")
 
