@@ -98,7 +98,8 @@ def acceptance_over_steps(run, timeline) -> go.Figure:
     return small_figure("Acceptance rate" + (TARGET_STAGE if _staged(run) else "") + note, [
         go.Scatter(x=rounds, y=per_step, mode="markers", name="this round", marker=dict(size=4, opacity=0.5)),
         go.Scatter(x=rounds, y=running, mode="lines", name="running")],
-        "verification round", "accepted / drafted", y_range=[0, 1.05])
+        "verification round", "accepted / checked (stage 2)" if _staged(run) else "accepted / drafted",
+        y_range=[0, 1.05])  # PyramidSD's plots the target's checks: "/ drafted" read wrong there
 
 
 def speed_over_time(run, timeline) -> go.Figure:
