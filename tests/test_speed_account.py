@@ -4,14 +4,22 @@ and in a replay on other costs comes from it, adds up, and says when a busy mach
 import re
 import time
 from html import unescape
+from types import SimpleNamespace
 
 import pytest
 from markdown_it import MarkdownIt
 
 import playground
-from playground.decoding.speed import speed_account
+from playground.decoding.speed import forward_costs, speed_account
 from playground.decoding.speed.cost_model import projected_speedup, replay
-from playground.decoding.speed.speed_account import BUSY_UTILIZATION, WAITING_PART, SpeedAccount, Timing
+from playground.decoding.speed.speed_account import (
+    BUSY_UTILIZATION,
+    MANY_TIMINGS,
+    RECENT_STEP_SECONDS,
+    WAITING_PART,
+    SpeedAccount,
+    Timing,
+)
 from playground.decoding.speed.speed_bound import speedup_bound
 from playground.decoding.stats import Stats
 from playground.decoding.step import Step, TokenRecord
@@ -260,6 +268,31 @@ def test_a_page_drawing_beside_the_run_is_named_when_it_slows_the_timings_as_rou
     assert account.single_step() == pytest.approx(0.0405), "the mean of both phases"
     assert account.unsettled().startswith("the page drawing each round beside the next slowed `ar`'s step from "
                                           "25.5 ms (timed as rounds ended) to 55.5 ms (as they started)")
+    assert "run `ar` on this page just before it" in account.unsettled(), "it says how to settle it"
+
+
+def test_the_pages_ar_steps_just_before_settle_a_run_its_drawing_moved():
+    """Walk 4: 3 of 4 quiet sd runs beside the page's `ar` run were withheld, their two own timings
+    74.9 ms (a round ended) and 114.1 ms (one started, the page drawing); the `ar` run's 48 steps,
+    drawn by the same page, are the step T(1) rests on, and the run's own timings only check them."""
+    account = SpeedAccount(round_count=26, recent_steps=[0.080] * 48)
+    account.reference = [Timing(0.1141, 0.1, 40, 1, starting=True), Timing(0.0749, 0.07, 56, 17)]
+    assert account.timed_by_recent_steps()
+    assert account.unsettled() == ""
+    account.recent_steps = [0.080] * (MANY_TIMINGS - 1)
+    assert account.unsettled().startswith("the page drawing each round"), "a few passes do not outweigh the gap"
+    account.recent_steps = [0.040] * 48
+    assert account.unsettled().startswith("this run timed `ar`'s step at 94.5 ms"), "its own timings still check them"
+
+
+def test_a_run_takes_the_targets_one_token_passes_of_the_last_two_minutes(family, monkeypatch):
+    """A lecturer reads the `ar` run's page for a minute before running sd: its steps still time sd's T(1)."""
+    playground.generate(PROMPT, method="ar", **family, max_new_tokens=8)
+    now = time.monotonic()
+    monkeypatch.setattr(forward_costs, "time", SimpleNamespace(monotonic=lambda: now + RECENT_STEP_SECONDS + 10))
+    assert playground.generate(PROMPT, method="sd", **family, max_new_tokens=8).stats.account.recent_steps == []
+    monkeypatch.setattr(forward_costs, "time", SimpleNamespace(monotonic=lambda: now + RECENT_STEP_SECONDS - 10))
+    assert len(playground.generate(PROMPT, method="sd", **family, max_new_tokens=8).stats.account.recent_steps) >= 7
 
 
 def test_a_running_runs_speedup_is_called_provisional(family):

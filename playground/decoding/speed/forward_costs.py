@@ -25,9 +25,9 @@ def clear() -> None:
     _seconds.clear()
 
 
-def recent(model, new_tokens: int) -> list[float]:
-    """The seconds of the passes of `model` over `new_tokens` new tokens in the last FRESH_SECONDS."""
-    since = time.monotonic() - FRESH_SECONDS
+def recent(model, new_tokens: int, within: float = FRESH_SECONDS) -> list[float]:
+    """The seconds of the passes of `model` over `new_tokens` new tokens in the last `within` seconds."""
+    since = time.monotonic() - within
     return [seconds for at, seconds in _seconds.get(model, {}).get(new_tokens, ()) if at >= since]
 
 

@@ -39,6 +39,10 @@ BUSY_UTILIZATION = 0.65
 # 2.7-9x, beside a browser drawing the page 1.1-1.4x.
 SETTLED_SPREAD = 1.5
 MANY_TIMINGS = 8  # timings past which their spread is read between the quartiles
+# How far back the target's one-token passes join a run's T(1): a lecturer reads an `ar` run's page
+# for a minute before the next run; a load that changed since shows as the run's own timings apart
+# from them (`unsettled`).
+RECENT_STEP_SECONDS = 120.0
 # Rounds below which a run's seconds are mostly its first step's (the prompt, one-time setup): a
 # run stopped after one token read "busy, its core 52%" on a quiet machine.
 MIN_ROUNDS = 3
@@ -98,7 +102,7 @@ class SpeedAccount:
     target_passes: int = 0
     first_pass: float | None = None  # seconds of the target's first pass: the prompt's
     reference: list[Timing] = field(default_factory=list)
-    # The seconds of the target's one-token passes of the last half minute before the run (other
+    # The seconds of the target's one-token passes of the two minutes before the run (other
     # runs', an `ar` run's among them): T(1) is timed with them, and its own timings held against them.
     recent_steps: list[float] = field(default_factory=list)
     rounds: list[Round] = field(default_factory=list)  # the verified rounds, for the what-if
@@ -174,11 +178,17 @@ class SpeedAccount:
 
     def single_step(self) -> float | None:
         """T(1): the mean of the run's timings of it (an `ar` run: of its one-token passes), as its
-        rounds paid their slow moments too, with the target's one-token passes of the half minute
+        rounds paid their slow moments too, with the target's one-token passes of the two minutes
         before it (a lecturer's `ar` run of the same prompt: a few timings alone read 89 ms where
         that run took 72 ms a step, and the speedup 1.26x where the status lines' seconds gave 1.10x)."""
         walls = [t.wall for t in self.reference] + self.recent_steps
         return statistics.fmean(walls) if walls else None
+
+    def timed_by_recent_steps(self) -> bool:
+        """Whether T(1) rests on the target's one-token passes before the run (an `ar` run's, drawn
+        by its page as this run was) more than on the run's own few timings, which then only check
+        them: two timings, one as the page drew a round, set its speedup apart by a quarter."""
+        return len(self.recent_steps) >= MANY_TIMINGS
 
     def own_step(self) -> float | None:
         """The mean of the run's own timings of T(1) alone."""
@@ -186,7 +196,7 @@ class SpeedAccount:
 
     @property
     def recent_step(self) -> float | None:
-        """The median of the target's one-token passes of the half minute before the run."""
+        """The median of the target's one-token passes of the two minutes before the run."""
         return statistics.median(self.recent_steps) if self.recent_steps else None
 
     def reference_spread(self) -> float | None:
@@ -253,10 +263,11 @@ class SpeedAccount:
         if used is not None:
             return (f"the machine was busy: the decoding thread had its core {used:.0%} of this run's time, so "
                     "its seconds and T(1) moved with the other work")
-        if gap is not None and gap[1] > SETTLED_SPREAD * gap[0]:
+        if gap is not None and gap[1] > SETTLED_SPREAD * gap[0] and not self.timed_by_recent_steps():
             return (f"the page drawing each round beside the next slowed `ar`'s step from {gap[0] * 1000:.1f} ms "
-                    f"(timed as rounds ended) to {gap[1] * 1000:.1f} ms (as they started), on the same cores; the "
-                    "Compare tab times this setting against `ar` without the page")
+                    f"(timed as rounds ended) to {gap[1] * 1000:.1f} ms (as they started), on the same cores: run "
+                    "`ar` on this page just before it to time the step as the page draws it, or see the Compare "
+                    "tab, which times this setting against `ar` without the page")
         if spread is not None and spread > SETTLED_SPREAD:
             walls = [t.wall * 1000 for t in self.reference]
             return f"the machine's load changed during the run: T(1) timed {min(walls):.1f}-{max(walls):.1f} ms"
