@@ -285,6 +285,24 @@ def test_the_pages_ar_steps_just_before_settle_a_run_its_drawing_moved():
     assert account.unsettled().startswith("this run timed `ar`'s step at 94.5 ms"), "its own timings still check them"
 
 
+def test_the_passes_before_a_run_time_it_only_where_they_agree():
+    """A busy `ar` run (its steps 58-351 ms, itself not settled) then two quiet sd runs timed at 66-90 ms:
+    T(1), the mean of them all, read 145 ms and the speedup a settled 1.97x and 2.40x, because the check
+    held the sd run's timings against the passes' median (104 ms), not the mean T(1) reads."""
+    account = SpeedAccount(round_count=26, recent_steps=[0.06] * 12 + [0.30] * 12)
+    account.reference = [Timing(0.0902, 0.09, 40, 1, starting=True), Timing(0.0701, 0.07, 56, 17)]
+    assert account.unsettled().startswith("the target's one-token passes of the two minutes before this run, "
+                                          "which time its T(1) with its own timings, took 60.0-300.0 ms")
+    account.recent_steps = [0.07, 0.08, 0.09, 0.35]  # too few for quartiles: all of them
+    assert account.unsettled().startswith("the target's one-token passes")
+    account.recent_steps = [0.08] * 19 + [0.40] * 5  # their quartiles agree; their median is 80 ms
+    assert account.recent_step == pytest.approx(0.14667, abs=1e-4)
+    assert account.unsettled().startswith("this run timed `ar`'s step at 80.2 ms, the target's one-token passes "
+                                          "just before it took 146.7 ms"), "held against the mean T(1) reads"
+    account.recent_steps = [0.08] * 24
+    assert account.unsettled() == ""
+
+
 def test_a_run_takes_the_targets_one_token_passes_of_the_last_two_minutes(family, monkeypatch):
     """A lecturer reads the `ar` run's page for a minute before running sd: its steps still time sd's T(1)."""
     playground.generate(PROMPT, method="ar", **family, max_new_tokens=8)

@@ -5,6 +5,7 @@ proofs are the chi-square tests in test_sd_lossless.py."""
 import json
 import math
 import re
+from types import SimpleNamespace
 
 import pytest
 import torch
@@ -20,7 +21,7 @@ from playground.methods.base import Decoding
 from playground.methods.drafting import _draft_position
 from playground.ui.views.explain_round import explain_step
 from playground.ui.views.render import explanation_html, tokens_html
-from playground.ui.views.tree_view import checked_nodes
+from playground.ui.views.tree_view import checked_nodes, tree_html
 
 PROMPT = "the cat sat on the mat"
 
@@ -245,3 +246,14 @@ def test_a_draft_that_scores_part_of_the_vocabulary_is_sampled_there_with_the_sa
     if temperature == 0:
         assert sparse.numbers.tolist() == dense.numbers.tolist()
         assert all(torch.equal(a, b) for a, b in zip(sparse.sibling_qs, dense.sibling_qs, strict=True))
+
+
+def test_an_unchecked_node_says_why_the_walk_left_it():
+    """A reviewer saw a tree's siblings marked "unchecked" in step mode, and no reason."""
+    check = SimpleNamespace
+    tree = {"tokens": [10, 11, 12, 13, 14], "parents": [-1, -1, -1, 0, 1], "path": [1]}
+    checks = [check(position=0, candidate=10), check(position=0, candidate=11)]  # 'A' rejected, 'B' kept
+    html = tree_html(tree, checks, lambda e: "the test", lambda i: "ABCDE"[i - 10])
+    assert "unchecked: the walk kept its sibling &#x27;B&#x27; at this depth" in html  # 'C'
+    assert "unchecked: below a rejected token" in html  # 'D', under 'A'
+    assert "unchecked: the walk ended at this depth before reaching it" in html  # 'E', under the kept 'B'

@@ -196,8 +196,9 @@ class SpeedAccount:
 
     @property
     def recent_step(self) -> float | None:
-        """The median of the target's one-token passes of the two minutes before the run."""
-        return statistics.median(self.recent_steps) if self.recent_steps else None
+        """The mean of the target's one-token passes of the two minutes before the run, as T(1) reads
+        them (their median let a busy `ar` run's 58-351 ms steps, mean 149 ms, pass as 104 ms)."""
+        return statistics.fmean(self.recent_steps) if self.recent_steps else None
 
     def reference_spread(self) -> float | None:
         """How far the T(1) timings of one phase spread (the widest of the two phases): the slowest
@@ -254,15 +255,20 @@ class SpeedAccount:
         return used if used is not None and used < BUSY_UTILIZATION else None
 
     def unsettled(self) -> str:
-        """Why this run cannot settle its speedup over `ar` ("" where it can): its thread did not
-        have its core to itself, or its T(1) timings disagree."""
-        used, spread, gap = self.busy(), self.reference_spread(), self.phase_gap()
+        """Why this run cannot settle its speedup over `ar` ("" where it can): too short, its thread
+        did not have its core to itself, or its T(1) timings disagree."""
+        used = self.busy()
         if self.round_count < MIN_ROUNDS:
             return (f"the run is too short to time: {self.round_count} round{'s' * (self.round_count != 1)}, "
                     f"mostly its prompt's pass (a speedup needs {MIN_ROUNDS} or more)")
         if used is not None:
             return (f"the machine was busy: the decoding thread had its core {used:.0%} of this run's time, so "
                     "its seconds and T(1) moved with the other work")
+        return self._timings_disagree()
+
+    def _timings_disagree(self) -> str:
+        """Why the timings T(1) rests on cannot be one step's ("" where they agree)."""
+        spread, gap, recent = self.reference_spread(), self.phase_gap(), _middle(self.recent_steps)
         if gap is not None and gap[1] > SETTLED_SPREAD * gap[0] and not self.timed_by_recent_steps():
             return (f"the page drawing each round beside the next slowed `ar`'s step from {gap[0] * 1000:.1f} ms "
                     f"(timed as rounds ended) to {gap[1] * 1000:.1f} ms (as they started), on the same cores: run "
@@ -271,10 +277,14 @@ class SpeedAccount:
         if spread is not None and spread > SETTLED_SPREAD:
             walls = [t.wall * 1000 for t in self.reference]
             return f"the machine's load changed during the run: T(1) timed {min(walls):.1f}-{max(walls):.1f} ms"
-        step, recent = self.own_step(), self.recent_step
-        if step and recent and max(step, recent) > SETTLED_SPREAD * min(step, recent):
+        if len(recent) > 1 and recent[-1] > SETTLED_SPREAD * recent[0]:
+            return (f"the target's one-token passes of the two minutes before this run, which time its T(1) with its "
+                    f"own timings, took {recent[0] * 1000:.1f}-{recent[-1] * 1000:.1f} ms: the machine's load changed "
+                    "(a busy `ar` run's steps among them)")
+        step, before = self.own_step(), self.recent_step
+        if step and before and max(step, before) > SETTLED_SPREAD * min(step, before):
             return (f"this run timed `ar`'s step at {step * 1000:.1f} ms, the target's one-token passes just before "
-                    f"it took {recent * 1000:.1f} ms (the page drawing each round, or other work, moved its "
+                    f"it took {before * 1000:.1f} ms (the page drawing each round, or other work, moved its "
                     "timings); the Compare tab times this setting against `ar` without the page")
         return ""
 
@@ -360,8 +370,12 @@ class SpeedAccount:
         }
 
 
-def _spread(walls: list[float]) -> float | None:
+def _middle(walls: list[float]) -> list[float]:
+    """The timings sorted; where there are many, those between the quartiles."""
     walls = sorted(walls)
-    if len(walls) >= MANY_TIMINGS:
-        walls = walls[len(walls) // 4:3 * len(walls) // 4 + 1]
+    return walls[len(walls) // 4:3 * len(walls) // 4 + 1] if len(walls) >= MANY_TIMINGS else walls
+
+
+def _spread(walls: list[float]) -> float | None:
+    walls = _middle(walls)
     return walls[-1] / walls[0] if len(walls) > 1 and walls[0] > 0 else None

@@ -1,6 +1,6 @@
 """Step mode's drawing of a token-tree round: the nodes the walk reached, nested under their
 parent, marked accepted (on the path the target kept), rejected, or unchecked (below a rejected
-token or beside an accepted one), with the rule's numbers where the walk checked it. An unchecked
+token or beside an accepted one, which it says), with the rule's numbers where the walk checked it. An unchecked
 node stands for its whole subtree ("+N below"): on a projector the drawing shows what was decided."""
 
 from collections.abc import Callable
@@ -38,11 +38,24 @@ def _node(node: int, tree: dict, checked: dict, decode) -> str:
     state = "unchecked" if test is None else "accepted" if node in tree["path"] else "rejected"
     numbers = f' <span class="tree-test">{escape(test)}</span>' if test else ""
     token = escape(repr(decode(tree["tokens"][node])))
-    head = f'<li><span class="tree-node tree-{state}" title="{state}">{token}</span> <em>{state}</em>{numbers}'
+    said = f"{state}: {_why_unchecked(node, tree, decode)}" if state == "unchecked" else state
+    head = f'<li><span class="tree-node tree-{state}" title="{state}">{token}</span> <em>{escape(said)}</em>{numbers}'
     if state == "unchecked":
         below = _descendants(node, tree["parents"])
         return head + (f' <span class="tree-below">(+{below} below)</span>' if below else "") + "</li>"
     return head + _children(node, tree, checked, decode) + "</li>"
+
+
+def _why_unchecked(node: int, tree: dict, decode) -> str:
+    """A reviewer saw siblings marked "unchecked" and no reason: the walk keeps one child a depth."""
+    parents, path = tree["parents"], tree["path"]
+    parent = parents[node]
+    kept = [i for i in path if parents[i] == parent]
+    if kept:
+        return f"the walk kept its sibling {decode(tree['tokens'][kept[0]])!r} at this depth"
+    if parent != -1 and parent not in path:
+        return "below a rejected token"
+    return "the walk ended at this depth before reaching it"
 
 
 def _descendants(node: int, parents: list[int]) -> int:
