@@ -170,9 +170,18 @@ def option_range(name: str, divergence: str = "js", limits=None) -> Range | None
 
 def describe_range(name: str, span: Range, divergence: str) -> str:
     low, high = ("2**64 - 1" if v == 2**64 - 1 else f"{v:g}" for v in (span.low, span.high))
-    where = f" under {divergence}" if name in THRESHOLDS else ""
+    where = f" under {divergence}{_past_maximum(divergence, span.high)}" if name in THRESHOLDS else ""
     off = f", or {span.off:g} (off)" if span.off is not None else ""
     return f"between {low} and {high}{where}{off}"
+
+
+def _past_maximum(divergence: str, high: float) -> str:
+    """Why a threshold's range runs past its divergence's maximum (a reviewer read "between 0 and 1
+    under js" beside "past JS's maximum 0.693" and could not tell why)."""
+    bound = SCALES[divergence].bound
+    if not math.isfinite(bound) or high <= bound:
+        return ""
+    return f" ({divergence.upper()} reaches at most {bound:.3g}: from there to {high:g} every candidate passes)"
 
 
 def check_option(name: str, value, divergence: str = "js", limits=None):

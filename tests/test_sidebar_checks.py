@@ -12,6 +12,8 @@ from playground.ui.tabs.controls import checked_as_typed, checked_value
 from playground.ui.tabs.family_panel import Preset
 from playground.ui.views.widgets import OptionSlider, ThresholdSlider
 
+JS_RANGE = "tau must be between 0 and 1 under js (JS reaches at most 0.693: from there to 1 every candidate passes)"
+
 KEY = "session-1"
 
 
@@ -25,12 +27,16 @@ def note_of(name: str, value, divergence="js", note="") -> str:
 def test_a_value_outside_its_range_is_named_with_the_range():
     tau = note_of("tau", 5.0)
     assert 'data-option="tau"' in tau and "status-error" in tau
-    assert "tau must be between 0 and 1 under js, got 5.0: the slider moves it to the nearest end" in tau
+    assert f"{JS_RANGE}, got 5.0: the slider moves it to the nearest end" in tau
     assert "candidates must be between 1 and 16, got 0" in note_of("candidates", 0)
     refused = "seed must be between 0 and 2**64 - 1, got -1: Generate, Compare, Race and Step mode refuse it"
     assert refused in note_of("seed", -1)
     assert "lambda must be a number or inf, got &#x27;six&#x27;" in note_of("lambda_", "six")
     assert "tau must be between 0 and 5 under kl, got 6.0" in note_of("tau", 6.0, "kl")  # the divergence's scale
+    # why the range runs past a bounded divergence's maximum (a reviewer read "between 0 and 1 under js"
+    # beside "past JS's maximum 0.693" and could not tell why); an unbounded one's range is the slider's
+    tv = "under tv (TV reaches at most 1: from there to 2 every candidate passes), got 3.0"
+    assert tv in note_of("tau", 3.0, "tv")
 
 
 def test_a_value_refused_again_as_the_note_says_keeps_the_note_without_a_second_toast(recwarn):
@@ -123,5 +129,5 @@ def test_a_slider_value_typed_and_left_at_once_is_named_from_its_release_without
     """The slider moves a value typed and left in the same instant into range before its input is
     sent; its release carries the value as typed. Its input toasts it already: a reviewer saw two."""
     note = checked_as_typed("tau")("js", "", gr.EventData(None, 9.0))
-    assert "tau must be between 0 and 1 under js, got 9" in note and 'data-option="tau"' in note
+    assert f"{JS_RANGE}, got 9" in note and 'data-option="tau"' in note
     assert not recwarn.list

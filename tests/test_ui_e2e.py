@@ -21,6 +21,8 @@ from playground.ui.tabs.wiring import pointed_html, tab_ended_js
 from playground.ui.tiny_app import launch_tiny_app
 from playground.ui.views.charts import CHARTS
 
+from .test_sidebar_checks import JS_RANGE
+
 pytestmark = pytest.mark.slow
 
 CHROMIUM = "/usr/bin/chromium"
@@ -823,7 +825,7 @@ def test_browser_a_bad_sidebar_value_is_answered_on_the_spot_with_its_range(page
     choose_method(page, "fsd")
     tau = page.locator("#opt-tau input[type=number]")
     tau.fill("5")
-    page.locator("#option-note", has_text="tau must be between 0 and 1 under js, got 5").wait_for()
+    page.locator("#option-note", has_text=f"{JS_RANGE}, got 5").wait_for()
     page.locator(".toast-body", has_text="tau must be between 0 and 1").first.wait_for()
     assert page.locator("#output span.tok").count() == 0 and "generating" not in page.locator("#status").inner_text()
     # Left with Tab, the slider moves it to 1: the note that said so stays (the 1 cleared it).
@@ -832,7 +834,7 @@ def test_browser_a_bad_sidebar_value_is_answered_on_the_spot_with_its_range(page
     tau.press("Tab")
     page.wait_for_function("() => document.querySelector('#opt-tau input[type=number]').value === '1'")
     page.wait_for_timeout(1000)  # the moved value's own check answers
-    assert "tau must be between 0 and 1 under js, got 7" in page.locator("#option-note").inner_text()
+    assert f"{JS_RANGE}, got 7" in page.locator("#option-note").inner_text()
     tau.fill("0.3")
     page.wait_for_function("() => document.querySelector('#option-note').innerText.trim() === ''")
     # Clicked, typed and left in the same instant: the slider moves it to 1 before its input is sent,
