@@ -451,6 +451,15 @@ def test_browser_compare_with_the_defaults(compare_page):
     ended_js = tab_ended_js("Compare", pointed_html("Compare", "its progress and results are"))
     assert page.evaluate(f"({ended_js})('<div>generating…</div>', '')") is None
     page.screenshot(path=str(ARTIFACTS / "ui-compare.png"), full_page=True)
+    # A refused sweep keeps these results under its refusal (it had replaced them), and they stay
+    # once the values are fixed and the refusal goes.
+    page.locator("#compare-values textarea").fill("2, banana")
+    page.locator("#compare").click()
+    page.locator("#compare-view .status-error", has_text="banana").wait_for()
+    assert page.locator("#compare-view .kept-results .compare-column").count() == 4
+    page.locator("#compare-values textarea").fill("2, 3")
+    page.wait_for_function("() => !document.querySelector('#compare-view .status-error')")
+    assert page.locator("#compare-view .compare-column").count() == 4
     page.get_by_label("methods side by side").check()
     compare_and_wait(page, "sd")
     assert page.locator("#compare-view h4").all_inner_texts() == ["ar", "sd"]

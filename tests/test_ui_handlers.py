@@ -478,6 +478,16 @@ def test_tau_sweep_compares_against_target_only(handlers):
     assert "100.0%" in views[-1], "tau = 0 accepts nothing: greedy output equals the target's"
 
 
+def test_a_refused_compare_keeps_the_last_results_of_the_family_under_it(handlers):
+    """A refused sweep replaced the last Compare's results on the tab."""
+    shown = list(handlers.compare(KEY, PROMPT, "fsd", "sweep", "tau", "0.2", [], *values()))[-1]
+    refused = list(handlers.compare(KEY, PROMPT, "fsd", "sweep", "tau", "0.2, banana", [], *values()))
+    assert len(refused) == 1 and "banana" in refused[0] and refused[0].index("status-error") < refused[0].index(shown)
+    assert '<div class="kept-results">' in refused[0]
+    handlers.family.sessions.get(KEY).specs = {"target": "another-target"}  # a Load of another family
+    assert "kept-results" not in list(handlers.compare(KEY, PROMPT, "fsd", "sweep", "tau", "banana", [], *values()))[0]
+
+
 @pytest.mark.slow  # three runs of every method
 @pytest.mark.parametrize("method", list(METHODS))
 def test_every_methods_default_sweep_runs(handlers, method):

@@ -71,6 +71,7 @@ class Session:
     last_seen: float = field(default_factory=time.monotonic)
     generate_shown: bool = True  # the Generate tab is the one showing
     final_charts_due: bool = False  # a run has ended and the page has not had its complete charts
+    compare_shown: tuple | None = None  # (the family's specs, the last Compare's results): kept under a refusal
 
     def admit(self, runs: int, per_minute: int) -> None:
         """Count `runs` new generations of this session's visitor against `per_minute` (0: none), or refuse."""

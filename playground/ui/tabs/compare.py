@@ -37,6 +37,10 @@ from .wiring import PRIVATE, Shared
 
 REFERENCE = ("ar", "ar", {})  # the target-only side every column is scored and timed against
 REFERENCE_LABEL = "ar (reference)"
+KEPT_RESULTS = "kept-results"
+# (view) -> the view less its refusal once the settings change: '' or the last results kept under it.
+KEPT_RESULTS_JS = (f"(shown) => {{ const s = String(shown); if (!s.includes('status-error')) return undefined; "
+                   f"const at = s.indexOf('<div class=\"{KEPT_RESULTS}\"'); return at < 0 ? '' : s.slice(at); }}")
 RISE = 2.0  # seconds a time left grows by before it is said to have grown, and why (38 -> 41 s went unsaid)
 
 
@@ -141,12 +145,24 @@ class Comparison:
             took = f"{len(plan)} runs took {eta.took_text(time.perf_counter() - began)}"
             took += f" (expected as it started: {eta.duration_text(expected)} at their max new tokens)." \
                 if expected else "."
-            yield render.compare_html(columns, f"{took} {busy_note(timed)}".strip())
+            shown = render.compare_html(columns, f"{took} {busy_note(timed)}".strip())
+            session = self.family.sessions.get(key)
+            session.compare_shown = (dict(session.specs), shown)
+            yield shown
         except Exception as error:  # noqa: BLE001  (the UI boundary: show it, stay usable)
-            yield error_status(error)
+            yield error_status(error) + self._kept_results(key)
         finally:
             if job is not None:
                 self.runs.done(job)
+
+    def _kept_results(self, key: str) -> str:
+        """The last Compare's results of the family loaded now, below a refusal: a refused sweep had
+        replaced them (the refusal goes as the settings change, the results stay: KEPT_RESULTS_JS)."""
+        session = self.family.sessions.get(key)
+        if session.compare_shown is None or session.compare_shown[0] != session.specs:
+            return ""
+        return (f'<div class="{KEPT_RESULTS}"><p class="kept-note">Kept from the last Compare that ran (each '
+                f"column names its setting):</p>{session.compare_shown[1]}</div>")
 
     def _run(self, key, prompt, variant, values, extra, job, **overrides):
         return self.runs.finished(key, prompt, variant, values, job=job, **{**extra, **overrides})
@@ -256,9 +272,9 @@ def build_tab(ui: Shared, tab) -> gr.CheckboxGroup:
     run = ui.page_and_api(start.click, ui.handlers.compare, inputs, [view], "compare")
     ui.point_to_tab(start.click, "Compare", "its progress and results are", run, view)
     # A refusal shown is cleared as the settings change (a reviewer fixed the values; it stayed), on
-    # the tab and in the sidebar; anything else is left as it is (undefined: no update).
+    # the tab and in the sidebar, leaving the results kept under it; anything else is left as it is.
     changes = [mode.change, option.change, values.change, methods.change]
-    gr.on(changes, None, view, view, **PRIVATE, js="(shown) => String(shown).includes('status-error') ? '' : undefined")
+    gr.on(changes, None, view, view, **PRIVATE, js=KEPT_RESULTS_JS)
     ui.clear_refusal_on(changes, "Compare")
     ui.page_only([tab.select, mode.change, option.change, values.change, methods.change],
                  ui.handlers.compare_estimate, inputs, [expected], after=run, view=view)
