@@ -85,17 +85,19 @@ def clear() -> None:
 
 def _median(method: str, family: tuple) -> tuple[float, list] | None:
     """The median seconds per token of recent runs of `method` on `family`, with their T(1)s."""
-    since = time.monotonic() - KEPT_SECONDS
-    with _lock:
-        recent = [(seconds, step) for at, seconds, step in _recent.get((method, family), ()) if at >= since]
-    return (statistics.median(s for s, _ in recent), [step for _, step in recent]) if recent else None
+    return _paced(lambda key: key == (method, family))
 
 
 def _on_target(target: list) -> tuple[float, list] | None:
     """The median of every method's recent runs on this target (any draft), with their T(1)s."""
+    return _paced(lambda key: set(target) <= set(key[1]))
+
+
+def _paced(wanted) -> tuple[float, list] | None:
+    """The median seconds per token of the recent runs whose (method, family) is `wanted`, with their T(1)s."""
     since = time.monotonic() - KEPT_SECONDS
     with _lock:
-        recent = [(seconds, step) for (_, family), kept in _recent.items() if set(target) <= set(family)
+        recent = [(seconds, step) for key, kept in _recent.items() if wanted(key)
                   for at, seconds, step in kept if at >= since]
     return (statistics.median(s for s, _ in recent), [step for _, step in recent]) if recent else None
 

@@ -194,9 +194,7 @@ def divergence_vs_tau(run, timeline) -> go.Figure:
                   f"<br><sup>matched {first['matched']} of the {matches} draft tokens it checked, of {drafted} "
                   "drafted</sup>")
     # The legend at the foot, a line an entry: two rows of PyramidSD's four covered the axis's title.
-    top, foot = 40 + 14 * title.count("<br>"), LEGEND_LINE * len(traces) + 60
-    figure = small_figure(title, traces, "token index", "divergence", height=top + 200 + foot,
-                          margin={"l": 50, "r": 15, "t": top, "b": foot}, legend=LEGEND_AT_FOOT)
+    figure = small_figure(title, traces, "token index", "divergence", **legend_at_foot(title, len(traces), 200, 50, 60))
     taus = {"tau_t": run.config.tau_t} if staged else {"tau": _tau(run)}
     if first["accepted"] or first["rejected"]:
         taus = {"tau_q": run.config.tau_q, **taus}
@@ -278,6 +276,15 @@ LEGEND_BELOW = {"orientation": "h", "x": 0, "xanchor": "left", "y": -0.3, "yanch
 # At the figure's foot: the budget's six entries in two rows ran over its axis's numbers from y = -0.3.
 LEGEND_AT_FOOT = {"orientation": "h", "x": 0, "xanchor": "left", "y": 0, "yref": "container", "yanchor": "bottom"}
 LEGEND_LINE = 21  # pixels a legend entry takes where each has a line of its own
+
+
+def legend_at_foot(title: str, entries: int, plot: int, left: int, axis: int) -> dict:
+    """A figure's height, margins and legend, the legend at its foot an entry a line (as a narrow
+    panel shows it) under `axis` pixels of its x axis, the title's lines above a `plot` tall."""
+    top, foot = 40 + 14 * title.count("<br>"), LEGEND_LINE * entries + axis
+    return {"height": top + plot + foot, "margin": {"l": left, "r": 15, "t": top, "b": foot}, "legend": LEGEND_AT_FOOT}
+
+
 BUDGET_COLORS = {"drafting": COLORS["draft"], PROMPT_PASS: "#9fc3e6", "target passes": COLORS["target"],
                  "checks and walk": "#8e6bbf",
                  "host, between them": "#bbbbbb", "timing ar's step": "#e0b84f", WAITING_PART: "#e8e8e8"}
@@ -297,11 +304,9 @@ def time_budget(run, timeline) -> go.Figure:
               for part, color in BUDGET_COLORS.items()]
     title = "Where the seconds went (seconds)" + ("<br><sup>not settled: its T(1) moved with other work, so "
                                                   "no modelled rows (see the stats)</sup>" if busy else "")
-    # Room at the foot for the legend under the axis's numbers, an entry a line as a narrow panel
-    # shows it (seven lines covered the numbers of a one-row chart).
-    top, foot = 40 + 14 * title.count("<br>"), LEGEND_LINE * len(traces) + 45
-    return small_figure(title, traces, "", "", barmode="stack", height=top + 60 + 40 * len(rows) + foot,
-                        margin={"l": 190, "r": 15, "t": top, "b": foot}, legend=LEGEND_AT_FOOT)
+    # Seven legend lines covered the numbers of a one-row chart.
+    return small_figure(title, traces, "", "", barmode="stack",
+                        **legend_at_foot(title, len(traces), 60 + 40 * len(rows), 190, 45))
 
 
 def _branched(step) -> bool:
