@@ -276,6 +276,25 @@ def test_stop_ends_the_run_at_its_next_step_with_a_final_view(handlers):
     assert "Run something first" not in handlers.what_if(KEY, "this run, as measured", None, "")[0]
 
 
+def test_a_run_that_replaced_another_says_so_while_it_goes_and_at_its_end(handlers):
+    """The replaced run's "stopped ...: a newer run replaced it" stood a second before the new run's
+    status covered it."""
+    old = handlers.generate(KEY, PROMPT, "ar", False, *values(max_new_tokens=200))
+    next(old)
+    next(old)
+    handlers.restart(KEY, 0)  # Generate again: the old run ends at its next step
+    new = handlers.generate(KEY, PROMPT, "ar", False, *values(max_new_tokens=12))
+    stopped = list(old)[-1][0]
+    assert "stopped after" in stopped and "a newer run replaced it" in stopped
+    tokens = re.search(r"stopped after (\d+ tokens?)", stopped)[1]
+    statuses = [update[0] for update in new if isinstance(update[0], str)]
+    said = f"; it replaced the run before, stopped after {tokens}"
+    assert statuses[-1].startswith('<div class="status') and "done: 12 tokens" in statuses[-1] and said in statuses[-1]
+    going = [status for status in statuses if "generating" in status]
+    assert going and all(said in status for status in going)
+    assert said not in run_generate(handlers, "ar")[-1][0], "said by the run that replaced it only"
+
+
 def test_a_stop_before_a_queued_run_starts_still_stops_it(handlers):
     assert handlers.restart(KEY, 4) == 5
     handlers.stop(KEY)

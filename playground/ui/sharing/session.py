@@ -71,6 +71,7 @@ class Session:
     last_seen: float = field(default_factory=time.monotonic)
     generate_shown: bool = True  # the Generate tab is the one showing
     final_charts_due: bool = False  # a run has ended and the page has not had its complete charts
+    replaced: tuple | None = None  # (ticket, tokens) of the last run a newer one replaced: said by the newer
     compare_shown: tuple | None = None  # (the family's specs, the last Compare's results): kept under a refusal
 
     def admit(self, runs: int, per_minute: int) -> None:

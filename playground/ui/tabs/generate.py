@@ -38,6 +38,17 @@ def waiting_text(session) -> str:
     return WAITING + (" (the output below is the previous run's until this one starts)" if session.run else "")
 
 
+def _replaced_text(session, ticket: int, ended: bool = False) -> str:
+    """What the run with `ticket` says, while it goes and at its end, of the run it replaced: that
+    run's own "stopped" line stood a second before this one's status covered it."""
+    if session.replaced is None or session.replaced[0] >= ticket:
+        return ""
+    text = f"; it replaced the run before, stopped after {session.replaced[1]}"
+    if ended:
+        session.replaced = None
+    return text
+
+
 def _status_only(status: str) -> tuple:
     return (status, *[gr.skip()] * (VIEW_SIZE - 1))
 
@@ -107,7 +118,8 @@ class Generation:
                 with_status = with_stats or sharing != shown_sharing  # who shares: said at once, not paced
                 if with_status or text_pace.due():
                     began, shown_sharing = time.monotonic(), sharing
-                    status = f"{doing}… {render.tokens(run.stats.tokens)}{sharing}" if with_status else None
+                    status = f"{doing}… {render.tokens(run.stats.tokens)}{sharing}{_replaced_text(session, ticket)}" \
+                        if with_status else None
                     yield self._view(session, status, with_stats)
                     cost = time.monotonic() - began
                     (stats_pace if with_stats else text_pace).spent(cost)
@@ -138,8 +150,10 @@ class Generation:
         if not run.finished:  # its stats said "running" after its end
             run.stop_reason = STOPPED_BY.get(session.stale_runs.reason, "a stop")
         ending = f"done: {render.tokens(run.stats.tokens)} in {run.stats.account.clock:.2f} s ({run.stop_reason})" \
-            f"{started.shared_text(run)}" if run.finished else \
+            f"{started.shared_text(run)}{_replaced_text(session, ticket, ended=True)}" if run.finished else \
             f"stopped after {render.tokens(run.stats.tokens)}: {session.stale_runs.reason}"
+        if not run.finished and session.stale_runs.reason == REPLACED:
+            session.replaced = (ticket, render.tokens(run.stats.tokens))
         yield self._view(session, ending + (f"; {started.replay}" if started.replay else ""), True)
 
     @staticmethod
