@@ -11,7 +11,7 @@ from playground.engine import generate
 from playground.ui.handlers import Handlers
 from playground.ui.options import all_controls
 from playground.ui.sharing import eta
-from playground.ui.tabs.compare import rise_text
+from playground.ui.tabs.compare import rise_text, time_left_text
 from playground.ui.tabs.family_panel import Preset
 
 KEY = "session-1"
@@ -139,8 +139,18 @@ def test_settings_not_run_yet_are_paced_on_the_reference_not_on_another_setting(
 def test_a_time_left_that_grows_says_why():
     assert rise_text(55.0, 46.0, "fsd tau=0.1") == " (up from about 46 s: fsd tau=0.1's run took longer than estimated)"
     assert rise_text(41.0, 38.0, "ar") == " (up from about 38 s: ar's run took longer than estimated)"
-    assert rise_text(47.0, 46.0, "fsd tau=0.1") == "", "a second is not told"
+    assert rise_text(44.0, 43.0, "fsd tau=0.4") == " (up from about 43 s: fsd tau=0.4's run took longer than estimated)"
+    assert rise_text(46.4, 45.6, "fsd tau=0.1") == "", "both read 'about 46 s'"
+    assert rise_text(104.0, 97.0, "fsd tau=0.9") == "", "both read 'about 1 min 40 s': no 'up from' the same figure"
+    assert rise_text(106.0, 104.0, "ar").startswith(" (up from about 1 min 40 s: ar's run"), "1 min 50 s now"
     assert rise_text(30.0, None, "ar") == rise_text(30.0, 42.0, "ar") == ""
+
+
+def test_a_time_left_told_during_the_warm_ups_says_it_is_the_recent_runs_pace():
+    assert time_left_text(100.0, None, "ar", paced=False) == (", about 1 min 40 s left at the recent runs' pace "
+                                                               "(this job's first full runs will pace it)")
+    assert time_left_text(100.0, None, "ar", paced=True) == ", about 1 min 40 s left"
+    assert time_left_text(None, 90.0, "ar", paced=True) == ""
 
 
 def test_a_jobs_time_left_is_paced_per_token_not_per_run():

@@ -300,9 +300,15 @@ def took_text(seconds: float) -> str:
     return f"{minutes} min {rest} s"
 
 
+def shown_seconds(seconds: float) -> int:
+    """The seconds `duration_text` says: to the second under a minute, to 10 s past it."""
+    return max(1, round(seconds)) if seconds < 60 else round(seconds / 10) * 10
+
+
 def duration_text(seconds: float) -> str:
     """'about 40 s', 'about 3 min 10 s' (rounded to what a person plans with)."""
-    if seconds < 60:
-        return f"about {max(1, round(seconds))} s"
-    minutes, rest = divmod(round(seconds / 10) * 10, 60)
+    shown = shown_seconds(seconds)
+    if shown < 60:
+        return f"about {shown} s"
+    minutes, rest = divmod(shown, 60)
     return f"about {minutes} min" + (f" {rest} s" if rest else "")

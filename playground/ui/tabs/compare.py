@@ -41,7 +41,6 @@ KEPT_RESULTS = "kept-results"
 # (view) -> the view less its refusal once the settings change: '' or the last results kept under it.
 KEPT_RESULTS_JS = (f"(shown) => {{ const s = String(shown); if (!s.includes('status-error')) return undefined; "
                    f"const at = s.indexOf('<div class=\"{KEPT_RESULTS}\"'); return at < 0 ? '' : s.slice(at); }}")
-RISE = 2.0  # seconds a time left grows by before it is said to have grown, and why (38 -> 41 s went unsaid)
 
 
 def variants(method, mode, sweep_option, sweep_text, methods, divergence) -> list[tuple[str, str, dict]]:
@@ -131,7 +130,7 @@ class Comparison:
                 if estimates is None:  # the job's yardstick: fixed once the machine's recent runs give one
                     estimates = eta.plan_seconds(plan, self.family.models_of(key))[0]
                 left, told = eta.job_time_left(estimates, durations, len(sides), plan_sides, shares), left
-                time_left = f", {eta.duration_text(left)} left{rise_text(left, told, sides[side][0])}" if left else ""
+                time_left = time_left_text(left, told, sides[side][0], paced=repeat >= 0)
                 yield render.status_html(f"run {done} of {len(plan)} done ({sides[side][0]}: "
                                          f"{'warm-up' if repeat < 0 else f'repeat {repeat + 1}'}){time_left}")
             shown_runs = [side.median_run() for side in timed]
@@ -210,10 +209,20 @@ def past_maximum(run) -> str:
                    f"{bound:.3g}: every candidate it checks passes" for name in past)
 
 
+def time_left_text(left: float | None, told: float | None, label: str, paced: bool) -> str:
+    """', about 40 s left' after the run of `label`; during the warm-ups, which pace nothing, it says
+    its pace is the recent runs' (a busy sweep told 1 min 40 s left there had 4 min 30 s to go)."""
+    if not left:
+        return ""
+    pace = "" if paced else " at the recent runs' pace (this job's first full runs will pace it)"
+    return f", {eta.duration_text(left)} left{pace}{rise_text(left, told, label)}"
+
+
 def rise_text(left: float, told: float | None, label: str) -> str:
-    """Why the time left grew past the last told ("" where it did not, noticeably): the run just
-    done took longer than its estimate (a reviewer watched 40 s -> 46 s -> 55 s left, unexplained)."""
-    if told is None or left < told + RISE:
+    """Why the time left grew past the last told ("" where the line shows no rise: "up from about
+    1 min 40 s" beside "about 1 min 40 s left" read as a contradiction): the run just done took
+    longer than its estimate (a reviewer watched 40 s -> 46 s -> 55 s left, unexplained; another 43 s -> 44 s)."""
+    if told is None or eta.shown_seconds(left) <= eta.shown_seconds(told):
         return ""
     return f" (up from {eta.duration_text(told)}: {label}'s run took longer than estimated)"
 
