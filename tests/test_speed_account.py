@@ -286,8 +286,11 @@ def test_the_pages_ar_steps_just_before_settle_a_run_its_drawing_moved():
     account.recent_steps = [0.080] * (MANY_TIMINGS - 1)
     assert account.unsettled().startswith("the page drawing each round"), "a few passes do not outweigh the gap"
     account.recent_steps = [0.080] * 48
-    account.reference.append(Timing(0.16, 0.1, 60, 20, starting=True))  # a round began as the page drew its stats
+    account.reference.append(Timing(0.484, 0.1, 60, 20, starting=True))  # a round began as the page drew its stats
     assert account.unsettled() == "", "timings as rounds started measure the page, not the load"
+    # nor do they enter T(1) or the run's own step (one of 484 ms set three T(1)s in one panel)
+    assert account.own_step() == pytest.approx(0.0749)
+    assert account.single_step() == pytest.approx((48 * 0.080 + 0.0749) / 49)
     account.recent_steps = [0.040] * 48
     assert account.unsettled().startswith("this run timed `ar`'s step at 74.9 ms"), \
         "its timings as rounds ended, the page quiet, still check them"

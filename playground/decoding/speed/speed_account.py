@@ -184,8 +184,16 @@ class SpeedAccount:
         rounds paid their slow moments too, with the target's one-token passes of the two minutes
         before it (a lecturer's `ar` run of the same prompt: a few timings alone read 89 ms where
         that run took 72 ms a step, and the speedup 1.26x where the status lines' seconds gave 1.10x)."""
-        walls = [t.wall for t in self.reference] + self.recent_steps
+        walls = self._kept_walls() + self.recent_steps
         return statistics.fmean(walls) if walls else None
+
+    def _kept_walls(self) -> list[float]:
+        """The run's own timings T(1) reads: all of them; where the passes before the run time it,
+        those taken as rounds ended, the page quiet. Those passes (an `ar` run's, drawn by the page)
+        count the page's drawing on average; a timing as a round started counts it at its peak (one
+        of 484 ms beside steps of 73-111 ms set three T(1)s in one panel)."""
+        ended = [t.wall for t in self.reference if not t.starting]
+        return ended if self.timed_by_recent_steps() and ended else [t.wall for t in self.reference]
 
     def timed_by_recent_steps(self) -> bool:
         """Whether T(1) rests on the target's one-token passes before the run (an `ar` run's, drawn
@@ -194,8 +202,9 @@ class SpeedAccount:
         return len(self.recent_steps) >= MANY_TIMINGS
 
     def own_step(self) -> float | None:
-        """The mean of the run's own timings of T(1) alone."""
-        return statistics.fmean(t.wall for t in self.reference) if self.reference else None
+        """The mean of the run's own timings of T(1) that it reads (`_kept_walls`)."""
+        walls = self._kept_walls()
+        return statistics.fmean(walls) if walls else None
 
     @property
     def recent_step(self) -> float | None:
@@ -274,15 +283,15 @@ class SpeedAccount:
                     "setting against `ar` without the page")
         # With the passes before the run, those as rounds ended (the page quiet) check them: the page's
         # drawing moved those as rounds started by 1.1-2.5x, a stats view more than a text one.
-        own = ended if by_recent and ended else ended + started
-        spread = self.reference_spread() if not by_recent else _spread(own)
+        own = self._kept_walls()
+        spread = _spread(own) if by_recent else self.reference_spread()
         if spread is not None and spread > SETTLED_SPREAD:
             return f"the machine's load changed during the run: T(1) timed {_ms(own)}"
         recent = _middle(self.recent_steps)
         if len(recent) > 1 and recent[-1] > SETTLED_SPREAD * recent[0]:
             return (f"the target's one-token passes of the two minutes before this run, which time its T(1) with its "
                     f"own timings, took {_ms(recent)}: the machine's load changed (a busy `ar` run's steps among them)")
-        step, before = (statistics.fmean(own) if own else None), self.recent_step
+        step, before = self.own_step(), self.recent_step
         if step and before and max(step, before) > SETTLED_SPREAD * min(step, before):
             return (f"this run timed `ar`'s step at {step * 1000:.1f} ms, the target's one-token passes just before "
                     f"it took {before * 1000:.1f} ms (the page drawing each round, or other work, moved its "
