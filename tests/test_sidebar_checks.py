@@ -29,6 +29,9 @@ def test_a_value_outside_its_range_is_named_with_the_range():
     assert 'data-option="tau"' in tau and "status-error" in tau
     assert f"{JS_RANGE}, got 5.0: the slider moves it to the nearest end" in tau
     assert "candidates must be between 1 and 16, got 0" in note_of("candidates", 0)
+    # a fraction in a whole-number slider stays in its box: refused, not moved
+    assert "candidates must be a whole number, got 2.5: Generate, Compare, Race and Step mode refuse it" \
+        in note_of("candidates", 2.5)
     refused = "seed must be between 0 and 2**64 - 1, got -1: Generate, Compare, Race and Step mode refuse it"
     assert refused in note_of("seed", -1)
     assert "lambda must be a number or inf, got &#x27;six&#x27;" in note_of("lambda_", "six")

@@ -9,7 +9,7 @@ from ...config import RunConfig, option_range
 from ...errors import PlaygroundError
 from ...methods import METHODS
 from ...methods.draft_levers import lever_blocker
-from ..options import THRESHOLDS, all_controls, coerce, control, threshold_scale, visible_options
+from ..options import THRESHOLDS, all_controls, coerce, control, finite_number, threshold_scale, visible_options
 from ..views.error_status import toast_text
 from .family_panel import FamilyPanel
 from .share import linked_values
@@ -141,7 +141,7 @@ def checked_value(value, divergence, note: str, *, name: str, toast: bool = True
     try:
         coerce(chosen, value, divergence)
     except PlaygroundError as error:
-        fate = SNAPS if chosen.kind == "slider" else REFUSED
+        fate = SNAPS if _snapped(chosen, value) else REFUSED
         refused = (f'<div class="status status-error" data-option="{escape(name)}">{escape(str(error))}: '
                    f"{escape(fate)}.</div>")
         if note == refused:
@@ -153,6 +153,14 @@ def checked_value(value, divergence, note: str, *, name: str, toast: bool = True
     if f'data-option="{name}"' not in (note or "") or moved:
         return gr.skip()
     return ""
+
+
+def _snapped(chosen, value) -> bool:
+    """Whether the slider moves a refused `value` into its range: a number outside it. A fraction
+    in a whole-number slider stays in its box (a reviewer read "the slider moves it" beside a
+    2.5 that stood and was refused)."""
+    whole = not isinstance(chosen.default, int) or (finite_number(value) and float(value).is_integer())
+    return chosen.kind == "slider" and finite_number(value) and whole
 
 
 def checked_as_typed(name: str):
