@@ -119,6 +119,11 @@ def test_the_page_projects_the_last_run_and_says_it_is_a_projection(page):
     # and below its start: a -1 typed became 0, unsaid
     words, _ = page.what_if(KEY, gpu.name, 0.0, "")
     assert words.startswith("**c = 0 is the slider's start:** a smaller c typed into its box is moved there.")
+    # said where c was typed; a refresh after the next run, c still at the end, does not say it again
+    assert "slider's start" not in page.what_if_on_page(KEY, gpu.name, 0.0, "")[0]
+    assert "slider's start" in page.what_if_on_page(KEY, gpu.name, 0.0, "", typed=True)[0]
+    # an empty curve box says the curve it reads
+    assert "the box is empty, so every pass costs one T(1)" in page.what_if(KEY, OWN_CURVE, 0.2, "")[0]
 
 
 def test_the_page_says_why_it_cannot_project(page):

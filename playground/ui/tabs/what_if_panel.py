@@ -4,6 +4,7 @@ c and the line where the speedup crosses 1. A projection from the run's own acce
 as one: nothing here is measured on the chosen profile."""
 
 from dataclasses import dataclass, replace
+from functools import partial
 
 import gradio as gr
 import plotly.graph_objects as go
@@ -19,6 +20,8 @@ from ..views.widgets import Choice, OptionSlider
 from .wiring import PRIVATE, Shared, keyed
 
 OWN_CURVE = "your own: c from the slider, T(n)/T(1) from the box"
+# A reviewer emptied the box and read a projection with no word of the curve it used.
+EMPTY_CURVE = "the box is empty, so every pass costs one T(1) whatever its size: type pairs like '2: 1.09, 4: 1.26'"
 SHOWN_DIGITS = 3  # of c on the slider
 COST_RANGE = (0.0, 2.0)  # the c slider's
 # While a run goes, the words of the last run's projection (its rounds, tokens) read as this one's.
@@ -67,8 +70,10 @@ class WhatIf:
         profile = self._profile(key, name, None, "")
         return round(profile.cost_ratio, SHOWN_DIGITS) if profile else None
 
-    def project(self, key: str, name: str, cost_ratio: float, curve_text: str) -> tuple[str, go.Figure | None]:
-        """(the projection in words, speedup against c on the chosen profile)."""
+    def project(self, key: str, name: str, cost_ratio: float, curve_text: str,
+                typed: bool = True) -> tuple[str, go.Figure | None]:
+        """(the projection in words, speedup against c on the chosen profile); where c was `typed`
+        (not a refresh after a run), a c at an end of the slider says a c past it is moved there."""
         run = self.sessions.get(key).run
         if name not in profile_names():
             return f"**what-if:** {toast_text(f'unknown costs {name!r}: choose one of the list')}", None
@@ -80,7 +85,7 @@ class WhatIf:
         # 5 typed; before a refusal of the curve too, which hid it.
         end = next((f"**c = {bound:g} is the slider's {which}:** a {beyond} c typed into its box is moved there.\n\n"
                     for bound, which, beyond in ((COST_RANGE[0], "start", "smaller"), (COST_RANGE[1], "end", "larger"))
-                    if cost_ratio == bound), "")  # a -1 typed became 0 unsaid
+                    if typed and cost_ratio == bound), "")  # a -1 typed became 0 unsaid
         try:
             self._check_cost(key, name, cost_ratio)
             profile = self._profile(key, name, cost_ratio, curve_text)
@@ -119,12 +124,12 @@ class WhatIf:
             return f"{run.method} drafted nothing in this run: there is no draft cost to vary."
         return ""
 
-    def on_page(self, key: str, name: str, cost_ratio: float, curve_text: str) -> tuple:
+    def on_page(self, key: str, name: str, cost_ratio: float, curve_text: str, typed: bool = False) -> tuple:
         """The projection with the panel's controls and chart shown only where the run can be
         projected (a PyramidSD run's what-if is its words alone, not an empty chart and a slider),
         and the curve's box only where it is read: for your own costs (a bad curve went unsaid under
         the run's own)."""
-        words, figure = self.project(key, name, cost_ratio, curve_text)
+        words, figure = self.project(key, name, cost_ratio, curve_text, typed)
         visible = not self.why_not(key)
         return (words, gr.update(value=figure, visible=visible), gr.update(visible=visible),
                 gr.update(visible=visible), gr.update(visible=visible and name == OWN_CURVE))
@@ -132,7 +137,8 @@ class WhatIf:
     def _profile(self, key: str, name: str, cost_ratio: float | None, curve_text: str) -> CostProfile | None:
         run = self.sessions.get(key).run
         if name == OWN_CURVE:
-            return CostProfile(OWN_CURVE, "entered on this page", cost_ratio or 0.0, parse_curve(curve_text))
+            source = "entered on this page" if (curve_text or "").strip() else EMPTY_CURVE
+            return CostProfile(OWN_CURVE, source, cost_ratio or 0.0, parse_curve(curve_text))
         if name == what_if.THIS_RUN:
             profile = run.stats.account.profile() if run else None
         else:
@@ -154,7 +160,7 @@ def _words(run, rounds, profile: CostProfile) -> str:
     return (f"**Projection, not a measurement:** this run's {len(rounds)} rounds ({sum(r.tokens for r in rounds)} "
             f"tokens, {sum(r.draft_forwards for r in rounds)} draft forwards, target passes over "
             f"{sizes[0]}-{sizes[-1]} tokens) on *{profile.name}* ({profile.source}){unit}: at c = "
-            f"{profile.cost_ratio:.3f}, **{speedup:.2f}x** `ar`'s one step per token; {crossing}.")
+            f"{profile.cost_ratio:.3f}, **{speedup:.2f}x** the speed of `ar` (one target step a token); {crossing}.")
 
 
 def _beside_prediction(run, profile: CostProfile) -> str:
@@ -225,5 +231,7 @@ def wire(ui: Shared, panel: WhatIfPanel) -> None:
     # A c typed into the slider's box counts as it is typed (Enter alone sends nothing there), and
     # again as the slider moves it into range when the box is left (a change, not an input); a
     # curve counts on Enter and when its box is left.
+    # The notice of a c moved to an end of the slider answers these alone: after the next run it was stale.
+    typed = {**project, "fn": keyed(partial(ui.handlers.what_if_on_page, typed=True))}
     gr.on([panel.cost.release, panel.cost.input, panel.cost.change, panel.curve.submit, panel.curve.blur],
-          trigger_mode="always_last", **project)
+          trigger_mode="always_last", **typed)
