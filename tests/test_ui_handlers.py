@@ -503,8 +503,11 @@ def test_a_refused_compare_keeps_the_last_results_of_the_family_under_it(handler
     refused = list(handlers.compare(KEY, PROMPT, "fsd", "sweep", "tau", "0.2, banana", [], *values()))
     assert len(refused) == 1 and "banana" in refused[0] and refused[0].index("status-error") < refused[0].index(shown)
     assert '<div class="kept-results">' in refused[0]
+    estimate = handlers.compare_estimate(KEY, PROMPT, "fsd", "sweep", "tau", "0.2, banana", [], *values())
+    assert "Results below are the last Compare&#x27;s, which ran with other settings" in estimate
     handlers.family.sessions.get(KEY).specs = {"target": "another-target"}  # a Load of another family
     assert "kept-results" not in list(handlers.compare(KEY, PROMPT, "fsd", "sweep", "tau", "banana", [], *values()))[0]
+    assert "Results below" not in handlers.compare_estimate(KEY, PROMPT, "fsd", "sweep", "tau", "banana", [], *values())
 
 
 @pytest.mark.slow  # three runs of every method

@@ -95,8 +95,9 @@ class Comparison:
             plan = self._plan(sides, repeats, values)
             return render.status_html(eta.AS_SET_NOW + self._expected(key, plan, loaded=False)[1])
         except PlaygroundError as error:
-            return render.status_html(f"Compare cannot start as set: {error}. Results below, if any, are the "
-                                      "last Compare's, which ran with other settings", "error")
+            kept = " Results below are the last Compare's, which ran with other settings" \
+                if self._kept_results(key) else ""
+            return render.status_html(f"Compare cannot start as set: {error}.{kept}", "error")
 
     def compare(self, key: str, prompt: str, method: str, mode: str, sweep_option: str, sweep_text: str,
                 methods: list, *values):
