@@ -13,6 +13,7 @@ import playground
 from playground.decoding.speed import forward_costs, speed_account
 from playground.decoding.speed.cost_model import projected_speedup, replay
 from playground.decoding.speed.speed_account import (
+    AR_ROW,
     BUSY_UTILIZATION,
     MANY_TIMINGS,
     RECENT_STEP_SECONDS,
@@ -198,6 +199,8 @@ def test_a_run_whose_thread_shared_its_core_is_said_not_settled(family):
     chart = charts.predicted_vs_measured(run, None)
     assert any(a.text.startswith("not settled") for a in chart.layout.annotations)
     assert [bar.y[1] for bar in chart.data] == [None, None], "no predicted bar beside the card's 'not settled'"
+    # nor a modelled ar in the one-line budget (a busy Compare column printed one beside "not settled")
+    assert "drafting" in render.budget_text(run) and AR_ROW not in render.budget_text(run)
     words, figure = WhatIf(OneSession(run)).project("k", "this run, as measured", None, "")
     shown = unescape(MarkdownIt().render(words))  # as the page draws it
     assert shown.startswith(f"<p><strong>Not settled:</strong> {why}. So this run's ")

@@ -9,6 +9,7 @@ from html import escape
 import gradio as gr
 
 from ...decoding.divergence import MAXIMUM
+from ...decoding.speed.speed_account import AR_ROW
 from ...deploy.limits import current_limits
 from ...errors import PlaygroundError
 from ...methods import METHODS
@@ -195,7 +196,7 @@ class Comparison:
         """The median run's budget; its ar figure is modelled, not the measured ar runs the speedup
         pairs with, so the two may differ (a reviewer read 0.54x above a budget implying 0.48x)."""
         budget = render.budget_text(run)
-        if budget and not is_reference and run.method != "ar":
+        if budget and AR_ROW in budget and not is_reference:
             budget += "; the speedup above pairs the measured ar runs, not this modelled ar"
         return budget
 

@@ -288,12 +288,13 @@ def _shared_vocabulary_rule(pair) -> str:
 
 def budget_text(run) -> str | None:
     """A run's time budget (its speed account) in one line: its measured parts, then `ar`'s seconds
-    for the same tokens (not for an `ar` run: its own seconds are those)."""
+    for the same tokens (not for an `ar` run: its own seconds are those; not where its speedup is
+    not settled, as the budget chart withholds them: a busy Compare printed them beside "not settled")."""
     budget = run.stats.account.budget()
     if not budget:
         return None
     parts = " · ".join(f"{part} {seconds:.2f} s" for part, seconds in budget[MEASURED_ROW].items() if seconds)
-    ar = budget.get(AR_ROW) if run.method != "ar" else None
+    ar = budget.get(AR_ROW) if run.method != "ar" and not run.stats.account.unsettled() else None
     return parts + (f" ({AR_ROW}: about {sum(ar.values()):.2f} s)" if ar else "")
 
 
