@@ -237,6 +237,8 @@ def test_a_tooltip_names_each_replaced_candidate_with_its_own_figures():
     assert [line.split(", ")[1].split(")")[0] for line in render.tooltip(three, decode).splitlines()[-3:]] == [
         "the draft's own token", "a sibling the tree added", "the prompt lookup's branch"]  # three at a width-2 node
     assert "replaced" not in render.tooltip(first, decode)
+    # positions count from 1, as the struck marks count them (a kept token read 1 beside the mark it replaced at 2)
+    assert "position in block (from 1): 1" in render.tooltip(first, decode)
 
 
 @pytest.mark.parametrize("tree_width", [1, 2], ids=["chain", "tree"])
@@ -293,6 +295,9 @@ def test_a_run_that_replaced_another_says_so_while_it_goes_and_at_its_end(handle
     going = [status for status in statuses if "generating" in status]
     assert going and all(said in status for status in going)
     assert said not in run_generate(handlers, "ar")[-1][0], "said by the run that replaced it only"
+    # and by no run after it: one after a Stop and a Compare read "it replaced the run before"
+    handlers.sessions.get(KEY).replaced = (handlers.sessions.get(KEY).stale_runs.stops - 2, "43 tokens")
+    assert "it replaced the run before" not in run_generate(handlers, "ar")[-1][0]
 
 
 def test_a_stop_before_a_queued_run_starts_still_stops_it(handlers):

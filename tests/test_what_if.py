@@ -69,8 +69,13 @@ def test_a_curve_typed_by_the_user_is_read_or_refused_in_one_line():
     assert parse_curve("") == ((1, 1.0),)
     with pytest.raises(PlaygroundError, match="write pairs like"):
         parse_curve("2 = 1.1")
-    with pytest.raises(PlaygroundError, match="positive multiple"):
+    with pytest.raises(PlaygroundError, match="costs from 1 to 1000 T"):
         parse_curve("0: 1.0")
+    # a pass over more tokens costs no less than one token's: '2: 0.5' projected 32x
+    with pytest.raises(PlaygroundError, match=r"'2: 0.5': a pass over n >= 1 tokens costs from 1 to 1000 T\(1\)"):
+        parse_curve("2: 0.5")
+    with pytest.raises(PlaygroundError, match="2 tokens are given twice"):  # the order had decided which counted
+        parse_curve("2: 1.09, 2: 1.5")
 
 
 @pytest.fixture

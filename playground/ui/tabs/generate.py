@@ -41,7 +41,7 @@ def waiting_text(session) -> str:
 def _replaced_text(session, ticket: int, ended: bool = False) -> str:
     """What the run with `ticket` says, while it goes and at its end, of the run it replaced: that
     run's own "stopped" line stood a second before this one's status covered it."""
-    if session.replaced is None or session.replaced[0] >= ticket:
+    if session.replaced is None or session.replaced[0] + 1 != ticket:  # the run its trigger queued alone
         return ""
     text = f"; it replaced the run before, stopped after {session.replaced[1]}"
     if ended:

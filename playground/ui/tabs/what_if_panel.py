@@ -51,8 +51,11 @@ def parse_curve(text: str) -> tuple[tuple[int, float], ...]:
         except ValueError:
             raise PlaygroundError(f"cannot read {item!r} as 'tokens: cost': write pairs like '2: 1.09, 4: 1.26'") \
                 from None
-        if n < 1 or not 0 < value < 1000:
-            raise PlaygroundError(f"{item!r}: a pass over n >= 1 tokens costs a positive multiple of T(1)")
+        if n < 1 or not 1 <= value < 1000:
+            raise PlaygroundError(f"{item!r}: a pass over n >= 1 tokens costs from 1 to 1000 T(1) (it does the "
+                                  "one-token pass's work and more; '2: 0.5' projected 32x)")
+        if n in points and n > 1:
+            raise PlaygroundError(f"{size.strip()} tokens are given twice: give each pass size once")
         points[n] = value
     return tuple(sorted(points.items()))
 

@@ -31,7 +31,7 @@ DIAGNOSTIC_LABELS = {"p_target": "p target (sampling settings)", "p_target_raw":
                      "divergence": "divergence", "comparison": "accepted if divergence", "tau": "tau",
                      "accept_prob": "acceptance prob", "u": "its draw u (kept if u < acceptance prob)",
                      "drawn_from": "drawn from",
-                     "position_in_block": "position in block", "bonus": "bonus token",
+                     "position_in_block": "position in block (from 1)", "bonus": "bonus token",
                      "branch": "tree branch (0: the chain's own token, 1+: a sibling the tree added)",
                      "lookup": "from the prompt lookup's branch",
                      "verifier_draw": "the verifier's own draw (kept only where it matched)"}
@@ -77,8 +77,12 @@ def _figures(candidate: dict, decode: Callable[[int], str]) -> str:
 
 
 def _value(key: str, value, decode: Callable[[int], str]) -> str:
-    """A figure as shown; the verifier's own draw as its token (a reviewer got only an id)."""
-    return f"{decode(value)!r} (id {value})" if key == "verifier_draw" else number(value)
+    """A figure as shown; the verifier's own draw as its token (a reviewer got only an id); a
+    position counted from 1, as the struck marks and the position chart count it (the record's is
+    from 0: a kept token read position 1 beside the mark it replaced at position 2)."""
+    if key == "verifier_draw":
+        return f"{decode(value)!r} (id {value})"
+    return number(value + 1) if key == "position_in_block" else number(value)
 
 
 def _label(key: str, figures: dict) -> str:
