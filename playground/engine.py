@@ -70,7 +70,8 @@ def stream(prompt: str, config: RunConfig | None = None, *, target=None, draft=N
     run = Run(config.method, ctx.config, prompt, models=specs,
               stats=Stats(target_role=method.roles[0]),
               notes=[*drafting.notes, *_ignored_note(method, options)])
-    run.stats.account.recent_steps = forward_costs.recent(primary.model, 1, within=RECENT_STEP_SECONDS)
+    if len(method.roles) > 1:  # a run of one model (ar) is its own reference: its passes are T(1)
+        run.stats.account.recent_steps = forward_costs.recent(primary.model, 1, within=RECENT_STEP_SECONDS)
     for step, run in _drive(method.run(ctx), ctx, run, primary):
         if run.finished and ctx.lookup and not any(s.ngram_match for s in run.steps):
             run.notes.append("the prompt lookup found no earlier occurrence of the context's last two tokens in any "

@@ -85,6 +85,7 @@ def test_psd_draft_length_sweeps_as_whole_numbers(handlers):
     # every bad value named, not only the first (a reviewer's "-1, 0.4, 7" named the -1 alone)
     ("tau", "-1, 0.4, 7", "got -1"), ("tau", "-1, 0.4, 7", "got 7"),
     ("tau", "abc, 0.4, x", "got &#x27;abc&#x27; and &#x27;x&#x27;"),
+    ("tau", "0.2, 0.2", "sweep values 0.2 given twice"),  # ran as two identical columns
 ])
 def test_a_sweep_outside_the_controls_is_refused_before_any_run(handlers, option, text, needle):
     with pytest.warns(UserWarning):

@@ -206,6 +206,10 @@ def sweep_values(control: Control, text: str, divergence: str = DEFAULT_DIVERGEN
             refused.append(str(error))
     if refused:
         raise PlaygroundError("; ".join(refused))
+    twice = sorted({value for value in values if values.count(value) > 1})
+    if twice:  # "0.2, 0.2" ran as two identical columns
+        raise PlaygroundError(f"sweep values {', '.join(f'{v:g}' for v in twice)} given twice in {text!r}: "
+                              "give each value once")
     return values
 
 
