@@ -1027,9 +1027,14 @@ def test_a_withheld_speedup_is_given_against_the_pages_ar_run_of_the_same_tokens
                                             "`ar` run was of another prompt: run ar on this prompt, then this method",
                                             "not given"), "another prompt's tokens are not ar's, and it says so"
     other_tokens = copy.copy(sd)  # a lossy rule's (a reviewer's psd-f run had no card, unsaid)
-    other_tokens.tokens = sd.tokens[:-1]
+    other_tokens.tokens = sd.tokens[:-2] + sd.tokens[-1:]
     (label, figure), = paired_cell(render.stats_html(stats_shown(other_tokens, ar))).items()
     assert figure == "not given" and "this run wrote other tokens than the page's last `ar` run" in label
+    other_tokens.tokens = sd.tokens[:-1]  # an earlier end: a length apart, not a rule (a greedy sd read "lossy")
+    (label, figure), = paired_cell(render.stats_html(stats_shown(other_tokens, ar))).items()
+    n = len(sd.tokens)
+    assert figure == "not given" and f"this run wrote {n - 1} tokens, the page's last `ar` run the same first " \
+        f"{n - 1} and {n} in all" in label and "lossy" not in label
     # ar timed at T(1) = 1452 ms, sd at 37 ms, 25 minutes apart: a reviewer read "36.01x"; now withheld, saying why
     monkeypatch.setattr(SpeedAccount, "own_step", lambda account: 1.452 if account is theirs else 0.037)
     (label, figure), = paired_cell(render.stats_html(stats_shown(sd, ar))).items()

@@ -33,7 +33,8 @@ REFERENCE_EVERY = 32
 # Measured beside two processes burning both cores (bench/results/speed_account): the decoding
 # thread's CPU over wall time fell from 0.99 to 0.48-0.50 (a page's run: 0.26), and its T(1)
 # timings spread 2.7-9x. On a quiet machine a browser drawing the run leaves it about 0.76 (the
-# server's threads drawing each round take turns with it), which is no other work's load.
+# server's threads drawing each round take turns with it), which is no other work's load; three
+# full-page screenshots during a run left it 0.68 and doubled the run's seconds, which is.
 BUSY_UTILIZATION = 0.65
 # T(1) timings further apart than this leave the speedup unsettled: beside two burners they spread
 # 2.7-9x, beside a browser drawing the page 1.1-1.4x.
@@ -268,7 +269,8 @@ class SpeedAccount:
                     f"mostly its prompt's pass (a speedup needs {MIN_ROUNDS} or more)")
         if used is not None:
             return (f"the machine was busy: the decoding thread had its core {used:.0%} of this run's time, so "
-                    "its seconds and T(1) moved with the other work")
+                    "its seconds and T(1) moved with the other work (other programs, or a browser on this machine "
+                    "capturing or redrawing the page)")
         return self._timings_disagree()
 
     def _timings_disagree(self) -> str:

@@ -369,10 +369,8 @@ def paired_speedup(run, ar) -> LastArPairing | None:
         return None
     if run.prompt != ar.prompt or run.models.get("target") != ar.models.get("target"):
         return LastArPairing(None, f"not given: the page's last `ar` run was of another prompt: {again}")
-    if [t.id for t in run.tokens] != [t.id for t in ar.tokens]:  # a reviewer's psd-f run had no card, unsaid
-        return LastArPairing(None, "not given: this run wrote other tokens than the page's last `ar` run (a lossy "
-                                   "rule keeps some the target would not write, a sampled run draws others), so their "
-                                   "seconds are not for the same work")
+    if (other := _other_tokens(run, ar)):  # a reviewer's psd-f run had no card, unsaid
+        return LastArPairing(None, f"not given: {other}, so their seconds are not for the same work")
     mine, theirs = run.stats.account, ar.stats.account
     steps = (mine.own_step(), theirs.own_step())
     if None in steps or not mine.decoder_seconds:
@@ -386,6 +384,21 @@ def paired_speedup(run, ar) -> LastArPairing | None:
         return LastArPairing(None, f"not given: that run's target step took {steps[1] * 1000:.1f} ms, this run's "
                                    f"{steps[0] * 1000:.1f} ms, so the machine changed between them; run ar again")
     return LastArPairing(theirs.decoder_seconds / mine.decoder_seconds, _pairing_words(mine, theirs))
+
+
+def _other_tokens(run, ar) -> str:
+    """How this run's tokens differ from the `ar` run's ("" where they are the same). One a start of
+    the other is a length apart, not a rule (a reviewer read "a lossy rule" for a greedy sd run of 31
+    tokens that ended its text, beside a 48-token `ar` run of an earlier max new tokens)."""
+    mine, theirs = [t.id for t in run.tokens], [t.id for t in ar.tokens]
+    if mine == theirs:
+        return ""
+    shorter = min(len(mine), len(theirs))
+    if mine[:shorter] == theirs[:shorter]:
+        return (f"this run wrote {len(mine)} tokens, the page's last `ar` run the same first {shorter} and "
+                f"{len(theirs)} in all (a max new tokens or an end of the text apart): run ar with this max new tokens")
+    return ("this run wrote other tokens than the page's last `ar` run (a lossy rule keeps some the target would "
+            "not write, a sampled run draws others)")
 
 
 def _pairing_words(mine, theirs) -> str:
