@@ -457,6 +457,12 @@ def test_browser_compare_with_the_defaults(compare_page):
     page.locator("#compare").click()
     page.locator("#compare-view .status-error", has_text="banana").wait_for()
     assert page.locator("#compare-view .kept-results .compare-column").count() == 4
+    page.locator("#compare-option input").click()  # focus passing through the option box changes nothing
+    page.keyboard.press("Tab")
+    page.locator("#compare-values textarea").press("Tab")
+    page.wait_for_timeout(1000)
+    assert page.locator("#compare-values textarea").input_value() == "2, banana", "tabbing replaced the values"
+    assert page.locator("#compare-view .status-error", has_text="banana").count() == 1, "tabbing cleared the refusal"
     page.locator("#compare-values textarea").fill("2, 3")
     page.wait_for_function("() => !document.querySelector('#compare-view .status-error')")
     assert page.locator("#compare-view .compare-column").count() == 4

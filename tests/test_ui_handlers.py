@@ -32,7 +32,7 @@ from playground.ui.options import (
     sweep_options,
     visible_options,
 )
-from playground.ui.tabs.compare import sweep_after_switch
+from playground.ui.tabs.compare import sweep_after_switch, sweep_for_option
 from playground.ui.tabs.family_panel import project_presets
 from playground.ui.tabs.generate import SETTLE, loading_text
 from playground.ui.views import charts, render, sparklines
@@ -538,6 +538,16 @@ def test_a_method_switch_keeps_each_methods_typed_sweep_and_says_so():
     assert (option, values) == ("candidates", "2, 4, 8")
     assert "fsd's sweep (tau: 0.2, 0.5, 0.8) comes back when fsd is chosen again" in info
     assert sweep_after_switch("fsd", option, values, kept)[:2] == ("tau", "0.2, 0.5, 0.8")
+
+
+def test_an_option_picked_again_keeps_the_typed_values():
+    """The option box fires its pick as focus leaves it: tabbing past it had replaced typed values."""
+    kept = {}
+    assert sweep_for_option(default_sweep("sd"), "2, 3", kept)[0] == "2, 3"
+    assert sweep_for_option("temperature", "2, 3", kept)[0] == suggested_sweep("temperature")
+    assert sweep_for_option("temperature", "0.5", kept)[0] == "0.5"
+    option, values, _ = sweep_after_switch("fsd", "temperature", "0.5", kept)
+    assert sweep_for_option(option, "0.1, 0.4, 0.9", kept)[0] == "0.1, 0.4, 0.9", "fsd's own option, typed values"
 
 
 def test_methods_side_by_side(handlers):

@@ -238,10 +238,21 @@ def sweep_after_switch(method: str, option: str, values: str, kept: dict) -> tup
     kept["method"], kept[left] = method, (option, values)
     option = default_sweep(method)
     option, values = kept.get(method, (option, suggested_sweep(option)))
+    kept["option"] = option
     info = f"the options of {method}, the method chosen on the left"
     if left != method and kept[left] != (option, values):
         info += f"; {left}'s sweep ({kept[left][0]}: {kept[left][1]}) comes back when {left} is chosen again"
     return option, values, info
+
+
+def sweep_for_option(option: str, values: str, kept: dict):
+    """The values box once `option` is picked: its suggested sweep where the option changed, else the
+    values as typed. The box fires its `input` as focus leaves it, the option unchanged (a reviewer
+    tabbed past it and the typed "2, banana" became "2, 4, 8")."""
+    if option == kept.get("option", default_sweep(DEFAULT_METHOD)):
+        return values, kept
+    kept["option"] = option
+    return suggested_sweep(option), kept
 
 
 def build_tab(ui: Shared, tab) -> gr.CheckboxGroup:
@@ -277,7 +288,7 @@ def build_tab(ui: Shared, tab) -> gr.CheckboxGroup:
 
     kept = gr.State({})  # each method's sweep as the page left it, so a method switch loses no typed values
     ui.method.change(sweep_for, [ui.method, option, values, kept], [option, values, kept], **PRIVATE)
-    option.input(suggested_sweep, option, values, **PRIVATE)
+    option.input(sweep_for_option, [option, values, kept], [values, kept], **PRIVATE)
     mode.change(show_mode, mode, [option, values, methods], **PRIVATE)
     inputs = [ui.prompt, ui.method, mode, option, values, methods, *ui.widgets]
     run = ui.page_and_api(start.click, ui.handlers.compare, inputs, [view], "compare")
