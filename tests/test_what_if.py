@@ -69,11 +69,14 @@ def test_a_curve_typed_by_the_user_is_read_or_refused_in_one_line():
     assert parse_curve("") == ((1, 1.0),)
     with pytest.raises(PlaygroundError, match="write pairs like"):
         parse_curve("2 = 1.1")
-    with pytest.raises(PlaygroundError, match="costs from 1 to 1000 T"):
+    with pytest.raises(PlaygroundError, match="a pass is over 1 or more tokens, got 0"):
         parse_curve("0: 1.0")
     # a pass over more tokens costs no less than one token's: '2: 0.5' projected 32x
-    with pytest.raises(PlaygroundError, match=r"'2: 0.5': a pass over n >= 1 tokens costs from 1 to 1000 T\(1\)"):
+    with pytest.raises(PlaygroundError, match=r"'2: 0.5': a pass costs from 1 to 1000 T\(1\) \(it does the one"):
         parse_curve("2: 0.5")
+    # the other end names its own reason, not the first's example (a reviewer's '2: 1e9' read "'2: 0.5' projected")
+    with pytest.raises(PlaygroundError, match=r"'2: 1e9': a pass costs from 1 to 1000 T\(1\) \(1e\+09 is past it"):
+        parse_curve("2: 1e9")
     with pytest.raises(PlaygroundError, match="2 tokens are given twice"):  # the order had decided which counted
         parse_curve("2: 1.09, 2: 1.5")
 

@@ -36,6 +36,9 @@ def profile_names() -> list[str]:
     return [what_if.THIS_RUN, *(p.name for p in what_if.recorded_profiles()), OWN_CURVE]
 
 
+MAX_PASS_COST = 1000  # in T(1): past it the projection is a pass only, and a typo more likely than a model
+
+
 def parse_curve(text: str) -> tuple[tuple[int, float], ...]:
     """'2: 1.09, 4: 1.26' -> ((1, 1.0), (2, 1.09), (4, 1.26)); T(1)/T(1) is 1 by definition."""
     if not isinstance(text, str | None):
@@ -51,9 +54,12 @@ def parse_curve(text: str) -> tuple[tuple[int, float], ...]:
         except ValueError:
             raise PlaygroundError(f"cannot read {item!r} as 'tokens: cost': write pairs like '2: 1.09, 4: 1.26'") \
                 from None
-        if n < 1 or not 1 <= value < 1000:
-            raise PlaygroundError(f"{item!r}: a pass over n >= 1 tokens costs from 1 to 1000 T(1) (it does the "
-                                  "one-token pass's work and more; '2: 0.5' projected 32x)")
+        if n < 1:
+            raise PlaygroundError(f"{item!r}: a pass is over 1 or more tokens, got {n}: write pairs like '2: 1.09'")
+        if not 1 <= value < MAX_PASS_COST:
+            why = ("it does the one-token pass's work and more: '2: 0.5' projected 32x" if value < 1 else
+                   f"{value:g} is past it: no pass of this playground's models costs that much")
+            raise PlaygroundError(f"{item!r}: a pass costs from 1 to {MAX_PASS_COST} T(1) ({why})")
         if n in points and n > 1:
             raise PlaygroundError(f"{size.strip()} tokens are given twice: give each pass size once")
         points[n] = value
