@@ -2,6 +2,7 @@
 expected durations and their progress lines."""
 
 import dataclasses
+import html
 import re
 
 import pytest
@@ -11,8 +12,9 @@ from playground.engine import generate
 from playground.ui.handlers import Handlers
 from playground.ui.options import all_controls
 from playground.ui.sharing import eta
-from playground.ui.tabs.compare import rise_text, time_left_text
+from playground.ui.tabs.compare import SLOWEST_SIDE, rise_text, time_left_text
 from playground.ui.tabs.family_panel import Preset
+from playground.ui.views.paired_speedups import WARM_UP_TOKENS
 
 KEY = "session-1"
 PROMPT = "hello there"
@@ -83,6 +85,21 @@ def test_compare_shows_its_expected_duration_before_it_starts_and_the_time_left_
                      rf"\(recent runs{NOW}\); fsd [\d.]+ s/token \(recent runs{NOW}\)\)", after)
     refused = handlers.compare_estimate(KEY, PROMPT, "fsd", "sweep", "tau", "0.1, 7", [], *values())
     assert "status-error" in refused and "Compare cannot start as set: tau must be between 0 and 1" in refused
+
+
+def test_a_sweeps_estimate_says_how_long_it_takes_where_its_drafts_mostly_fail(handlers, monkeypatch):
+    """fsd at tau 0.1 ran 1.8x ar's seconds where the estimate, paced on fsd's runs at its default
+    tau, had it at 0.7x: a sweep told 44 s took 54 s. The line gives the slower end too."""
+    rates = {"ar": 0.1, "fsd": 0.05}
+    monkeypatch.setattr(eta, "seconds_per_token", lambda method, _: eta.Rate(rates[method], f"{method} recent"))
+    line = html.unescape(handlers.compare_estimate(KEY, PROMPT, "fsd", "sweep", "tau", "0.1, 0.3", [], *values()))
+    warm_up, tokens = WARM_UP_TOKENS, 24  # values()' max new tokens
+    expected = 0.1 * (warm_up + 3 * tokens) + 0.05 * (2 * warm_up + 6 * tokens)
+    slowest = 0.1 * (warm_up + 3 * tokens) + SLOWEST_SIDE * 0.1 * (2 * warm_up + 6 * tokens)
+    assert f"As set now: 12 runs, {eta.duration_text(expected)} if each" in line
+    assert f"; up to {eta.duration_text(slowest)} where a swept setting's drafts mostly fail" in line
+    side_by_side = handlers.compare_estimate(KEY, PROMPT, "fsd", "methods", "tau", "", ["ar", "fsd"], *values())
+    assert "As set now: 8 runs" in side_by_side and "up to" not in side_by_side, "methods run at their own paces"
 
 
 def test_a_method_with_no_run_yet_is_taken_at_the_others_pace(family):

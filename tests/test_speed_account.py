@@ -358,3 +358,15 @@ def test_a_drafting_runs_one_token_round_is_timed_as_a_round_starts():
     ar.take_own_pass(runner, one_token)
     sd.take_own_pass(runner, one_token)
     assert not ar.reference[0].starting and sd.reference[0].starting
+
+
+def test_a_run_timed_only_as_rounds_started_is_timed_as_its_last_round_ends():
+    """A 15-round fsd run beside the page's ar run had two timings, both as rounds started (the page
+    drawing): its T(1) read them alone, 59-112 ms, and its quiet speedup "the load changed"."""
+    runner = SimpleNamespace(first_pass=0.2, forwards=16, ids=[0] * 30, timed_step=lambda ids: (0.06, 0.06))
+    account = SpeedAccount(draft_forwards=40, round_count=15)
+    account.reference = [Timing(0.112, 0.1, 20, 1, starting=True), Timing(0.059, 0.05, 30, 15, False, True)]
+    account.time_step(runner, runner.ids, starting=False, finished=True)
+    assert [t.starting for t in account.reference] == [True, True, False]
+    account.time_step(runner, runner.ids, starting=False, finished=True)
+    assert len(account.reference) == 3, "one as a round ended is enough"

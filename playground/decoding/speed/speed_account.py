@@ -159,13 +159,13 @@ class SpeedAccount:
         cache. The timings alternate between a round's start (`starting`: its page draws the last
         round's tokens beside it) and its end (the page is quiet), every REFERENCE_EVERY / 2 rounds
         from the second round's start, so that their mean sees the load the rounds saw; and at the
-        end of a run timed fewer than twice."""
+        end of a run timed fewer than twice or never as a round ended."""
         if runner is None or runner.first_pass is None or not self.draft_forwards:
             return
         extra = [t for t in self.reference if t.extra]
         after = self.round_count + (0 if starting else 1)  # as a round ends, it is not counted yet
-        if finished:
-            due = len(self.reference) < 2
+        if finished:  # and none as a round ended, the page quiet: a 15-round fsd run had two as rounds started
+            due = len(self.reference) < 2 or all(t.starting for t in self.reference)
         elif not extra:
             due = starting
         else:
