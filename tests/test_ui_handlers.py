@@ -667,10 +667,16 @@ def test_toy_handler_renders_table_and_bars(handlers):
     assert "0.75" in table and "5 in all" in table and len(bars.data) == 4
 
 
-def test_unload_forgets_the_family(handlers):
+def test_unload_frees_the_models_and_keeps_the_family_the_page_names(handlers):
+    """A reviewer loaded another family, pressed Unload, then picked the first preset: its Load said
+    "already loaded", the page kept the other family's methods, and a run went on with one of them."""
     handlers.load(KEY, "tiny-target", "tiny-draft", "")
     status, _ = handlers.unload(KEY)
-    assert "unloaded" in status and handlers.sessions.get(KEY).specs == {}
+    assert "unloaded" in status and handlers.sessions.get(KEY).specs == {"target": "tiny-target", "draft": "tiny-draft"}
+    assert handlers.family.unloaded(KEY, "sd"), "its models load again on the next run"
+    status, _, picked = handlers.load(KEY, *handlers.preset("tiny")[:3], "tli")
+    assert "loaded tiny-target" in status and "already" not in status
+    assert isinstance(picked, gr.Dropdown), "the page's method list is set to the new family's"
 
 
 def test_stats_panel_formats_missing_numbers():

@@ -165,8 +165,11 @@ class FamilyPanel:
         return [spec for spec in specs.values() if spec not in self._ready and spec != NGRAM]
 
     def unload(self, key: str):
+        """Free the models' memory. The session keeps its family, which its next run loads again: it
+        had fallen back to the first preset's, so that preset's Load read "already loaded", left the
+        last family's methods on the page, and a run went on with the last family's method."""
         session = self.sessions.get(key)
-        session.specs, session.run, session.stepping = {}, None, None
+        session.run, session.stepping = None, None
         if public_mode():  # the model cache is shared by every visitor: one may not empty it for all
             return render.status_html("models stay loaded on this public deployment (shared by all visitors)"), ""
         self._ready.clear()
