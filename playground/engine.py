@@ -71,7 +71,7 @@ def stream(prompt: str, config: RunConfig | None = None, *, target=None, draft=N
               stats=Stats(target_role=method.roles[0]),
               notes=[*drafting.notes, *_ignored_note(method, options)])
     if len(method.roles) > 1:  # a run of one model (ar) is its own reference: its passes are T(1)
-        run.stats.account.recent_steps = forward_costs.recent(primary.model, 1, within=RECENT_STEP_SECONDS)
+        run.stats.account.take_recent_steps(forward_costs.recent_passes(primary.model, 1, within=RECENT_STEP_SECONDS))
     for step, run in _drive(method.run(ctx), ctx, run, primary):
         if run.finished and ctx.lookup and not any(s.ngram_match for s in run.steps):
             run.notes.append("the prompt lookup found no earlier occurrence of the context's last two tokens in any "

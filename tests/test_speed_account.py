@@ -370,3 +370,29 @@ def test_a_run_timed_only_as_rounds_started_is_timed_as_its_last_round_ends():
     assert [t.starting for t in account.reference] == [True, True, False]
     account.time_step(runner, runner.ids, starting=False, finished=True)
     assert len(account.reference) == 3, "one as a round ended is enough"
+
+
+def test_passes_before_a_run_whose_thread_lacked_its_core_do_not_time_it():
+    """Walk 8: an `ar` run at 59% of its core (two burners), then a quiet sd run: sd read a settled
+    1.43x at T(1) 107.2 ms, the busy run's steps timing it. They are left out, and the reason says so."""
+    account = SpeedAccount(round_count=26)
+    account.take_recent_steps([(0.107, 0.059)] * 48)
+    assert account.recent_steps == [] and account.recent_busy == pytest.approx(0.059 / 0.107)
+    account.reference = [Timing(0.1141, 0.1, 40, 1, starting=True), Timing(0.0749, 0.07, 56, 17)]
+    assert account.single_step() == pytest.approx((0.1141 + 0.0749) / 2), "its own timings alone"
+    assert "the target's passes just before it had their core 55% (a busy `ar` run), too busy to time it: run " \
+           "`ar` again with the machine quiet" in account.unsettled()
+    quiet = SpeedAccount(round_count=26)
+    quiet.take_recent_steps([(0.080, 0.078)] * 48)
+    assert quiet.recent_steps == [0.080] * 48 and quiet.recent_busy is None
+
+
+def test_a_few_passes_before_a_run_check_its_t1_and_stay_out_of_it():
+    """Walk 8: back on the embedded family, a few slow passes of another family's runs put sd's T(1) at
+    161.6 ms, beside a reason naming its own timings, 65.5-116.5 ms against 74.0 ms."""
+    account = SpeedAccount(round_count=26, recent_steps=[0.5, 0.45, 0.55])
+    account.reference = [Timing(0.0655, 0.06, 40, 1, starting=True), Timing(0.1165, 0.1, 50, 9, starting=True),
+                         Timing(0.074, 0.07, 56, 17)]
+    assert account.single_step() == pytest.approx((0.0655 + 0.1165 + 0.074) / 3)
+    assert account.unsettled().startswith("the page drawing each round beside the next moved `ar`'s step to "
+                                          "65.5-116.5 ms as rounds started, against 74.0 ms")

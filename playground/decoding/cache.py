@@ -167,7 +167,7 @@ def count_pass(runner, tokens: int, clock: Clock) -> None:
     """Count a runner's forward over `tokens` new positions, timed by `clock`: its first pass, its
     latest (new tokens, wall, CPU), how many, and the model's recorded costs."""
     wall, cpu = clock.read()
-    forward_costs.record(runner.model, tokens, wall)
+    forward_costs.record(runner.model, tokens, wall, cpu)
     if runner.first_pass is None:
         runner.first_pass = wall
     runner.last_pass = (tokens, wall, cpu)

@@ -16,9 +16,10 @@ FRESH_SECONDS = 30.0
 _seconds: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()  # model -> {new tokens: deque}
 
 
-def record(model, new_tokens: int, seconds: float) -> None:
+def record(model, new_tokens: int, seconds: float, cpu: float | None = None) -> None:
+    """A pass's wall seconds, and its thread's CPU seconds where known (whether it had its core)."""
     passes = _seconds.setdefault(model, {}).setdefault(new_tokens, deque(maxlen=64))
-    passes.append((time.monotonic(), seconds))
+    passes.append((time.monotonic(), seconds, seconds if cpu is None else cpu))
 
 
 def clear() -> None:
@@ -27,8 +28,13 @@ def clear() -> None:
 
 def recent(model, new_tokens: int, within: float = FRESH_SECONDS) -> list[float]:
     """The seconds of the passes of `model` over `new_tokens` new tokens in the last `within` seconds."""
+    return [seconds for seconds, _ in recent_passes(model, new_tokens, within)]
+
+
+def recent_passes(model, new_tokens: int, within: float = FRESH_SECONDS) -> list[tuple[float, float]]:
+    """(wall, CPU) seconds of the same passes."""
     since = time.monotonic() - within
-    return [seconds for at, seconds in _seconds.get(model, {}).get(new_tokens, ()) if at >= since]
+    return [(seconds, cpu) for at, seconds, cpu in _seconds.get(model, {}).get(new_tokens, ()) if at >= since]
 
 
 def typical(model, new_tokens: int) -> float | None:

@@ -106,6 +106,7 @@ class SpeedAccount:
     # The seconds of the target's one-token passes of the two minutes before the run (other
     # runs', an `ar` run's among them): T(1) is timed with them, and its own timings held against them.
     recent_steps: list[float] = field(default_factory=list)
+    recent_busy: float | None = None  # the share of their core those passes had, where too busy to time the run
     rounds: list[Round] = field(default_factory=list)  # the verified rounds, for the what-if
     pass_seconds: list[float] = field(default_factory=list)  # each verified round's pass, checks excluded
     started: float = field(default_factory=time.perf_counter, repr=False)
@@ -130,6 +131,16 @@ class SpeedAccount:
         if passes:
             self.rounds.append(Round(step.forwards.get(self.draft_role, 0), step.drafted + 1, len(step.tokens)))
             self.pass_seconds.append((step.verify_seconds - checks) / passes)
+
+    def take_recent_steps(self, passes: list[tuple[float, float]]) -> None:
+        """The target's one-token passes of the two minutes before the run, (wall, CPU) seconds each:
+        its `recent_steps`, unless their thread had its core under BUSY_UTILIZATION of their time (a
+        busy `ar` run's steps, its core 59%, had settled a quiet sd run at 1.43x)."""
+        wall, cpu = sum(w for w, _ in passes), sum(c for _, c in passes)
+        if passes and cpu < BUSY_UTILIZATION * wall:
+            self.recent_busy = cpu / wall
+        else:
+            self.recent_steps = [w for w, _ in passes]
 
     def asked_at(self, asked: float) -> None:
         """The run was asked for at `asked` (perf_counter) and started later: its clock and its
@@ -183,9 +194,11 @@ class SpeedAccount:
     def single_step(self) -> float | None:
         """T(1): the mean of the run's timings of it (an `ar` run: of its one-token passes), as its
         rounds paid their slow moments too, with the target's one-token passes of the two minutes
-        before it (a lecturer's `ar` run of the same prompt: a few timings alone read 89 ms where
-        that run took 72 ms a step, and the speedup 1.26x where the status lines' seconds gave 1.10x)."""
-        walls = self._kept_walls() + self.recent_steps
+        before it where they time it (a lecturer's `ar` run of the same prompt: a few timings alone
+        read 89 ms where that run took 72 ms a step, and the speedup 1.26x where the status lines'
+        seconds gave 1.10x). Fewer passes only check it: three slow ones had put a T(1) of 161.6 ms
+        beside a reason that named the run's timings, 65.5-116.5 ms."""
+        walls = self._kept_walls() + (self.recent_steps if self.timed_by_recent_steps() else [])
         return statistics.fmean(walls) if walls else None
 
     def _kept_walls(self) -> list[float]:
@@ -279,10 +292,13 @@ class SpeedAccount:
         ended = [t.wall for t in self.reference if not t.starting]
         by_recent = self.timed_by_recent_steps()
         if not by_recent and started and ended and max(started) > SETTLED_SPREAD * min(ended):
+            settle = "run `ar` on this page just before it to time the step as the page draws it" \
+                if self.recent_busy is None else (f"the target's passes just before it had their core "
+                                                  f"{self.recent_busy:.0%} (a busy `ar` run), too busy to time it: "
+                                                  "run `ar` again with the machine quiet")
             return (f"the page drawing each round beside the next moved `ar`'s step to {_ms(started)} as rounds "
-                    f"started, against {_ms(ended)} as they ended, on the same cores: run `ar` on this page just "
-                    "before it to time the step as the page draws it, or see the Compare tab, which times this "
-                    "setting against `ar` without the page")
+                    f"started, against {_ms(ended)} as they ended, on the same cores: {settle}, or see the "
+                    "Compare tab, which times this setting against `ar` without the page")
         # With the passes before the run, those as rounds ended (the page quiet) check them: the page's
         # drawing moved those as rounds started by 1.1-2.5x, a stats view more than a text one.
         own = self._kept_walls()

@@ -30,6 +30,7 @@ def _fresh(original: Run) -> Run:
     stats = Stats(original.stats.target_role, original.stats.draft_role)
     stats.account.reference = list(original.stats.account.reference)  # its figures in the original's T(1)
     stats.account.recent_steps = list(original.stats.account.recent_steps)
+    stats.account.recent_busy = original.stats.account.recent_busy
     stats.account.first_pass = original.stats.account.first_pass
     return Run(original.method, original.config, original.prompt, models=dict(original.models), stats=stats)
 
