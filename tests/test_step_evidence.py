@@ -318,13 +318,16 @@ def test_step_mode_tells_one_story_of_a_hand_computed_tree_round():
 def test_teaching_settings_say_they_changed_the_shared_sidebar(handlers):
     """The walkthrough's next Generate sampled at temperature 1 with full blocks, unannounced."""
     said = "**sd**: ...\n\nChoosing sd set draft_confidence = 0.6 (sd's own defaults)."
-    status, note = handlers.teaching_set(KEY, said)
+    handlers.step(KEY, PROMPT, "sd", 0, *values())
+    status, note, text, explanation, bars, _ = handlers.teaching_set(KEY, said)
+    assert (text, explanation, bars) == (None, None, None), "the greedy round stayed under 'step mode reset'"
     assert "temperature 1 and draft confidence 0 are set in the sidebar" in status
     assert "Generate, Compare and Race use too" in status and "step mode reset" in status
     # the method's note said draft_confidence = 0.6: it now says what the teaching settings set after it
     assert note.endswith("draft_confidence = 0.6 (sd's own defaults).\n\nThen step mode's Teaching settings set "
                          "temperature 1 and draft confidence 0.")
     assert handlers.teaching_set(KEY, note)[1] == note  # pressed again: said once
+    assert handlers.sessions.get(KEY).stepping is None
 
 
 def test_the_check_slider_spans_the_rounds_own_checks(handlers):

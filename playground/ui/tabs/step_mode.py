@@ -116,16 +116,17 @@ class StepMode:
         return self.step_reset(key), None, None, None, self.check_slider(key, 0)
 
     def teaching_set(self, key: str, method_note: str = ""):
-        """After the teaching settings changed the shared sidebar: a fresh step-mode run, the page
-        told that every tab's runs now use them (the next Generate sampled silently before), and the
+        """After the teaching settings changed the shared sidebar: a fresh step-mode run, its last
+        round gone from the tab (a reviewer's greedy round 8 stayed under "reset"), the page told
+        that every tab's runs now use them (the next Generate sampled silently before), and the
         method's note, which named the values its choice set, names these after them."""
-        self.step_reset(key)
+        status, *emptied = self.restart(key)
         settings = " and ".join(f"{name.replace('_', ' ')} {value:g}" for name, value in TEACHING.items())
         said = (f"step mode reset with the teaching settings: {settings} are set in the sidebar, which Generate, "
                 "Compare and Race use too (set them back there)")
         gr.Info(toast_text(said))
         note = (method_note or "").split(TEACHING_NOTE)[0].rstrip()
-        return render.status_html(said), f"{note}\n\n{TEACHING_NOTE} {settings}.".lstrip()
+        return render.status_html(said), f"{note}\n\n{TEACHING_NOTE} {settings}.".lstrip(), *emptied
 
     def toy_reset(self, key: str, seed: int):
         """A fresh toy from `seed`; a seed out of range is refused in a toast, the toy kept as it was."""
@@ -192,7 +193,7 @@ def build_tab(ui: Shared) -> None:
     by_name = {c.name: w for c, w in zip(all_controls(), ui.widgets, strict=True)}
     teaching.click(lambda: (TEACHING["temperature"], TEACHING["draft_confidence"]), None,
                    [by_name["temperature"], by_name["draft_confidence"]], **PRIVATE).then(
-        keyed(ui.handlers.teaching_set), ui.about, [status, ui.about], **PRIVATE)
+        keyed(ui.handlers.teaching_set), ui.about, [status, ui.about, text, explanation, bars, position], **PRIVATE)
     position.change(keyed(ui.handlers.step_position), position, bars, **PRIVATE)
 
     def check_typed(request: gr.Request, event: gr.EventData):  # the value as typed, before the slider moves it
