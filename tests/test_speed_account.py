@@ -385,6 +385,10 @@ def test_passes_before_a_run_whose_thread_lacked_its_core_do_not_time_it():
     quiet = SpeedAccount(round_count=26)
     quiet.take_recent_steps([(0.080, 0.078)] * 48)
     assert quiet.recent_steps == [0.080] * 48 and quiet.recent_busy is None
+    # a quiet `ar` run after the busy one: its steps time the run, the busy ones stay out
+    again = SpeedAccount(round_count=26)
+    again.take_recent_steps([(0.250, 0.125)] * 47 + [(0.080, 0.078)] * 47)
+    assert again.recent_steps == [0.080] * 47 and again.recent_busy is None
 
 
 def test_a_few_passes_before_a_run_check_its_t1_and_stay_out_of_it():

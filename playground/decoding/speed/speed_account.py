@@ -134,13 +134,13 @@ class SpeedAccount:
 
     def take_recent_steps(self, passes: list[tuple[float, float]]) -> None:
         """The target's one-token passes of the two minutes before the run, (wall, CPU) seconds each:
-        its `recent_steps`, unless their thread had its core under BUSY_UTILIZATION of their time (a
-        busy `ar` run's steps, its core 59%, had settled a quiet sd run at 1.43x)."""
-        wall, cpu = sum(w for w, _ in passes), sum(c for _, c in passes)
-        if passes and cpu < BUSY_UTILIZATION * wall:
-            self.recent_busy = cpu / wall
-        else:
-            self.recent_steps = [w for w, _ in passes]
+        its `recent_steps` are those whose thread had its core BUSY_UTILIZATION of their time or more
+        (a busy `ar` run's steps, its core 59%, had settled a quiet sd run at 1.43x; beside two
+        burners every pass had 49-51%, so a quiet `ar` run after a busy one times the run alone)."""
+        busy = [(wall, cpu) for wall, cpu in passes if cpu < BUSY_UTILIZATION * wall]
+        self.recent_steps = [wall for wall, cpu in passes if cpu >= BUSY_UTILIZATION * wall]
+        if busy and len(self.recent_steps) < MANY_TIMINGS:
+            self.recent_busy = sum(cpu for _, cpu in busy) / sum(wall for wall, _ in busy)
 
     def asked_at(self, asked: float) -> None:
         """The run was asked for at `asked` (perf_counter) and started later: its clock and its
