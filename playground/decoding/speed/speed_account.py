@@ -293,8 +293,9 @@ class SpeedAccount:
         by_recent = self.timed_by_recent_steps()
         if not by_recent and started and ended and max(started) > SETTLED_SPREAD * min(ended):
             settle = "run `ar` on this page just before it to time the step as the page draws it" \
-                if self.recent_busy is None else (f"the target's passes just before it had their core "
-                                                  f"{self.recent_busy:.0%} (a busy `ar` run), too busy to time it: "
+                if self.recent_busy is None else ("the target's passes just before it had under "
+                                                  f"{BUSY_UTILIZATION:.0%} of their core (a busy `ar` run's, which "
+                                                  "says its own share), too busy to time it: "
                                                   "run `ar` again with the machine quiet")
             return (f"the page drawing each round beside the next moved `ar`'s step to {_ms(started)} as rounds "
                     f"started, against {_ms(ended)} as they ended, on the same cores: {settle}, or see the "
