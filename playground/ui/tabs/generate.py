@@ -388,8 +388,8 @@ def paired_speedup(run, ar) -> LastArPairing | None:
 
 def _other_tokens(run, ar) -> str:
     """How this run's tokens differ from the `ar` run's ("" where they are the same). One a start of
-    the other is a length apart, not a rule (a reviewer read "a lossy rule" for a greedy sd run of 31
-    tokens that ended its text, beside a 48-token `ar` run of an earlier max new tokens)."""
+    the other is a length apart, not a rule (a reviewer read "a lossy rule" for a greedy sd run that
+    ended its text before the 48 tokens of the page's `ar` run)."""
     mine, theirs = [t.id for t in run.tokens], [t.id for t in ar.tokens]
     if mine == theirs:
         return ""
