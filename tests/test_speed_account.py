@@ -27,6 +27,7 @@ from playground.decoding.step import Step, TokenRecord
 from playground.ui.tabs.generate import stats_shown
 from playground.ui.tabs.what_if_panel import WhatIf
 from playground.ui.views import charts, render
+from playground.ui.views.paired_speedups import SettingSpeedups
 
 PROMPT = "hello there"
 
@@ -401,3 +402,32 @@ def test_a_few_passes_before_a_run_check_its_t1_and_stay_out_of_it():
     assert account.single_step() == pytest.approx((0.0655 + 0.1165 + 0.074) / 3)
     assert account.unsettled().startswith("the page drawing each round beside the next moved `ar`'s step to "
                                           "65.5-116.5 ms as rounds started, against 74.0 ms")
+
+
+def settled_at(account, speedup: float) -> None:
+    """Give a run's account one steady T(1) of 10 ms, its core, and the seconds for `speedup`."""
+    account.reference, account.recent_steps, account.round_count = [Timing(0.01, 0.01, 10, 1)] * 2, [], 9
+    account.clock = account.ar_seconds() / speedup + account.waited + account.measuring
+    account.decoder_cpu = account.decoder_seconds
+    assert account.unsettled() == "" and account.speedup() == pytest.approx(speedup)
+
+
+def test_a_setting_run_again_shows_the_spread_of_its_settled_speedups(family):
+    """Walk 9: three identical quiet sd runs read 1.23x, 0.94x and 1.10x, each settled and each
+    alone on the panel (their drafting took 0.5 s in one, 1.0 s in another, beside the page drawing).
+    A setting run again shows its runs' median and range beside the run's own figure."""
+    runs = [playground.generate(PROMPT, method="sd", **family, max_new_tokens=12) for _ in range(4)]
+    speedups = SettingSpeedups()
+    for run, speedup in zip(runs, (1.23, 0.94, 1.10)):
+        settled_at(run.stats.account, speedup)
+        speedups.add(run)
+    runs[3].stats.account.decoder_cpu = 0.3 * runs[3].stats.account.decoder_seconds  # busy: not one of them
+    speedups.add(runs[3])
+    assert speedups.spread(runs[0]) == "1.10x (0.94-1.23x, 3 runs)"
+    panel = render.stats_html(stats_shown(runs[2], None, speedups.spread(runs[2])))
+    assert "<b>1.10x (0.94-1.23x, 3 runs)</b><span>speedup over ar of your settled runs of this setting" in panel
+    other = playground.generate(PROMPT, method="sd", **family, max_new_tokens=12, candidates=2)
+    assert speedups.spread(other) is None, "another setting has runs of its own"
+    ar = playground.generate(PROMPT, method="ar", **family, max_new_tokens=12)
+    speedups.add(ar)
+    assert speedups.spread(ar) is None, "ar is the reference"

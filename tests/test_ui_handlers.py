@@ -208,6 +208,17 @@ def test_charts_due_after_a_load_cleared_the_run_are_skipped(handlers):
     assert all(update == gr.skip() for update in handlers.charts_after_run(KEY))
 
 
+def test_a_setting_generated_again_shows_its_runs_spread_and_another_setting_does_not(handlers, monkeypatch):
+    """Identical Generate runs each read one run's speedup (walk 9: 1.23x, 0.94x, 1.10x): the second
+    run of a setting shows the page's runs of it beside its own; another setting starts its own."""
+    monkeypatch.setattr(SpeedAccount, "unsettled", lambda self: "")  # timing settles nothing on the tiny family
+    spread = re.compile(r"<b>\d+\.\d\dx \(\d+\.\d\d-\d+\.\d\dx, (\d) runs\)</b><span>speedup over ar of your")
+    assert not spread.search(run_generate(handlers)[-1][2]), "one run has no spread"
+    assert spread.search(run_generate(handlers)[-1][2])[1] == "2"
+    assert not spread.search(run_generate(handlers, candidates=2)[-1][2])
+    assert spread.search(run_generate(handlers)[-1][2])[1] == "3"
+
+
 def test_tooltips_carry_diagnostics(handlers):
     run_generate(handlers, temperature=1.0, seed=3, max_new_tokens=40)
     text = run_generate(handlers, temperature=1.0, seed=3, max_new_tokens=40)[-1][1]

@@ -22,6 +22,7 @@ from ...deploy.limits import current_limits
 from ...models.presets import Preset
 from ..views.charts import Timeline
 from ..views.explain_round import Toy
+from ..views.paired_speedups import SettingSpeedups
 from ..views.race_replay import History
 from .downloads import Downloads
 from .stale_runs import StaleRunGuard
@@ -52,6 +53,7 @@ class Session:
     specs_edited: bool = False  # the page's model boxes changed since the last load: runs wait for Load
     run: object = None  # the last finished or stopped Run
     last_ar: object = None  # the last finished `ar` Run: a later run of the same tokens is timed against it
+    speedups: SettingSpeedups = field(default_factory=SettingSpeedups)  # its runs' settled speedups, by setting
     settings_on_screen: tuple | None = None  # (prompt, method, *options) of the run on screen
     timeline: Timeline = field(default_factory=Timeline)
     decode: object = None  # token id -> text, for the last run's tokenizer

@@ -145,6 +145,7 @@ class Generation:
             session.race.add(run, session.decode)
             if run.method == "ar":
                 session.last_ar = run
+            session.speedups.add(run)
             if not started.replay:
                 eta.record(run)
         if not run.finished:  # its stats said "running" after its end
@@ -164,7 +165,8 @@ class Generation:
         text = render.token_spans(run.tokens, session.decode, session.show_rejected)
         stats = gr.skip()
         if with_stats:
-            stats = render.stats_html(stats_shown(run, session.last_ar),
+            spread = session.speedups.spread(run) if run.finished else None
+            stats = render.stats_html(stats_shown(run, session.last_ar, spread),
                                       retokenized=bool(run.steps and run.steps[0].draft_pieces is not None))
             stats += sparklines.running_lines_html(run, session.timeline)
             stats += render.serving_html(run) + render.vocabulary_html(run) if run.finished else ""
@@ -325,11 +327,12 @@ def loading_text(specs: list[str]) -> str:
 STOPPED_BY = {STOP_PRESSED: "Stop", REPLACED: "a newer run"}
 
 
-def stats_shown(run, last_ar) -> dict:
+def stats_shown(run, last_ar, spread: str | None = None) -> dict:
     """The run's stats as the panel shows them: `ar` is the reference, so it has no speedup over
     itself (it read 0.98x); a run whose speed account withholds its speedup, and that wrote the same
     tokens as the page's last `ar` run, is timed against that run instead (beside a settled figure
-    it read as a second, unexplained one)."""
+    it read as a second, unexplained one). `spread`: the page's settled runs of this setting
+    (SettingSpeedups), shown beside this one's."""
     shown = {**run.stats.to_dict(), "stop_reason": run.stop_reason or "running"}
     if run.method == "ar":
         for key in ("speedup", "verify_cost", "expected_speedup", "cost_ratio"):
@@ -337,7 +340,7 @@ def stats_shown(run, last_ar) -> dict:
     paired = None
     if run.stats.account.unsettled() and run.method != "ar":
         paired = paired_speedup(run, last_ar) if run.finished else STOPPED_UNPAIRED if run.stop_reason else None
-    return shown | ({"paired_speedup": paired} if paired else {})
+    return shown | ({"paired_speedup": paired} if paired else {}) | ({"speedup_spread": spread} if spread else {})
 
 
 # A stopped run's card (it showed none, unsaid): the tokens it wrote are not those an ar run wrote.

@@ -165,6 +165,8 @@ STAT_ROWS = (("tokens", "tokens", "{}"),
              ("steps", "verification rounds", "{}"), ("drafted", "drafted", "{}"),
              ("accepted", "accepted", "{}"),
              ("speedup", "speedup over ar (this run's seconds against ar's for its tokens)", "{:.2f}x"),
+             ("speedup_spread", "speedup over ar of your settled runs of this setting on this page (median, range): "
+              "one run's figure moves with the page's drawing and other work; Compare repeats each side", "{}"),
              ("paired_speedup", "speedup over your last ar run (the same tokens, one run each)", "{:.2f}x"),
              ("expected_speedup", "predicted speedup, an estimate (Leviathan: c, pass cost below)", "{:.2f}x"),
              ("cost_ratio", "draft step / target step (c)", "{:.3f}"),
