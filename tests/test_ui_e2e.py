@@ -15,7 +15,7 @@ import pytest
 from playground.decoding.speed import what_if
 from playground.methods import METHODS
 from playground.ui.layout import value_refusal_gone_js
-from playground.ui.options import all_controls, default_sweep, method_choices, suggested_sweep
+from playground.ui.options import all_controls, default_sweep, method_choices, suggested_sweep, sweep_options
 from playground.ui.sharing.server_settings import PROGRESS_POLL_SECONDS, QUEUE_POLL_SECONDS
 from playground.ui.tabs.wiring import pointed_html, tab_ended_js
 from playground.ui.tiny_app import launch_tiny_app
@@ -469,6 +469,26 @@ def test_browser_compare_with_the_defaults(compare_page):
     page.get_by_label("methods side by side").check()
     compare_and_wait(page, "sd")
     assert page.locator("#compare-view h4").all_inner_texts() == ["ar", "sd"]
+
+
+def test_browser_a_method_switch_opens_no_list_that_focus_passed_through(compare_page):
+    """Walk 9: keyboard focus passing through Compare's option box left its list open (Gradio keeps
+    it), and a method switch filled it over the Compare button until Escape was pressed in the box."""
+    page = compare_page
+    page.get_by_label("sweep an option").check()
+    page.locator("#compare-values textarea").click()
+    page.keyboard.press("Shift+Tab")  # into the option box
+    page.keyboard.press("Shift+Tab")  # and out of it
+    choose_method(page, "fsd")
+    page.wait_for_function("o => document.querySelector('#compare-option input').value === o",
+                           arg=default_sweep("fsd"))
+    page.wait_for_timeout(500)
+    assert not page.locator("#compare-option ul.option-list").is_visible(), "its list opened by itself"
+    page.locator("#compare").click(trial=True)  # nothing lies over the button
+    other = next(option for option in sweep_options("fsd") if option != default_sweep("fsd"))
+    page.locator("#compare-option input").click()  # the list still opens, and picks, where asked
+    page.get_by_role("option", name=other, exact=True).click()
+    page.wait_for_function("o => document.querySelector('#compare-option input').value === o", arg=other)
 
 
 @pytest.mark.parametrize("method", list(METHODS))
