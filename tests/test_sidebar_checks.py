@@ -134,3 +134,15 @@ def test_a_slider_value_typed_and_left_at_once_is_named_from_its_release_without
     note = checked_as_typed("tau")("js", "", gr.EventData(None, 9.0))
     assert f"{JS_RANGE}, got 9" in note and 'data-option="tau"' in note
     assert not recwarn.list
+
+
+def test_a_slider_box_left_without_a_number_is_named_with_what_the_slider_took(recwarn):
+    """Its release carries no value (the browser reads "abc" in a number box as empty), then the
+    slider's lowest value comes as its input: the note says so and stays for that value."""
+    note = checked_as_typed("max_new_tokens")("js", "", gr.EventData(None, None))
+    assert ("max_new_tokens: the box was left empty or without a number, so the slider took 1, the lowest it takes: "
+            "type a number from 1 to") in note and 'data-option="max_new_tokens"' in note
+    assert checked_value(1, "js", note, name="max_new_tokens") != "", "gr.skip(): the note stays for the 1"
+    assert checked_value(12, "js", note, name="max_new_tokens") == ""
+    assert checked_value(None, "js", "", name="max_new_tokens") != "", "emptied to retype, not left: no note"
+    assert not recwarn.list

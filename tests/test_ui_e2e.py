@@ -893,6 +893,23 @@ def test_browser_a_bad_sidebar_value_is_answered_on_the_spot_with_its_range(page
     page.wait_for_function("() => document.querySelector('#option-note').innerText.trim() === ''")
 
 
+def test_browser_a_slider_box_left_without_a_number_says_what_the_slider_took(page):
+    """A reviewer typed "abc" in max new tokens and saw 1, with no word: the browser's number box
+    reads letters as empty, and the slider takes its lowest value as the box is left."""
+    tokens = page.locator("#opt-max-new-tokens input[type=number]")
+    tokens.click()
+    page.keyboard.press("Control+A")
+    page.keyboard.type("abc")
+    page.keyboard.press("Tab")
+    page.locator("#option-note", has_text="max_new_tokens: the box was left empty or without a number, so the "
+                                          "slider took 1, the lowest it takes: type a number from 1 to").wait_for()
+    assert tokens.input_value() == "1"
+    page.wait_for_timeout(1000)  # the 1's own check answers, and keeps the note
+    assert "left empty" in page.locator("#option-note").inner_text()
+    tokens.fill("12")
+    page.wait_for_function("() => document.querySelector('#option-note').innerText.trim() === ''")
+
+
 def test_browser_compare_says_how_long_it_will_take_before_it_starts(page):
     page.get_by_role("tab", name="Compare").click()
     page.locator("#compare-expected", has_text="As set now: 16 runs").wait_for()

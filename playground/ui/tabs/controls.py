@@ -135,9 +135,11 @@ def checked_value(value, divergence, note: str, *, name: str, toast: bool = True
     and saw 1 with no word of the 5), unless that end was `typed` as it is (a reviewer typed 5, then
     the 0 it had been, and the note about the 5 stood)."""
     chosen = control(name)
+    divergence = divergence if isinstance(divergence, str) else RunConfig().divergence
+    if value is None and chosen.kind == "slider" and typed:
+        return _left_without_a_number(name, divergence)
     if value is None and chosen.kind in ("number", "slider"):
         return gr.skip()  # a box emptied to type another number, or "-" on the way to a negative one
-    divergence = divergence if isinstance(divergence, str) else RunConfig().divergence
     try:
         coerce(chosen, value, divergence)
     except PlaygroundError as error:
@@ -153,6 +155,17 @@ def checked_value(value, divergence, note: str, *, name: str, toast: bool = True
     if f'data-option="{name}"' not in (note or "") or moved:
         return gr.skip()
     return ""
+
+
+def _left_without_a_number(name: str, divergence: str) -> str:
+    """The note for a slider's box left empty or holding no number ("abc" reads as empty in the
+    browser's number box), which the slider then sets to its lowest value (a reviewer typed "abc"
+    in max new tokens and saw 1, with no word)."""
+    span = option_range(name, divergence)
+    low = f"{span.low:g}" if span else "its lowest"
+    within = f" from {span.low:g} to {span.high:g}" if span else ""
+    return (f'<div class="status status-error" data-option="{escape(name)}">{escape(name)}: the box was left empty or '
+            f"without a number, so the slider took {low}, the lowest it takes: type a number{within}.</div>")
 
 
 def _snapped(chosen, value) -> bool:
