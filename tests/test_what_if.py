@@ -79,6 +79,8 @@ def test_a_curve_typed_by_the_user_is_read_or_refused_in_one_line():
         parse_curve("2: 1e9")
     with pytest.raises(PlaygroundError, match="2 tokens are given twice"):  # the order had decided which counted
         parse_curve("2: 1.09, 2: 1.5")
+    with pytest.raises(PlaygroundError, match="cannot read '2: nan' as 'tokens: cost'"):  # it read "nan is past it"
+        parse_curve("2: nan")
 
 
 @pytest.fixture

@@ -51,6 +51,8 @@ def parse_curve(text: str) -> tuple[tuple[int, float], ...]:
         size, _, ratio = item.partition(":")
         try:
             n, value = int(size), float(ratio)
+            if value != value:  # nan passes no comparison: it read "nan is past it"
+                raise ValueError(ratio)
         except ValueError:
             raise PlaygroundError(f"cannot read {item!r} as 'tokens: cost': write pairs like '2: 1.09, 4: 1.26'") \
                 from None
