@@ -133,6 +133,27 @@ def test_a_jobs_time_left_follows_its_own_pace():
     assert eta.job_time_left(None, [1.0], warm_ups=1) is None, "no yardstick"
 
 
+def test_a_busy_jobs_time_left_is_a_range_from_its_fastest_to_its_slowest_runs():
+    """Beside two burners a Compare's time left went 2 min 50 s, 6 min 50 s, 6 min 40 s (3.5 min were
+    left), 4 min: its runs' pace spread 2.7-9x. Where one setting's runs are that far apart, the
+    line gives the least and the most left: each setting at its fastest and slowest run, the
+    settings not run yet at the fastest and slowest pace of the reference's runs."""
+    estimates = [1.0, 1.0, 10.0, 10.0, 10.0, 10.0, 10.0, 10.0]  # two warm-ups, then sides 0, 1, 0, 1, 0, 1
+    sides = [0, 1] + [0, 1] * 3
+    assert eta.job_time_left_range(estimates, [1.0, 1.0, 20.0], 2, sides) is None, "one full run: no spread yet"
+    low, high = eta.job_time_left_range(estimates, [1.0, 1.0, 10.0, 50.0, 60.0], 2, sides)
+    assert (low, high) == (50.0 + 10.0 + 50.0, 50.0 + 60.0 + 50.0)
+    shown = time_left_text(eta.job_time_left(estimates, [1.0, 1.0, 10.0, 50.0, 60.0], 2, sides), None, "sd",
+                           paced=True, spread=(low, high))
+    assert shown == (", about 1 min 50 s to 2 min 40 s left (runs of one setting took their seconds this far apart: "
+                     "other work shares the machine)")
+    not_run = eta.job_time_left_range([1.0] * 3 + [10.0] * 4, [1.0, 1.0, 1.0, 10.0, 30.0, 20.0], 3,
+                                      [0, 1, 2, 0, 1, 0, 2])
+    assert not_run == (10.0, 20.0), "side 2, not run yet: the reference's pace, 1x to 2x its estimate"
+    steady = eta.job_time_left_range(estimates, [1.0, 1.0, 20.0, 20.0, 21.0], 2, sides)
+    assert time_left_text(50.0, None, "sd", paced=True, spread=steady) == ", about 50 s left", "a quiet job: one figure"
+
+
 def test_a_jobs_time_left_paces_each_setting_on_its_own_runs():
     """A tau sweep's settings run at their own speeds: after a slow one the time left rose 57 s ->
     90 s. Each setting's runs left go at the pace of its own runs done, else at the job's."""

@@ -256,13 +256,42 @@ def job_time_left(estimates: list[float] | None, durations: list[float], warm_up
     if estimates is None or done >= len(estimates):
         return None
     sides, shares = sides or [0] * len(estimates), shares or [1.0] * done
-    full = range(warm_ups, done)
-    paced = [i for i in full if sides[i] == sides[0]] or list(full)
+    paced = _paced_runs(durations, warm_ups, sides)
     spent, expected = sum(durations[i] for i in paced), sum(estimates[i] * shares[i] for i in paced)
     pace = spent / expected if spent and expected else 1.0
-    own = {side: statistics.median(durations[i] for i in full if sides[i] == side)
-           for side in {sides[i] for i in full}}
-    return sum(own.get(sides[i], estimates[i] * pace) for i in range(done, len(estimates)))
+    return _left(estimates, durations, warm_ups, sides, statistics.median, pace)
+
+
+def job_time_left_range(estimates: list[float] | None, durations: list[float], warm_ups: int,
+                        sides: list[int] | None = None,
+                        shares: list[float] | None = None) -> tuple[float, float] | None:
+    """The least and most the runs left may take where the job's runs spread (a busy machine's
+    paced 2.7-9x apart from run to run, and one figure went 2 min 50 s, 6 min 50 s, 6 min 40 s,
+    4 min): each setting's runs left at its fastest and slowest run done, the others at the
+    fastest and slowest pace of the job's full runs (`job_time_left`'s terms). None before two full runs."""
+    done = len(durations)
+    if estimates is None or done >= len(estimates) or done - warm_ups < 2:
+        return None
+    sides, shares = sides or [0] * len(estimates), shares or [1.0] * done
+    paces = [durations[i] / (estimates[i] * shares[i]) for i in _paced_runs(durations, warm_ups, sides)
+             if estimates[i] * shares[i] > 0]
+    if not paces:
+        return None
+    return (_left(estimates, durations, warm_ups, sides, min, min(paces)),
+            _left(estimates, durations, warm_ups, sides, max, max(paces)))
+
+
+def _paced_runs(durations: list[float], warm_ups: int, sides: list[int]) -> list[int]:
+    """The full runs the job's pace is read on: the first setting's (Compare's `ar`) once it has any."""
+    full = range(warm_ups, len(durations))
+    return [i for i in full if sides[i] == sides[0]] or list(full)
+
+
+def _left(estimates: list[float], durations: list[float], warm_ups: int, sides: list[int], pick, pace: float) -> float:
+    """The runs left: a setting with full runs done at `pick` of them, any other at its estimate times `pace`."""
+    full = range(warm_ups, len(durations))
+    own = {side: pick([durations[i] for i in full if sides[i] == side]) for side in {sides[i] for i in full}}
+    return sum(own.get(sides[i], estimates[i] * pace) for i in range(len(durations), len(estimates)))
 
 
 def plan_seconds(plan: list[tuple[str, int]], models_of) -> tuple[list[float] | None, list[str]]:

@@ -158,7 +158,8 @@ class Comparison:
                 if estimates is None:  # the job's yardstick: fixed once the machine's recent runs give one
                     estimates = eta.plan_seconds(plan, self.family.models_of(key))[0]
                 left, told = eta.job_time_left(estimates, durations, len(sides), plan_sides, shares), left
-                time_left = time_left_text(left, told, sides[side][0], paced=repeat >= 0)
+                spread = eta.job_time_left_range(estimates, durations, len(sides), plan_sides, shares)
+                time_left = time_left_text(left, told, sides[side][0], paced=repeat >= 0, spread=spread)
                 yield render.status_html(f"run {done} of {len(plan)} done ({sides[side][0]}: "
                                          f"{'warm-up' if repeat < 0 else f'repeat {repeat + 1}'}){time_left}")
             shown_runs = [side.median_run() for side in timed]
@@ -237,12 +238,24 @@ def past_maximum(run) -> str:
                    f"{bound:.3g}: every candidate it checks passes" for name in past)
 
 
-def time_left_text(left: float | None, told: float | None, label: str, paced: bool) -> str:
+# Runs apart by more than this (the slowest left over the fastest) tell the time left as a range.
+SPREAD_RANGE = 1.3
+
+
+def time_left_text(left: float | None, told: float | None, label: str, paced: bool,
+                   spread: tuple[float, float] | None = None) -> str:
     """', about 40 s left' after the run of `label`; during the warm-ups, which pace nothing, it says
-    its pace is the recent runs' (a busy sweep told 1 min 40 s left there had 4 min 30 s to go)."""
+    its pace is the recent runs' (a busy sweep told 1 min 40 s left there had 4 min 30 s to go).
+    Where the job's runs spread (`spread`: the least and most left, eta.job_time_left_range), the
+    range, as a busy machine's runs make it (one figure jumped 2 min 50 s -> 6 min 50 s -> 4 min)."""
     if not left:
         return ""
     pace = "" if paced else " at the recent runs' pace (this job's first full runs will pace it)"
+    low, high = spread or (left, left)
+    if high > SPREAD_RANGE * low and eta.shown_seconds(high) > eta.shown_seconds(low):
+        most = eta.duration_text(high).removeprefix("about ")
+        return (f", {eta.duration_text(low)} to {most} left (runs of one setting took their seconds this far apart: "
+                "other work shares the machine)")
     return f", {eta.duration_text(left)} left{pace}{rise_text(left, told, label)}"
 
 
