@@ -227,8 +227,9 @@ def build_panel() -> WhatIfPanel:
             names = profile_names()
             profile = Choice(names, value=names[0], label="costs of", elem_id="what-if-profile", scale=3)
             # A run's own c may pass the slider's end (a slow draft): the what-if reads it as it is.
-            cost = OptionSlider(*COST_RANGE, value=0.1, step=0.005, label="c: a draft forward in target steps",
-                                elem_id="what-if-c", scale=2)
+            # Its step is the shown c's last digit: at 0.005, a run's c of 0.354 read 0.355 on the slider.
+            cost = OptionSlider(*COST_RANGE, value=0.1, step=10 ** -SHOWN_DIGITS,
+                                label="c: a draft forward in target steps", elem_id="what-if-c", scale=2)
         curve = gr.Textbox("2: 1.09, 4: 1.26, 8: 1.40, 16: 1.84", label="your own T(n)/T(1) (tokens: cost, ...)",
                            elem_id="what-if-curve", visible=False)  # shown for your own costs (`on_page`)
         words = gr.Markdown(elem_id="what-if-words")
