@@ -292,9 +292,8 @@ def test_stop_ends_the_run_at_its_next_step_with_a_final_view(handlers):
 def test_a_run_that_replaced_another_says_so_while_it_goes_and_at_its_end(handlers):
     """The replaced run's "stopped ...: a newer run replaced it" stood a second before the new run's
     status covered it."""
-    old = handlers.generate(KEY, PROMPT, "ar", False, *values(max_new_tokens=200))
-    next(old)
-    next(old)
+    old = handlers.generate(KEY, PROMPT, "ar", False, *values(max_new_tokens=400))
+    next(old)  # its first tokens (a second view could come at its end: the tiny target writes 200 in 0.2 s)
     handlers.restart(KEY, 0)  # Generate again: the old run ends at its next step
     new = handlers.generate(KEY, PROMPT, "ar", False, *values(max_new_tokens=12))
     stopped = list(old)[-1][0]
@@ -1153,7 +1152,8 @@ def test_restart_empties_the_step_tab(handlers):
     handlers.step(KEY, PROMPT, "sd", 0, *values(temperature=1.0, seed=1))
     status, text, explanation, bars, check = handlers.step_restart(KEY)
     assert "step mode reset" in status and (text, explanation, bars) == (None, None, None)
-    assert check["label"] == "check (none in this round)" and check["value"] == 0
+    assert check["label"] == "check (step a round first)" and check["value"] == 0
+    assert check["interactive"] is False, "nothing to pick until a round is shown"
 
 
 def test_a_check_typed_past_the_rounds_last_is_named_on_its_chart(handlers):
