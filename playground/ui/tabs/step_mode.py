@@ -88,11 +88,14 @@ class StepMode:
     def check_slider(self, key: str, position: int):
         """The check slider over the last round's own checks (it ran 0-63 for a round of 3)."""
         stepping = self.sessions.get(key).stepping
-        count = len(stepping.explanation.checks) if stepping and stepping.explanation else 0
+        if not (stepping and stepping.explanation):  # after a reset it read "none in this round", range 0-1
+            return gr.update(value=0, maximum=1, interactive=False, label="check (step a round first)")
+        count = len(stepping.explanation.checks)
         if not count:
-            return gr.update(value=0, maximum=1, label="check (none in this round)")
+            return gr.update(value=0, maximum=1, interactive=False, label="check (none in this round)")
         position = min(max(int(position), 0) if finite_number(position) else 0, count - 1)
-        return gr.update(value=position, maximum=max(count - 1, 1), label=f"check: 0-{count - 1} in this round")
+        return gr.update(value=position, maximum=max(count - 1, 1), interactive=True,
+                         label=f"check: 0-{count - 1} in this round")
 
     def check_typed(self, key: str, position) -> None:
         """A check number typed past this round's checks, as typed (the slider's release): said in
@@ -178,7 +181,8 @@ def build_tab(ui: Shared) -> None:
         step = gr.Button("Step one round", variant="primary", elem_id="step")
         reset = gr.Button("Restart", elem_id="step-reset")
         teaching = gr.Button("Teaching settings", elem_id="step-teaching")
-        position = OptionSlider(0, 1, step=1, value=0, label="check (step a round first)", elem_id="step-position")
+        position = OptionSlider(0, 1, step=1, value=0, label="check (step a round first)", interactive=False,
+                                elem_id="step-position")
     status = gr.HTML(elem_id="step-status")  # this tab's own: a round count means nothing on the others
     text = gr.HTML(elem_id="step-output")
     explanation = gr.HTML(elem_id="step-explanation")
