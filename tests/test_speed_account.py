@@ -24,7 +24,7 @@ from playground.decoding.speed.speed_account import (
 from playground.decoding.speed.speed_bound import speedup_bound
 from playground.decoding.stats import Stats
 from playground.decoding.step import Step, TokenRecord
-from playground.ui.tabs.generate import stats_shown
+from playground.ui.tabs.generate import setting_of, stats_shown
 from playground.ui.tabs.what_if_panel import WhatIf
 from playground.ui.views import charts, render
 from playground.ui.views.paired_speedups import SettingSpeedups
@@ -420,14 +420,14 @@ def test_a_setting_run_again_shows_the_spread_of_its_settled_speedups(family):
     speedups = SettingSpeedups()
     for run, speedup in zip(runs, (1.23, 0.94, 1.10)):
         settled_at(run.stats.account, speedup)
-        speedups.add(run)
+        speedups.add(setting_of(run), run)
     runs[3].stats.account.decoder_cpu = 0.3 * runs[3].stats.account.decoder_seconds  # busy: not one of them
-    speedups.add(runs[3])
-    assert speedups.spread(runs[0]) == "1.10x (0.94-1.23x, 3 runs)"
-    panel = render.stats_html(stats_shown(runs[2], None, speedups.spread(runs[2])))
+    speedups.add(setting_of(runs[3]), runs[3])
+    assert speedups.spread(setting_of(runs[0])) == "1.10x (0.94-1.23x, 3 runs)"
+    panel = render.stats_html(stats_shown(runs[2], None, speedups.spread(setting_of(runs[2]))))
     assert "<b>1.10x (0.94-1.23x, 3 runs)</b><span>speedup over ar of your settled runs of this setting" in panel
     other = playground.generate(PROMPT, method="sd", **family, max_new_tokens=12, candidates=2)
-    assert speedups.spread(other) is None, "another setting has runs of its own"
+    assert speedups.spread(setting_of(other)) is None, "another setting has runs of its own"
     ar = playground.generate(PROMPT, method="ar", **family, max_new_tokens=12)
-    speedups.add(ar)
-    assert speedups.spread(ar) is None, "ar is the reference"
+    speedups.add(setting_of(ar), ar)
+    assert speedups.spread(setting_of(ar)) is None, "ar is the reference"

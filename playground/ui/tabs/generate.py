@@ -13,6 +13,7 @@ from ...models import embedded
 from ...space import on_space
 from ..options import DEFAULT_METHOD
 from ..sharing import eta, model_thread
+from ..sharing.identical import signature
 from ..sharing.stale_runs import FAMILY_CHANGED, REPLACED, STOP_PRESSED
 from ..views import charts, render, sparklines
 from ..views.appending_view import appending_html
@@ -145,7 +146,7 @@ class Generation:
             session.race.add(run, session.decode)
             if run.method == "ar":
                 session.last_ar = run
-            session.speedups.add(run)
+            session.speedups.add(setting_of(run), run)
             if not started.replay:
                 eta.record(run)
         if not run.finished:  # its stats said "running" after its end
@@ -165,7 +166,7 @@ class Generation:
         text = render.token_spans(run.tokens, session.decode, session.show_rejected)
         stats = gr.skip()
         if with_stats:
-            spread = session.speedups.spread(run) if run.finished else None
+            spread = session.speedups.spread(setting_of(run)) if run.finished else None
             stats = render.stats_html(stats_shown(run, session.last_ar, spread),
                                       retokenized=bool(run.steps and run.steps[0].draft_pieces is not None))
             stats += sparklines.running_lines_html(run, session.timeline)
@@ -341,6 +342,11 @@ def stats_shown(run, last_ar, spread: str | None = None) -> dict:
     if run.stats.account.unsettled() and run.method != "ar":
         paired = paired_speedup(run, last_ar) if run.finished else STOPPED_UNPAIRED if run.stop_reason else None
     return shown | ({"paired_speedup": paired} if paired else {}) | ({"speedup_spread": spread} if spread else {})
+
+
+def setting_of(run) -> tuple | None:
+    """What makes a run the same run again (its page's speedups of it are kept together)."""
+    return signature(run.prompt, run.method, run.models, run.recorded_config())
 
 
 # A stopped run's card (it showed none, unsaid): the tokens it wrote are not those an ar run wrote.

@@ -149,32 +149,28 @@ KEPT_SETTINGS = 16  # the settings a page keeps its runs' speedups for (the olde
 KEPT_PER_SETTING = 8
 
 
-def setting_of(run) -> tuple:
-    """What makes two runs the same run again: prompt, method, models and the settings as they ran."""
-    return (run.prompt, run.method, tuple(sorted(run.models.items())),
-            tuple(sorted((name, repr(value)) for name, value in run.recorded_config().items())))
-
-
 @dataclass
 class SettingSpeedups:
-    """The settled speedups over `ar` of a page's finished runs, by setting: one Generate run's figure
-    moves with the page's drawing (three identical quiet sd runs read 1.23x, 0.94x and 1.10x, their
-    drafting 0.5 s in one and 1.0 s in another), so a run of a setting run before shows the spread."""
+    """The settled speedups over `ar` of a page's finished runs, by setting (what makes two runs the
+    same run again: identical.py's signature, None for one that learns between runs): one Generate
+    run's figure moves with the page's drawing (three identical quiet sd runs read 1.23x, 0.94x and
+    1.10x, their drafting 0.5 s in one and 1.0 s in another), so a setting run before shows the spread."""
 
     by_setting: dict = field(default_factory=dict)  # setting -> [speedup, ...], oldest first
 
-    def add(self, run) -> None:
+    def add(self, setting: tuple | None, run) -> None:
         account = run.stats.account
-        if run.method == "ar" or not run.finished or account.unsettled() or account.speedup() is None:
+        if setting is None or run.method == "ar" or not run.finished or account.unsettled() \
+                or account.speedup() is None:
             return
-        speedups = self.by_setting.pop(setting_of(run), [])  # popped and put back: the newest last
-        self.by_setting[setting_of(run)] = [*speedups, account.speedup()][-KEPT_PER_SETTING:]
+        speedups = self.by_setting.pop(setting, [])  # popped and put back: the newest last
+        self.by_setting[setting] = [*speedups, account.speedup()][-KEPT_PER_SETTING:]
         while len(self.by_setting) > KEPT_SETTINGS:
             del self.by_setting[next(iter(self.by_setting))]
 
-    def spread(self, run) -> str | None:
+    def spread(self, setting: tuple | None) -> str | None:
         """"1.09x (0.96-1.27x, 4 runs)" for a setting run at least twice, settled, else None."""
-        speedups = self.by_setting.get(setting_of(run), [])
+        speedups = self.by_setting.get(setting, []) if setting is not None else []
         if len(speedups) < 2:
             return None
         return (f"{statistics.median(speedups):.2f}x ({min(speedups):.2f}-{max(speedups):.2f}x, "
