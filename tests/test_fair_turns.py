@@ -381,7 +381,10 @@ def test_a_stream_pauses_for_a_round_not_for_another_visitors_compare(handlers, 
     assert max(pauses) < longest_run / 4, (max(pauses), longest_run)
 
 
+# Alone: its estimate is the recent runs' pace, and beside the other worker's tests a clean clone's
+# run told 8.7 s for a wait of 6.1 s (it passed alone, as it had in CI).
 @pytest.mark.slow
+@pytest.mark.alone
 def test_the_wait_a_page_is_told_is_within_30_percent_of_the_wait_it_had(family, monkeypatch):
     """One run at a time: a long run holds the model, two more wait. Each waiting page's first
     estimate ("about N s", from the recent runs' pace) is within 30% of the time until its first
