@@ -176,6 +176,17 @@ def test_browser_load_describes_the_family(page):
     assert "share one vocabulary" in page.locator("#family-info").inner_text()
 
 
+def test_browser_the_family_panel_names_the_models_a_run_loaded_after_an_unload(page):
+    """A reviewer pressed Unload then Generate: the run loaded and named its models, the panel stayed empty."""
+    load_and_wait(page)
+    page.locator("#unload").click()
+    page.locator("#family-info", has_text="Unloaded").wait_for()
+    generate_and_wait(page)
+    page.locator("#family-info", has_text="MiB").wait_for()
+    assert "Unloaded" not in page.locator("#family-info").inner_text()
+    assert "**" not in page.locator("#family-info").inner_text(), "drawn as markdown"
+
+
 def test_browser_compare_and_race_offer_only_the_loaded_familys_methods(page):
     def offered(picker):
         page.wait_for_function(f"() => document.querySelector('#{picker}')")  # a tab draws when first shown
@@ -421,6 +432,33 @@ def choose_method(page, method: str) -> None:
     page.wait_for_function("l => document.querySelector('#method input').value === l", arg=label)
 
 
+def estimate_events(app_url: str) -> set[int]:
+    """The ids of Compare's and Race's estimates as the controls change: the page's server events
+    writing their "expected" lines on a change of the controls' settled text."""
+    config = json.loads(urlopen(app_url + "config").read())
+    ids = {c["props"].get("elem_id"): c["id"] for c in config["components"]}
+    lines = {ids["compare-expected"], ids["race-expected"]}
+    return {d["id"] for d in config["dependencies"] if d["backend_fn"] and lines & set(d["outputs"])
+            and [ids["run-settings-settled"], "change"] in d["targets"]}
+
+
+def test_browser_a_method_switch_asks_each_estimate_again_once(page, app_url):
+    """A method switch sets some 20 controls; each estimate follows them once they have settled, not
+    at each change: Gradio re-set the page's settings list as each event reported, so the estimates,
+    reading that list, fired each other 56-185 times a switch (10-18 a second for 150 s on a busy page)."""
+    estimates, asked = estimate_events(app_url), []
+    page.on("request", lambda r: "queue/join" in r.url and asked.append(json.loads(r.post_data)["fn_index"]))
+    settled = page.locator("#run-settings-settled textarea")
+    for method in ("fsd", "sd", "psd-a", "sd"):
+        asked.clear()
+        choose_method(page, method)
+        page.wait_for_function("([box, m]) => JSON.parse(document.querySelector(box).value)[1] === m",
+                               arg=["#run-settings-settled textarea", method])
+        page.wait_for_timeout(2000)
+        counts = [asked.count(e) for e in estimates]
+        assert len(counts) == 2 and all(1 <= n <= 3 for n in counts), (method, counts, settled.input_value())
+
+
 def compare_and_wait(page, last_column: str) -> None:
     """Click Compare and wait for the column labelled `last_column` or for an error."""
     page.locator("#compare").click()
@@ -457,6 +495,10 @@ def test_browser_compare_with_the_defaults(compare_page):
     page.locator("#compare").click()
     page.locator("#compare-view .status-error", has_text="banana").wait_for()
     assert page.locator("#compare-view .kept-results .compare-column").count() == 4
+    # The sidebar says why it did not run, not the kept results (a reviewer saw them pasted there).
+    reason = page.locator("#compare-view .status-error").inner_text()
+    page.locator("#status .status-error", has_text="Compare did not run").wait_for()
+    assert page.locator("#status").inner_text().strip() == "Compare did not run: " + reason.strip()
     page.locator("#compare-option input").click()  # focus passing through the option box changes nothing
     page.keyboard.press("Tab")
     page.locator("#compare-values textarea").press("Tab")

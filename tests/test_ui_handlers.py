@@ -275,6 +275,18 @@ def test_generation_error_is_a_status_message(handlers):
     assert "status-error" in status and "empty prompt" in status
 
 
+def test_a_refused_run_leaves_the_last_run_and_its_what_if(handlers):
+    """A refused Generate leaves the last run's text on the page, and so its what-if and round views
+    (the what-if said "Run something first" beside it)."""
+    run_generate(handlers, "sd")
+    shown = handlers.sessions.get(KEY).run
+    projected = handlers.what_if(KEY, "this run, as measured", None, "")[0]
+    with pytest.warns(UserWarning):
+        list(handlers.generate(KEY, "   ", "sd", False, *values()))
+    assert handlers.sessions.get(KEY).run is shown
+    assert handlers.what_if(KEY, "this run, as measured", None, "")[0] == projected
+
+
 def test_stop_ends_the_run_at_its_next_step_with_a_final_view(handlers):
     stream = handlers.generate(KEY, PROMPT, "ar", False, *values(max_new_tokens=200))
     next(stream)
@@ -687,6 +699,21 @@ def test_unload_frees_the_models_and_keeps_the_family_the_page_names(handlers):
     status, _, picked = handlers.load(KEY, *handlers.preset("tiny")[:3], "tli")
     assert "loaded tiny-target" in status and "already" not in status
     assert isinstance(picked, gr.Dropdown), "the page's method list is set to the new family's"
+
+
+def test_the_family_panel_says_unloaded_then_names_the_models_a_run_loaded_again(handlers):
+    """After Unload then Generate, the panel stayed empty while the run named its models."""
+    handlers.load(KEY, "tiny-target", "tiny-draft", "")
+    _, panel = handlers.unload(KEY)
+    assert "Unloaded" in panel and "`tiny-target`" in panel and "`tiny-draft`" in panel
+    assert "MiB" not in str(handlers.family.described_after_run(KEY)), "nothing is loaded yet"
+    run_generate(handlers, "ar")  # loads the target alone
+    partly = handlers.family.described_after_run(KEY)
+    assert "**target** `tiny-target`" in partly and "Still unloaded: the draft `tiny-draft`" in partly
+    run_generate(handlers, "sd")
+    described = handlers.family.described_after_run(KEY)
+    assert "**target** `tiny-target`" in described and "**draft** `tiny-draft`" in described
+    assert "MiB" not in str(handlers.family.described_after_run(KEY)), "said once: later runs leave the panel"
 
 
 def test_stats_panel_formats_missing_numbers():

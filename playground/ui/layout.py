@@ -97,7 +97,7 @@ def build_demo(loader=None, presets=None) -> gr.Blocks:
                 note = gr.HTML(elem_id="option-note")  # a value outside its range, named with the range
                 widgets = [component(c) for c in all_controls()]
             with gr.Column(scale=3):
-                shared = Shared(handlers, method, widgets, status, about, note)
+                shared = Shared(handlers, method, widgets, status, about, note, family_info=family[-1])
                 with gr.Tabs(elem_id="tabs"):
                     with gr.Tab("Generate", id="generate-tab") as generate_tab:
                         generate.build_tab(shared)

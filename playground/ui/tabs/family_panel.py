@@ -48,6 +48,7 @@ class FamilyPanel:
         self._ready: dict[str, object] = {}  # spec -> its model, once loaded
         self._failed_loads: dict[str, str] = {}  # session key -> why its last Load failed (the newest kept)
         self._switched: set[str] = set()  # sessions whose last Load changed the family, until their views clear
+        self._unloaded: set[str] = set()  # sessions whose panel says their models are unloaded
 
     def preset(self, name: str) -> tuple:
         """The preset's target, draft and qualifier specs and its description (the page loads the
@@ -103,6 +104,7 @@ class FamilyPanel:
                 session.stepping.steps.close()
             session.stepping = None
         session.specs, session.specs_edited = loaded, False
+        self._unloaded.discard(key)
         self._failed_loads.pop(key, None)
         session.preset = next((p for p in self.presets if p.specs() == {r: s or "" for r, s in specs.items()}), None)
         if session.link is not None and (session.preset is None or session.preset.name != session.link.family):
@@ -174,7 +176,23 @@ class FamilyPanel:
             return render.status_html("models stay loaded on this public deployment (shared by all visitors)"), ""
         self._ready.clear()
         caches.clear()
-        return render.status_html("models unloaded: memory freed (they load again on the next run)"), ""
+        self._unloaded.add(key)
+        named = ", ".join(f"the {role} `{spec}`" for role, spec in self._specs(session).items())
+        return (render.status_html("models unloaded: memory freed (they load again on the next run)"),
+                f"**Unloaded** (memory freed): {named} load again on the next run that uses them, or with Load.")
+
+    def described_after_run(self, key: str):
+        """The panel once a run has loaded the session's family again after an Unload (a reviewer saw it
+        stay empty while the run named its models); no update otherwise."""
+        specs = self._specs(self.sessions.get(key))
+        loaded = {role: self._model(spec) for role, spec in specs.items() if spec in self._ready or spec == NGRAM}
+        if key not in self._unloaded or not loaded:
+            return gr.skip()
+        if len(loaded) == len(specs):
+            self._unloaded.discard(key)
+            return describe_family(loaded)
+        waiting = ", ".join(f"the {role} `{spec}`" for role, spec in specs.items() if role not in loaded)
+        return "\n".join([*_model_lines(loaded), "", f"Still unloaded: {waiting}, until a run uses it or Load."])
 
     def picked_again(self, key: str, name: str) -> bool:
         """The preset list closed on the preset whose family the session runs, its boxes as loaded:
@@ -267,12 +285,17 @@ def relation(models: dict[str, LoadedModel]) -> str | None:
 
 def describe_family(models: dict[str, LoadedModel]) -> str:
     """Markdown: each model's device, dtype and weights, the total, and the vocabulary verdict."""
-    lines = [f"- **{role}** `{NGRAM}`: prompt lookup, no model (it proposes what followed the context's last "
-             "tokens where they occurred before)" if m == NGRAM else
-             f"- **{role}** `{m.spec}`: {m.device}, {m.dtype}, {m.memory_bytes / 2**20:,.0f} MiB"
-             for role, m in models.items()]
     total = sum(m.memory_bytes for m in {id(m): m for m in models.values() if m != NGRAM}.values())
-    return "\n".join([*lines, "", f"{total / 2**20:,.0f} MiB of weights in all; {_availability(models)}."])
+    summary = f"{total / 2**20:,.0f} MiB of weights in all; {_availability(models)}."
+    return "\n".join([*_model_lines(models), "", summary])
+
+
+def _model_lines(models: dict[str, LoadedModel]) -> list[str]:
+    """Markdown list items: each model's device, dtype and weights."""
+    return [f"- **{role}** `{NGRAM}`: prompt lookup, no model (it proposes what followed the context's last "
+            "tokens where they occurred before)" if m == NGRAM else
+            f"- **{role}** `{m.spec}`: {m.device}, {m.dtype}, {m.memory_bytes / 2**20:,.0f} MiB"
+            for role, m in models.items()]
 
 
 def _availability(models: dict[str, LoadedModel]) -> str:

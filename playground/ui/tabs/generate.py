@@ -1,6 +1,7 @@
 """The Generate tab: a streamed run and its live view, Stop, the re-run when a control changes,
 and the toggles that change what the view shows."""
 
+import json
 import time
 from pathlib import Path
 
@@ -24,7 +25,7 @@ from ..views.paired_speedups import LastArPairing
 from . import what_if_panel
 from .family_panel import decoder
 from .runs import Runs
-from .wiring import CLEAR_PROMPT_REFUSAL_JS, PRIVATE, SNAPSHOT_JS, STARTING_JS, Shared, keyed, offer
+from .wiring import CLEAR_PROMPT_REFUSAL_JS, PRIVATE, SETTLED_TEXT_JS, SNAPSHOT_JS, STARTING_JS, Shared, keyed, offer
 
 SETTLE = 0.3  # seconds without a further change before a changed control re-runs
 PREPARING = ("first run on this Space: preparing the embedded models (the target from the Hub, the draft and "
@@ -63,6 +64,13 @@ CHARTS_STALE_JS = """() => {
 }"""
 CHARTS_DRAWN_JS = "() => { document.querySelector('#charts')?.classList.remove('charts-stale'); return ''; }"
 
+def _show_new_run(session, decode, show_rejected, settings: tuple) -> None:
+    """The session's views follow a new run from its first step. A run refused before it leaves the
+    last run with its views (the what-if said "Run something first" beside the last run's text)."""
+    session.timeline, session.decode = charts.Timeline(), decode
+    session.show_rejected, session.settings_on_screen = show_rejected is True, settings
+
+
 class Generation:
     def __init__(self, runs: Runs):
         self.runs, self.sessions = runs, runs.family.sessions
@@ -86,10 +94,8 @@ class Generation:
         return self.runs.line.full() or model_thread.turns.busy()
 
     def _stream(self, session, ticket: int, key: str, prompt: str, method: str, show_rejected, values, asked: float):
-        session.run, session.timeline, session.show_rejected = None, charts.Timeline(), show_rejected is True
-        session.settings_on_screen = (prompt, method, *values)
         session.final_charts_due = False  # an earlier run's charts are not this one's
-        steps = started = None
+        run = steps = started = None
         if on_space() and not embedded.all_available():
             yield _status_only(render.status_html(PREPARING))
         elif unloaded := self.runs.family.unloaded(key, method):
@@ -98,7 +104,7 @@ class Generation:
             if not isinstance(show_rejected, bool):
                 raise PlaygroundError(f"show rejected drafts must be true or false, got {show_rejected!r}")
             models, started = self.runs.start(key, prompt, method, values, asked)
-            session.decode = decoder(models[METHODS[method].roles[0]])
+            decode = decoder(models[METHODS[method].roles[0]])
             for waiting in started.waits(lambda: session.stale_runs.stale(ticket)):
                 yield _status_only(render.status_html(waiting))
             if session.stale_runs.stale(ticket):
@@ -110,7 +116,9 @@ class Generation:
             doing = started.doing
             text_pace, stats_pace = Pacer(TEXT_INTERVAL), Pacer(STATS_INTERVAL)
             shown_sharing = ""
-            for _, run in steps:
+            for step_number, (_, run) in enumerate(steps):
+                if step_number == 0:  # until now the page showed the last run
+                    _show_new_run(session, decode, show_rejected, (prompt, method, *values))
                 session.run = run
                 session.timeline.add(run)
                 if session.stale_runs.stale(ticket):
@@ -133,9 +141,8 @@ class Generation:
             if steps is not None:
                 steps.close()
             if started is not None:
-                started.close(session.run)
-            session.final_charts_due = session.run is not None
-        run = session.run
+                started.close(run)
+            session.final_charts_due = run is not None
         if session.stale_runs.stale(ticket) and session.stale_runs.reason == FAMILY_CHANGED:
             session.run, session.final_charts_due = None, False
             return  # the Load's status and emptied views stand: this run's family is gone
@@ -279,8 +286,11 @@ def build_tab(ui: Shared) -> None:
     tick = gr.State(0)
     ui.show_rejected = show_rejected
     ui.run_inputs = [ui.prompt, ui.method, show_rejected, *ui.widgets]
-    ui.settings = gr.JSON([c.value for c in ui.run_inputs], visible="hidden", elem_id="run-settings")
+    values = [c.value for c in ui.run_inputs]
+    ui.settings = gr.JSON(values, visible="hidden", elem_id="run-settings")
     gr.on([c.change for c in ui.run_inputs], None, ui.run_inputs, ui.settings, js=SNAPSHOT_JS, **PRIVATE)
+    ui.settled = gr.Textbox(json.dumps(values), visible="hidden", elem_id="run-settings-settled")
+    gr.on([c.change for c in ui.run_inputs], None, ui.run_inputs, ui.settled, js=SETTLED_TEXT_JS, **PRIVATE)
     # A Generate pressed while a run goes is sent once that run ends ("always_last", a change's
     # own default, which the run's event follows the page's settings list with).
     run = ui.page_and_api(tick.change, ui.handlers.generate, ui.run_inputs, [ui.status, output, stats], "generate",

@@ -12,6 +12,19 @@ from ..views.render import status_html
 
 PRIVATE = {"api_visibility": "private"}
 SNAPSHOT_JS = "(...values) => [values]"  # the run's controls -> the page's one list of their values
+# The run's controls -> their values as JSON text once they have stood 0.3 s, where they differ from the
+# text last written; else no update. The estimates follow this text, not the page's list: Gradio
+# re-sets a JSON input of every event as the event reports, which fires its change although the list
+# is the same, and the estimates, inputs of it themselves, fired each other 56-185 times a method
+# switch (on a busy page, 10-18 a second for 150 s).
+SETTLED_TEXT_JS = """async (...values) => {
+    const text = JSON.stringify(values);
+    const mine = window.playgroundSettling = (window.playgroundSettling || 0) + 1;
+    await new Promise((done) => setTimeout(done, 300));
+    if (mine !== window.playgroundSettling || text === window.playgroundSettled) return undefined;
+    window.playgroundSettled = text;
+    return text;
+}"""
 # A prompt refused as empty stayed red in the status box after the prompt was typed, over a
 # Compare that then ran: typing a prompt takes away a refusal that named the prompt.
 CLEAR_PROMPT_REFUSAL_JS = """() => {
@@ -33,7 +46,8 @@ def pointed_html(tab: str, what: str) -> str:
 
 def tab_ended_js(tab: str, said: str) -> str:
     """(status now, the tab's view) -> the sidebar's status as the tab's run ends: it ran, or the
-    reason it did not; nothing (no update) if the status is no longer `said`."""
+    reason it did not (the view's refusal alone, not the results it keeps under it); nothing (no
+    update) if the status is no longer `said`."""
     ended = json.dumps(status_html(f"{tab} has ended: its results are on its tab"))
     refused = json.dumps(f"{tab} did not run: ")  # then the reason its tab shows, as text
     return f"""(now, shown) => {{
@@ -43,7 +57,7 @@ def tab_ended_js(tab: str, said: str) -> str:
         reason.innerHTML = shown;
         const line = document.createElement('div');
         line.className = 'status status-error';
-        line.textContent = {refused} + reason.textContent.trim();
+        line.textContent = {refused} + reason.querySelector('.status-error').textContent.trim();
         return line.outerHTML;
     }}"""
 
@@ -115,8 +129,10 @@ class Shared:
     # their values, which a browser-only event keeps equal to them (see `page_and_api`).
     run_inputs: list = None
     settings: gr.JSON = None
+    settled: gr.Textbox = None  # the same values as JSON text, once they have stood (see SETTLED_TEXT_JS)
     family_views: list = None  # what shows a run's answer: emptied when a Load changes the family
     what_if: object = None  # the what-if panel (what_if_panel.py): it tells again after such a Load
+    family_info: gr.Markdown = None  # the family panel's description of the loaded models
 
     def point_to_tab(self, trigger, tab: str, what: str, run=None, view=None) -> None:
         """As `trigger` fires, the sidebar's status says that `what` is on tab `tab`: that tab tells
@@ -147,19 +163,25 @@ class Shared:
         gr.Button(visible=False).click(keyed(handler), inputs, outputs, api_name=api_name, **options)
         reading, others = reading_list(handler, inputs, self.run_inputs)
         snapshot = trigger(None, self.run_inputs, self.settings, js=SNAPSHOT_JS, trigger_mode=trigger_mode, **PRIVATE)
-        return snapshot.then(keyed(reading), [self.settings, *others], outputs, api_name=api_name + FROM_PAGE,
-                             api_visibility="private", trigger_mode=trigger_mode, **options)
+        run = snapshot.then(keyed(reading), [self.settings, *others], outputs, api_name=api_name + FROM_PAGE,
+                            api_visibility="private", trigger_mode=trigger_mode, **options)
+        run.then(keyed(self.handlers.family.described_after_run), None, self.family_info, **PRIVATE)
+        return run
 
     def page_only(self, triggers: list, handler, inputs: list, outputs: list, after=None, view=None) -> None:
         """Wire a quick `handler(key, *values of inputs)` for the page alone (an estimate, a check)
-        on `triggers`, a control's change and the end of the event `after`, reading the run's
-        controls as the page's one list; it never waits behind a run. Where the run's `view` shows
-        its refusal, the estimate (`outputs[0]`) does not say it again (a reviewer counted one
-        refusal four times)."""
+        on `triggers`, the run's controls once they have settled, and the end of the event `after`,
+        reading those controls from their settled text; it never waits behind a run. Where the
+        run's `view` shows its refusal, the estimate (`outputs[0]`) does not say it again (a
+        reviewer counted one refusal four times)."""
         reading, others = reading_list(handler, inputs, self.run_inputs)
-        wiring = {"fn": keyed(reading), "inputs": [self.settings, *others], "outputs": outputs,
+
+        def from_text(key, text, *values):
+            return reading(key, json.loads(text), *values)
+
+        wiring = {"fn": keyed(from_text), "inputs": [self.settled, *others], "outputs": outputs,
                   "concurrency_limit": None, "show_progress": "hidden", **PRIVATE}
-        events = [gr.on([*triggers, self.settings.change], trigger_mode="always_last", **wiring)]
+        events = [gr.on([*triggers, self.settled.change], trigger_mode="always_last", **wiring)]
         if after is not None:
             events.append(after.then(**wiring))
         for event in events if view is not None else ():
