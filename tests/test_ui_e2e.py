@@ -519,7 +519,13 @@ def test_browser_a_method_switch_opens_no_list_that_focus_passed_through(compare
     page = compare_page
     page.get_by_label("sweep an option").check()
     page.locator("#compare-values textarea").click()
-    page.keyboard.press("Shift+Tab")  # into the option box
+    page.keyboard.press("Shift+Tab")  # into the option box: its list opens (Gradio's), beside the button
+    assert page.locator("#compare-option ul.option-list").is_visible()
+    assert page.evaluate("""() => {
+        const box = document.querySelector('#compare').getBoundingClientRect();
+        return [[0.1, 0.5], [0.5, 0.5], [0.9, 0.5]].every(([x, y]) => document.querySelector('#compare').contains(
+            document.elementFromPoint(box.left + x * box.width, box.top + y * box.height)));
+    }"""), "the open list lies over the Compare button"
     page.keyboard.press("Shift+Tab")  # and out of it
     choose_method(page, "fsd")
     page.wait_for_function("o => document.querySelector('#compare-option input').value === o",

@@ -312,7 +312,8 @@ def build_tab(ui: Shared, tab) -> gr.CheckboxGroup:
         values = gr.Textbox(suggested_sweep(default_sweep(DEFAULT_METHOD)), label="values", elem_id="compare-values")
         methods = MethodPicker([name for _, name in method_choices()], value=["ar", DEFAULT_METHOD],
                                    label="methods", elem_id="compare-methods", visible=False)
-    start = gr.Button("Compare", variant="primary", elem_id="compare")
+        # Beside the boxes: the option box's list, open while it has focus, lay over it when below.
+        start = gr.Button("Compare", variant="primary", elem_id="compare", scale=0, min_width=120)
     expected = gr.HTML(elem_id="compare-expected")  # how long it will take, before it starts
     view = gr.HTML(elem_id="compare-view")
     ui.family_views.append(view)
