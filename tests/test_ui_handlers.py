@@ -1181,6 +1181,7 @@ def test_restart_empties_the_step_tab(handlers):
     assert "step mode reset" in status and (text, explanation, bars) == (None, None, None)
     assert check["label"] == "check (step a round first)" and check["value"] == 0
     assert check["interactive"] is False, "nothing to pick until a round is shown"
+    assert handlers.step_position(KEY, 0) is None, "the slider's change after Restart drew an empty plot"
 
 
 def test_a_check_typed_past_the_rounds_last_is_named_on_its_chart(handlers):

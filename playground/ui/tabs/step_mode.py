@@ -75,7 +75,9 @@ class StepMode:
         (PyramidSD: the qualifier's checks first, then the target's)."""
         stepping = stepping or self.sessions.get(key).stepping
         explanation = stepping.explanation if stepping else None
-        if not explanation or not explanation.checks:
+        if not explanation:  # before a round: no plot (Restart's slider change drew an empty one)
+            return None
+        if not explanation.checks:
             return charts.bars("No drafted candidates in this round", {})
         last = len(explanation.checks) - 1
         shown = min(max(int(position), 0) if finite_number(position) else 0, last)
