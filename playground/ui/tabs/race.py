@@ -178,7 +178,8 @@ def spread_text(methods: list[str], timed: list[Timed]) -> str:
         vs_ar = ""
         if reference is not None and reference is not speeds:
             speedup = speeds.speedup(reference)
-            vs_ar = ", vs ar not settled (see above)" if speedup.unsettled else f", {speedup.text} vs ar"
+            vs_ar = ", vs ar not settled (see above)" if speedup.unsettled else \
+                ", ".join(filter(None, (f", {speedup.text} vs ar", speedup.note)))
         lines.append(f"{method} {speeds.text()} tokens/s{vs_ar}")
     return f"Speeds of the runs: {'; '.join(lines)}. {busy_note(timed)}".strip()
 

@@ -5,7 +5,7 @@ speedup over `ar` is the median of the ratios within a repeat, as the bench pair
 
 import statistics
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from ...decoding.speed.speed_bound import SpeedBound, speedup_bound
 
@@ -14,6 +14,7 @@ WARM_UP_TOKENS = 4  # a warm-up run builds what a side's first run would pay for
 BUSY_SPREAD = 1.25  # a side whose fastest run is this much faster than its slowest: the machine was busy
 UNSETTLED_SPREAD = 1.3  # a majority of paired ratios no closer than this settles no speedup
 NOISE_SPREAD = 1.1  # ratios on both sides of 1 but within this of each other: about as fast as ar
+MEDIANS_APART = 0.1  # a paired median this far from the ratio of median speeds says that ratio too
 
 
 @dataclass(frozen=True)
@@ -49,9 +50,10 @@ class Speedup:
     median: float | None = None
     unsettled: str = ""
     brief: str = ""  # `unsettled` in a few words, for a narrow cell (the whole of it on hover)
+    note: str = ""  # said beside a settled figure
 
     def __str__(self) -> str:
-        return f"not settled: {self.unsettled}" if self.unsettled else self.text
+        return f"not settled: {self.unsettled}" if self.unsettled else "; ".join(filter(None, (self.text, self.note)))
 
 
 def majority_spread(ratios: list[float]) -> float:
@@ -127,11 +129,21 @@ class Timed:
         return str(self.speedup(reference))
 
     def speedup(self, reference: "Timed") -> Speedup:
-        """The median of the paired ratios with their range, where they settle it (`settled`)."""
+        """The median of the paired ratios with their range, where they settle it (`settled`). Where
+        the ratio of the two median speeds, beside it in the speed cells, is more than MEDIANS_APART
+        off, it says that ratio and why it is not the figure (a reviewer read 2.30x beside speeds
+        1.92x apart, unexplained)."""
         ratios = self.ratios(reference)
+        if not ratios:
+            return Speedup("–")
         shares = [share for side in (self, reference) for run in side.runs.values()
                   if (share := run.stats.account.busy()) is not None]
-        return settled(ratios, self.bound(), min(shares, default=None)) if ratios else Speedup("–")
+        figure = settled(ratios, self.bound(), min(shares, default=None))
+        of_medians = statistics.median(self.speeds.values()) / statistics.median(reference.speeds.values())
+        if figure.unsettled or abs(figure.median / of_medians - 1) <= MEDIANS_APART:
+            return figure
+        return replace(figure, note=f"the median speeds are {of_medians:.2f}x apart (a repeat's two runs meet the "
+                                    "same load, so the paired median is the figure)")
 
 
 def busy_note(sides: list[Timed]) -> str:

@@ -439,7 +439,7 @@ def speedup_html(speedup: Speedup) -> str:
     words, the whole reason and what to do on hover (paired_speedups.Speedup): never a figure the
     runs contradict."""
     if not speedup.unsettled:
-        return escape(speedup.text)
+        return escape(str(speedup))
     return (f'<span class="flagged" title="{escape(speedup.unsettled)}">not settled: '
             f"{escape(speedup.brief or speedup.unsettled)} (hover for why)</span>")
 
