@@ -230,7 +230,7 @@ def test_an_estimate_warns_when_the_machine_is_busier_or_quieter_than_as_its_run
         "less")
 
 
-def test_an_estimate_follows_the_machines_speed_now_read_from_the_last_runs_t1(family):
+def test_an_estimate_follows_the_machines_speed_now_read_from_the_last_runs_t1(family, monkeypatch):
     """A sweep paced on quiet runs was told "about 38 s" beside two CPU burners and took 5 min 50 s:
     the method's pace is kept, scaled by the T(1) the last runs timed against that of its runs."""
     eta.clear()
@@ -247,6 +247,13 @@ def test_an_estimate_follows_the_machines_speed_now_read_from_the_last_runs_t1(f
     rate = eta.seconds_per_token("fsd", specs)
     assert rate.seconds == pytest.approx(4 * paced)
     assert f", x4.0: the machine runs slower now, T(1) {4 * step * 1000:.0f} ms in the last runs" in rate.basis
+    # Those runs were busy, but the machine is quieter now than as they ended: the factor is not
+    # applied (a line said "x1.6: the machine runs slower now" beside "the machine is quieter now").
+    monkeypatch.setattr(eta, "load_change", lambda: ("quieter", 0.8, 4.7, 2))
+    assert eta.seconds_per_token("fsd", specs).seconds == pytest.approx(paced)
+    monkeypatch.setattr(eta, "load_change", lambda: ("busier", 4.7, 0.8, 2))
+    assert eta.seconds_per_token("fsd", specs).seconds == pytest.approx(4 * paced), "busier still: applied"
+    monkeypatch.undo()
     eta.record(quiet)  # one quiet run in three: the median still busy
     assert eta.seconds_per_token("fsd", specs).seconds > 3 * paced
     eta.record(quiet)

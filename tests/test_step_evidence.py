@@ -339,6 +339,11 @@ def test_the_check_slider_spans_the_rounds_own_checks(handlers):
     assert slider["value"] == count - 1 and slider["label"] == f"check: 0-{count - 1} in this round"
     assert slider["maximum"] == max(count - 1, 1)
     assert handlers.step_checks(KEY, float("nan"))["value"] == 0
+    # A round of one check: a slider cannot run 0-0 (it ran 0-1, and 50 typed became 1), so it is not
+    # draggable and says its one check.
+    del explanation.checks[1:]
+    one = handlers.step_checks(KEY, 50)
+    assert one["value"] == 0 and one["interactive"] is False and one["label"] == "check 0, the only one in this round"
 
 
 def test_the_residual_bar_shows_only_where_a_candidate_was_rejected(handlers):

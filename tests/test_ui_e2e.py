@@ -895,6 +895,8 @@ def test_browser_a_runs_refusal_of_a_value_goes_once_the_value_is_good(page):
     page.locator("#option-note", has_text="seed must be").wait_for()
     page.locator("#generate").click()
     page.locator("#status .status-error", has_text="seed must be").wait_for()
+    page.wait_for_timeout(500)
+    assert "refuse it until it is changed" in page.locator("#option-note").inner_text(), "the refused run took it away"
     seed.fill("0")
     page.locator("#status", has_text="seed is in range now: press Generate to run with it").wait_for()
     # Any other status is not written back: read before a run's newer line came, it could cover it.

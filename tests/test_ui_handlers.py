@@ -789,6 +789,9 @@ def test_a_pyramid_tokens_hover_lists_its_qualifier_check_line_by_line(handlers)
     assert drafted, "some draft token passed both stages"
     assert not any("{" in title for title in titles), "no raw dict in a hover"
     assert all("\nthe qualifier's check (stage 1):\n" in title and "\n  divergence: " in title for title in drafted)
+    # counted from 1 in stage 1's lines too, as the token's own (a reviewer read "(from 1): 0" there)
+    positions = re.findall(r"\n  position in block \(from 1\): (\d+)", "\n".join(drafted))
+    assert positions and min(map(int, positions)) >= 1
 
 
 def test_compare_columns_print_their_settings_a_repetition_measure_and_a_diff(handlers, monkeypatch):

@@ -115,7 +115,7 @@ def machine_now(target, steps: list) -> tuple[float, str]:
         return 1.0, ""
     now, then = statistics.median(now), statistics.median(then)
     factor = now / then
-    if 1 / SAME_SPEED < factor < SAME_SPEED:
+    if 1 / SAME_SPEED < factor < SAME_SPEED or _load_changed_since(factor):
         return 1.0, ""
     change = "slower" if factor > 1 else "faster"
     return factor, (f", x{factor:.1f}: the machine runs {change} now, T(1) {now * 1000:.0f} ms in the last runs "
@@ -160,23 +160,39 @@ def load_now() -> float | None:
         return None
 
 
-def load_note() -> str:
-    """A warning when the machine is much busier, or much quieter, now than as the recent runs
-    ended ("" otherwise): every estimate is paced on those runs. A sweep told "about 37 s" beside
-    two CPU burners took 4 min 5 s; once they were gone, one told "about 2 min 40 s" took 55 s."""
+def _load_changed_since(factor: float) -> bool:
+    """The last runs' T(1)s ran `factor` times slower than the paced runs', but the machine has
+    changed the other way since they ended (quieter after slower ones, busier after faster ones): a
+    line said "x1.6: the machine runs slower now" beside "the machine is quieter now"."""
+    change = load_change()
+    return change is not None and (change[0] == "quieter") == (factor > 1)
+
+
+def load_change() -> tuple[str, float, float, int] | None:
+    """("busier" or "quieter", the load now, the recent runs' median load as they ended, the cores)
+    where the machine is much busier or much quieter now than as those runs ended; else None."""
     since, now, cores = time.monotonic() - KEPT_SECONDS, load_now(), os.cpu_count() or 1
     with _lock:
         then = [load for at, load in _loads if at >= since]
     if now is None or not then:
-        return ""
+        return None
     then = statistics.median(then)
     if now >= 0.75 * cores and now >= BUSIER * max(then, 0.5):
-        change, expect = "busier", "longer"
-    elif then >= 0.75 * cores and then >= BUSIER * max(now, 0.5):
-        change, expect = "quieter", "less"
-    else:
+        return "busier", now, then, cores
+    if then >= 0.75 * cores and then >= BUSIER * max(now, 0.5):
+        return "quieter", now, then, cores
+    return None
+
+
+def load_note() -> str:
+    """A warning when the machine is much busier, or much quieter, now than as the recent runs
+    ended ("" otherwise): every estimate is paced on those runs. A sweep told "about 37 s" beside
+    two CPU burners took 4 min 5 s; once they were gone, one told "about 2 min 40 s" took 55 s."""
+    if (change := load_change()) is None:
         return ""
-    return (f"; the machine is {change} now than as those runs ended (load {now:.1f} against {then:.1f} on "
+    said, now, then, cores = change
+    expect = "longer" if said == "busier" else "less"
+    return (f"; the machine is {said} now than as those runs ended (load {now:.1f} against {then:.1f} on "
             f"{cores} cores): expect it to take {expect}")
 
 

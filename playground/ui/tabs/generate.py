@@ -23,6 +23,7 @@ from ..views.error_status import error_status
 from ..views.pacing import STATS_INTERVAL, TEXT_INTERVAL, Pacer
 from ..views.paired_speedups import LastArPairing
 from . import what_if_panel
+from .controls import REFUSED
 from .family_panel import decoder
 from .runs import Runs
 from .wiring import CLEAR_PROMPT_REFUSAL_JS, PRIVATE, SETTLED_TEXT_JS, SNAPSHOT_JS, STARTING_JS, Shared, keyed, offer
@@ -63,6 +64,7 @@ CHARTS_STALE_JS = """() => {
     return "<p class='charts-stale-note'>The charts below are the last run's: this run's are drawn when it ends.</p>";
 }"""
 CHARTS_DRAWN_JS = "() => { document.querySelector('#charts')?.classList.remove('charts-stale'); return ''; }"
+
 
 def _show_new_run(session, decode, show_rejected, settings: tuple) -> None:
     """The session's views follow a new run from its first step. A run refused before it leaves the
@@ -307,8 +309,9 @@ def build_tab(ui: Shared) -> None:
     tick.change(None, None, what_if.words, js=what_if_panel.RUN_GOING_JS, **PRIVATE)  # its words were the last run's
     tick.change(None, None, charts_note, js=CHARTS_STALE_JS, **PRIVATE)  # a reviewer read an ar run above sd's charts
     # A note on a value the slider moved into its range stood through a 512-token run: the run's
-    # settings line says the value it ran with.
-    tick.change(None, None, ui.option_note, js="() => ''", **PRIVATE)
+    # settings line says the value it ran with. A note on a value runs refuse stays, with the value.
+    tick.change(None, ui.option_note, ui.option_note, js=f"(note) => String(note).includes({json.dumps(REFUSED)}) "
+                "? undefined : ''", **PRIVATE)
     tick.change(keyed(ui.handlers.waiting), None, ui.status, concurrency_limit=None, show_progress="hidden",
                 **PRIVATE)
     charts_button = gr.Button(visible=False)

@@ -179,7 +179,7 @@ def spread_text(methods: list[str], timed: list[Timed]) -> str:
         if reference is not None and reference is not speeds:
             speedup = speeds.speedup(reference)
             vs_ar = ", vs ar not settled (see above)" if speedup.unsettled else \
-                ", ".join(filter(None, (f", {speedup.text} vs ar", speedup.note)))
+                f", {speedup.text} vs ar" + (f", {speedup.note}" if speedup.note else "")
         lines.append(f"{method} {speeds.text()} tokens/s{vs_ar}")
     return f"Speeds of the runs: {'; '.join(lines)}. {busy_note(timed)}".strip()
 

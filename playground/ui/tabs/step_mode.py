@@ -93,8 +93,9 @@ class StepMode:
         if not (stepping and stepping.explanation):  # after a reset it read "none in this round", range 0-1
             return gr.update(value=0, maximum=1, interactive=False, label="check (step a round first)")
         count = len(stepping.explanation.checks)
-        if not count:
-            return gr.update(value=0, maximum=1, interactive=False, label="check (none in this round)")
+        if count <= 1:  # a slider's range cannot be 0-0: it ran 0-1, and 1 stood in the box
+            said = "check 0, the only one in this round" if count else "check (none in this round)"
+            return gr.update(value=0, maximum=1, interactive=False, label=said)
         position = min(max(int(position), 0) if finite_number(position) else 0, count - 1)
         return gr.update(value=position, maximum=max(count - 1, 1), interactive=True,
                          label=f"check: 0-{count - 1} in this round")

@@ -82,6 +82,10 @@ def _value(key: str, value, decode: Callable[[int], str]) -> str:
     from 0: a kept token read position 1 beside the mark it replaced at position 2)."""
     if key == "verifier_draw":
         return f"{decode(value)!r} (id {value})"
+    return _number(key, value)
+
+
+def _number(key: str, value) -> str:
     return number(value + 1) if key == "position_in_block" else number(value)
 
 
@@ -98,7 +102,7 @@ def _line(key: str, value) -> str:
         return "\n".join([f"{label}:", *(f"  {_line(k, v)}" for k, v in value.items())])
     if isinstance(value, list):
         return f"{label}: {', '.join(number(item) for item in value)}"
-    return f"{label}: {number(value)}"
+    return f"{label}: {_number(key, value)}"
 
 
 def token_span(token: TokenRecord, decode: Callable[[int], str], show_rejected: bool) -> str:
