@@ -1094,7 +1094,8 @@ def test_a_withheld_speedup_is_given_against_the_pages_ar_run_of_the_same_tokens
     # ar timed at T(1) = 1452 ms, sd at 37 ms, 25 minutes apart: a reviewer read "36.01x"; now withheld, saying why
     monkeypatch.setattr(SpeedAccount, "own_step", lambda account: 1.452 if account is theirs else 0.037)
     (label, figure), = paired_cell(render.stats_html(stats_shown(sd, ar))).items()
-    assert figure == "not given" and "that run's target step took 1452.0 ms, this run's 37.0 ms" in label
+    assert figure == "not given" and "that run's target step took 1452.0 ms, this run's 37.0 ms (39.2x apart)" in label
+    assert "machine changed" not in label, "a quiet page's own drawing also moves one run's T(1)"
     # an ar taking turns with a second visitor's run, at 194 ms a step against sd's 105 ms: read 2.35x; withheld
     monkeypatch.setattr(SpeedAccount, "own_step", lambda account: 0.194 if account is theirs else 0.105)
     assert paired_cell(render.stats_html(stats_shown(sd, ar))).popitem()[1] == "not given"

@@ -404,7 +404,9 @@ def paired_speedup(run, ar) -> LastArPairing | None:
                                        "load as much as the method")
     if max(steps) / min(steps) >= SAME_MACHINE:
         return LastArPairing(None, f"not given: that run's target step took {steps[1] * 1000:.1f} ms, this run's "
-                                   f"{steps[0] * 1000:.1f} ms, so the machine changed between them; run ar again")
+                                   f"{steps[0] * 1000:.1f} ms ({max(steps) / min(steps):.1f}x apart): one of them "
+                                   "ran beside other work (another program, or a browser drawing on these cores), so "
+                                   "their seconds are not for the same machine; run ar again, then this method")
     return LastArPairing(theirs.decoder_seconds / mine.decoder_seconds, _pairing_words(mine, theirs))
 
 
