@@ -442,7 +442,7 @@ def estimate_events(app_url: str) -> set[int]:
             and [ids["run-settings-settled"], "change"] in d["targets"]}
 
 
-def test_browser_a_method_switch_asks_each_estimate_again_once(page, app_url):
+def test_browser_a_method_switch_asks_each_estimate_again_a_few_times_not_in_a_loop(page, app_url):
     """A method switch sets some 20 controls; each estimate follows them once they have settled, not
     at each change: Gradio re-set the page's settings list as each event reported, so the estimates,
     reading that list, fired each other 56-185 times a switch (10-18 a second for 150 s on a busy page)."""
@@ -456,7 +456,11 @@ def test_browser_a_method_switch_asks_each_estimate_again_once(page, app_url):
                                arg=["#run-settings-settled textarea", method])
         page.wait_for_timeout(2000)
         counts = [asked.count(e) for e in estimates]
-        assert len(counts) == 2 and all(1 <= n <= 3 for n in counts), (method, counts, settled.input_value())
+        assert settled.input_value() == page.evaluate("window.playgroundSettled"), "the text went back to an older one"
+        # Asked again for the switch's own changes (Compare's option and values) and each settled text:
+        # the method, then its defaults, or more where the server answers a switch in steps over 0.3 s
+        # apart (a loaded test machine). Following the list, each estimate was asked 15-16 times here.
+        assert len(counts) == 2 and all(1 <= n <= 8 for n in counts), (method, counts, settled.input_value())
 
 
 def compare_and_wait(page, last_column: str) -> None:
