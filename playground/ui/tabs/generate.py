@@ -119,20 +119,19 @@ class Generation:
             text_pace, stats_pace = Pacer(TEXT_INTERVAL), Pacer(STATS_INTERVAL)
             shown_sharing = ""
             for step_number, (_, run) in enumerate(steps):
-                if session.stale_runs.stale(ticket):  # a newer run has the session's views: leave them
-                    run = run if step_number else None
-                    break
                 if step_number == 0:  # until now the page showed the last run
                     _show_new_run(session, decode, show_rejected, (prompt, method, *values))
                 session.run = run
                 session.timeline.add(run)
+                if session.stale_runs.stale(ticket):
+                    break
                 with_stats, sharing = stats_pace.due(), started.sharing()
                 with_status = with_stats or sharing != shown_sharing  # who shares: said at once, not paced
                 if with_status or text_pace.due():
                     began, shown_sharing = time.monotonic(), sharing
                     status = f"{doing}… {render.tokens(run.stats.tokens)}{sharing}{_replaced_text(session, ticket)}" \
                         if with_status else None
-                    yield self._view(session, run, status, with_stats)
+                    yield self._view(session, status, with_stats)
                     cost = time.monotonic() - began
                     (stats_pace if with_stats else text_pace).spent(cost)
                     if with_stats:
@@ -143,6 +142,7 @@ class Generation:
         finally:
             if steps is not None:
                 steps.close()
+            run = session.run if run is not None else None  # None: it showed no step (the last run stays)
             if started is not None:
                 started.close(run)
             session.final_charts_due = run is not None
@@ -166,12 +166,13 @@ class Generation:
             f"stopped after {render.tokens(run.stats.tokens)}: {session.stale_runs.reason}"
         if not run.finished and session.stale_runs.reason == REPLACED:
             session.replaced = (ticket, render.tokens(run.stats.tokens))
-        yield self._view(session, run, ending + (f"; {started.replay}" if started.replay else ""), True)
+        yield self._view(session, ending + (f"; {started.replay}" if started.replay else ""), True)
 
     @staticmethod
-    def _view(session, run, status: str | None, with_stats: bool) -> tuple:
+    def _view(session, status: str | None, with_stats: bool) -> tuple:
         """(status, token spans, stats); status (None) and stats are skips between their refreshes
-        (each updated component costs the page work that the model's cores pay for) of `run`."""
+        (each updated component costs the page work that the model's cores pay for)."""
+        run = session.run
         text = render.token_spans(run.tokens, session.decode, session.show_rejected)
         stats = gr.skip()
         if with_stats:
