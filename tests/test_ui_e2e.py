@@ -690,7 +690,9 @@ RECORD_STATUSES = """() => {
 
 def test_browser_a_preset_list_closed_without_a_pick_loads_nothing(page):
     """Closing the list on the preset in use loaded its family again; on a busy machine that Load
-    answered late, over the next pick's, and the page named the old models under the new boxes."""
+    answered late, over the next pick's, and the page named the old models under the new boxes.
+    The panel keeps naming the loaded models: it was given the preset's blurb again."""
+    load_and_wait(page)
     generate_and_wait(page)
     page.evaluate(RECORD_STATUSES)
     page.locator("#preset input").click()
@@ -698,6 +700,8 @@ def test_browser_a_preset_list_closed_without_a_pick_loads_nothing(page):
     page.keyboard.press("Escape")
     page.get_by_role("option", name="tiny-foreign", exact=True).wait_for(state="detached")
     page.locator("#family-info").click()  # the list closed, its box left: as a person moves on
+    page.locator("#status", has_text="nothing to load").wait_for()
+    assert "tiny-draft" in page.locator("#family-info").inner_text()
     choose_preset(page, "tiny-foreign")
     page.locator("#status", has_text="loaded tiny-target, tiny-foreign-draft").wait_for()
     page.locator("#family-info", has_text="tiny-foreign-draft").wait_for()

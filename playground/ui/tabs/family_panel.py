@@ -334,6 +334,11 @@ def build_panel(handlers, status):
     def on_load(target, draft, qualifier, current, request: gr.Request, progress=gr.Progress()):
         return handlers.load(session_key(request), target, draft, qualifier, current, progress)
 
+    def on_pick(name, request: gr.Request):
+        if handlers.family.picked_again(session_key(request), name):  # the panel keeps naming the loaded models
+            return [gr.skip()] * 4
+        return handlers.preset(name)
+
     def on_preset(name, target, draft, qualifier, current, request: gr.Request, progress=gr.Progress()):
         if handlers.family.picked_again(session_key(request), name):
             return render.status_html(f"{name} is the family loaded: nothing to load"), gr.skip(), gr.skip()
@@ -343,7 +348,7 @@ def build_panel(handlers, status):
     preset.input(None, preset, status, js=PICKED_JS, **PRIVATE)
     # A pick while the last one loads waits for it (by default it was dropped, its boxes filled in
     # and its family never loaded).
-    chosen = preset.input(handlers.preset, preset, [*specs, family], trigger_mode="always_last", **PRIVATE)
+    chosen = preset.input(on_pick, preset, [*specs, family], trigger_mode="always_last", **PRIVATE)
     loads = [load.click(on_load, [*specs, method], [status, family, method], api_name="load"),
              chosen.then(on_preset, [preset, *specs, method], [status, family, method], **PRIVATE)]
     for role, spec in zip(("target", "draft", "qualifier"), specs, strict=True):  # typed, or filled by a script
