@@ -40,6 +40,14 @@ BUSY_UTILIZATION = 0.65
 # 2.7-9x, beside a browser drawing the page 1.1-1.4x.
 SETTLED_SPREAD = 1.5
 MANY_TIMINGS = 8  # timings past which their spread is read between the quartiles
+# Between their quartiles, a quiet page's `ar` run spread its one-token passes 1.26-1.60x (the page
+# drawing each token on the same cores), one beside two burners 1.36-1.79x (its core share says
+# that one): the quartiles tell a load that changed within the run, at its own factor, not noise.
+MANY_SPREAD = 2.0
+# A pass over several new tokens costs at least one token's (T(n)/T(1) 1.09-2.4 for the embedded
+# target): a run whose passes averaged less than this share of its T(1) ran faster than T(1) was
+# timed (a settled slem 1.38x at T(1) 121 ms, contradicted by the next `ar` run's 71 ms a token).
+LEAST_PASS_COST = 0.8
 # How far back the target's one-token passes join a run's T(1): a lecturer reads an `ar` run's page
 # for a minute before the next run; a load that changed since shows as the run's own timings apart
 # from them (`unsettled`).
@@ -303,19 +311,29 @@ class SpeedAccount:
         # With the passes before the run, those as rounds ended (the page quiet) check them: the page's
         # drawing moved those as rounds started by 1.1-2.5x, a stats view more than a text one.
         own = self._kept_walls()
-        spread = _spread(own) if by_recent else self.reference_spread()
-        if spread is not None and spread > SETTLED_SPREAD:
+        phases = [own] if by_recent else [[t.wall for t in self.reference if t.starting == s] for s in (False, True)]
+        if any(_apart(walls) for walls in phases):
             return f"the machine's load changed during the run: T(1) timed {_ms(own)}"
         recent = _middle(self.recent_steps)
-        if len(recent) > 1 and recent[-1] > SETTLED_SPREAD * recent[0]:
+        if _apart(self.recent_steps):
             return (f"the target's one-token passes of the two minutes before this run, which time its T(1) with its "
-                    f"own timings, took {_ms(recent)}: the machine's load changed (a busy `ar` run's steps among them)")
+                    f"own timings, took {_ms(recent)}{' between their quartiles' * (len(self.recent_steps) >= MANY_TIMINGS)}"
+                    ": the machine's load changed in those minutes")
         step, before = self.own_step(), self.recent_step
         if step and before and max(step, before) > SETTLED_SPREAD * min(step, before):
             return (f"this run timed `ar`'s step at {step * 1000:.1f} ms, the target's one-token passes just before "
                     f"it took {before * 1000:.1f} ms (the page drawing each round, or other work, moved its "
                     "timings); the Compare tab times this setting against `ar` without the page")
-        return ""
+        return self._passes_under_step()
+
+    def _passes_under_step(self) -> str:
+        """Why T(1) cannot be this run's step where its passes of several tokens cost less ("" otherwise)."""
+        verify, step = self.verify_cost(), self.single_step()
+        if verify is None or verify >= LEAST_PASS_COST:
+            return ""
+        return (f"its passes of several tokens took {verify * step * 1000:.1f} ms on average, under the "
+                f"{step * 1000:.1f} ms of its T(1), and a pass costs at least one token's: T(1) was timed while the "
+                "machine ran slower than during the run")
 
     # The cost model, in this run's T(1) ---------------------------------------------------------
 
@@ -409,6 +427,13 @@ def _middle(walls: list[float]) -> list[float]:
     """The timings sorted; where there are many, those between the quartiles."""
     walls = sorted(walls)
     return walls[len(walls) // 4:3 * len(walls) // 4 + 1] if len(walls) >= MANY_TIMINGS else walls
+
+
+def _apart(walls: list[float]) -> bool:
+    """Whether timings are too far apart to be one step's: few of them, end to end; many, between
+    their quartiles."""
+    spread = _spread(walls)
+    return spread is not None and spread > (MANY_SPREAD if len(walls) >= MANY_TIMINGS else SETTLED_SPREAD)
 
 
 def _spread(walls: list[float]) -> float | None:
