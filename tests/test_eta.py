@@ -3,6 +3,7 @@ expected durations and their progress lines."""
 
 import dataclasses
 import html
+import math
 import re
 
 import pytest
@@ -213,21 +214,46 @@ def test_an_estimate_warns_when_the_machine_is_busier_or_quieter_than_as_its_run
     that ended on a quiet machine; once they were gone, one told "about 2 min 40 s" took 55 s."""
     eta.clear()
     monkeypatch.setattr(eta, "load_now", lambda: 1.0)
+    monkeypatch.setattr(eta._own_load, "read", lambda: 0.0)  # the tiny runs' own load is the next test's
     monkeypatch.setattr(eta.os, "cpu_count", lambda: 2)
     eta.record(generate(PROMPT, method="ar", max_new_tokens=24, target=family["target"]))
     specs = {"ar": {"target": "tiny-target"}}
     assert "busier now" not in eta.plan_line([("ar", 10)], specs.__getitem__)[1], "as busy as then: no warning"
     monkeypatch.setattr(eta, "load_now", lambda: 4.7)
     assert eta.plan_line([("ar", 10)], specs.__getitem__)[1].endswith(
-        "; the machine is busier now than as those runs ended (load 4.7 against 1.0 on 2 cores): expect it to take "
-        "longer")
+        "; the machine is busier now than as those runs ended (load besides this app 4.7 against 1.0 on 2 cores): "
+        "expect it to take longer")
     eta.clear()
     monkeypatch.setattr(eta, "load_now", lambda: 4.7)
     eta.record(generate(PROMPT, method="ar", max_new_tokens=24, target=family["target"]))
     monkeypatch.setattr(eta, "load_now", lambda: 0.8)
     assert eta.plan_line([("ar", 10)], specs.__getitem__)[1].endswith(
-        "; the machine is quieter now than as those runs ended (load 0.8 against 4.7 on 2 cores): expect it to take "
-        "less")
+        "; the machine is quieter now than as those runs ended (load besides this app 0.8 against 4.7 on 2 cores): "
+        "expect it to take less")
+
+
+def test_the_apps_own_work_is_not_a_busier_machine(monkeypatch):
+    """Right after a sweep, "the machine is busier now (load 2.0 against 1.2)": the load average
+    still held the sweep's own threads. The app's own CPU, averaged as the load average averages,
+    comes off both figures."""
+    eta.clear()
+    clock = {"now": 1000.0, "cpu": 0.0}
+    monkeypatch.setattr(eta.time, "monotonic", lambda: clock["now"])
+    monkeypatch.setattr(eta.time, "process_time", lambda: clock["cpu"])
+    monkeypatch.setattr(eta, "_own_load", eta._OwnLoad())
+    monkeypatch.setattr(eta.os, "cpu_count", lambda: 2)
+    monkeypatch.setattr(eta, "load_now", lambda: 0.1)
+    eta._loads.append((clock["now"], eta.others_load()))  # a Generate run ended on a quiet machine
+    for _ in range(24):  # a two-minute sweep keeping both cores busy
+        clock["now"] += 5.0
+        clock["cpu"] += 9.5
+        assert eta.others_load() is not None
+    monkeypatch.setattr(eta, "load_now", lambda: 0.1 + 1.9 * (1 - math.exp(-2)))  # as the load average reads it
+    assert eta.others_load() == pytest.approx(0.1, abs=0.05)
+    assert eta.load_note() == ""
+    clock["now"] += 5.0  # two burners start beside the idle app
+    monkeypatch.setattr(eta, "load_now", lambda: 4.0)
+    assert "busier now" in eta.load_note()
 
 
 def test_an_estimate_follows_the_machines_speed_now_read_from_the_last_runs_t1(family, monkeypatch):

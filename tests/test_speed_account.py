@@ -241,7 +241,8 @@ def test_many_timings_are_one_steps_within_what_a_drawing_page_spreads_them():
     assert account.unsettled() == ("the target's one-token passes of the two minutes before this run, which time "
                                    "its T(1) with its own timings, took 45.0-260.0 ms between their quartiles: the "
                                    "machine's load changed in those minutes")
-    account.recent_steps, account.reference = [], [Timing(wall, wall, i, i, extra=False) for i, wall in enumerate(changed)]
+    account.recent_steps = []
+    account.reference = [Timing(wall, wall, i, i, extra=False) for i, wall in enumerate(changed)]
     assert account.unsettled() == "the machine's load changed during the run: T(1) timed 45.0-260.0 ms"
 
 

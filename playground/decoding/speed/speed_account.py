@@ -316,9 +316,9 @@ class SpeedAccount:
             return f"the machine's load changed during the run: T(1) timed {_ms(own)}"
         recent = _middle(self.recent_steps)
         if _apart(self.recent_steps):
+            between = " between their quartiles" if len(self.recent_steps) >= MANY_TIMINGS else ""
             return (f"the target's one-token passes of the two minutes before this run, which time its T(1) with its "
-                    f"own timings, took {_ms(recent)}{' between their quartiles' * (len(self.recent_steps) >= MANY_TIMINGS)}"
-                    ": the machine's load changed in those minutes")
+                    f"own timings, took {_ms(recent)}{between}: the machine's load changed in those minutes")
         step, before = self.own_step(), self.recent_step
         if step and before and max(step, before) > SETTLED_SPREAD * min(step, before):
             return (f"this run timed `ar`'s step at {step * 1000:.1f} ms, the target's one-token passes just before "

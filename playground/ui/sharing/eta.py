@@ -11,6 +11,7 @@ run of the family at all, at the target's measured one-token step T(1) (forward_
 measured it lately. Estimates are labelled with what they came from.
 """
 
+import math
 import os
 import statistics
 import threading
@@ -57,7 +58,7 @@ def record(run) -> None:
         _written.append((time.monotonic(), key, config.max_new_tokens, run.stats.tokens))
         if run.stats.first_step_cpu:
             _first_steps.append((time.monotonic(), run.stats.first_step_cpu))
-        if (load := load_now()) is not None:
+        if (load := others_load()) is not None:
             _loads.append((time.monotonic(), load))
         step = run.stats.account.own_step()
         if step:
@@ -160,6 +161,40 @@ def load_now() -> float | None:
         return None
 
 
+class _OwnLoad:
+    """This process's part of the load average: its CPU seconds per second, averaged as the load
+    average averages (an exponential decay over about a minute), updated at each reading. Right
+    after a sweep the load average still held the sweep's own threads: "busier now (load 2.0
+    against 1.2)" named the sweep as other work."""
+
+    MINUTE = 60.0  # the load average's time constant
+
+    def __init__(self):
+        self.at, self.cpu, self.load = None, 0.0, 0.0
+        self._lock = threading.Lock()
+
+    def read(self) -> float:
+        with self._lock:
+            now, cpu = time.monotonic(), time.process_time()
+            if self.at is not None and now > self.at:
+                elapsed = now - self.at
+                weight = math.exp(-elapsed / self.MINUTE)
+                self.load = weight * self.load + (1 - weight) * (cpu - self.cpu) / elapsed
+            self.at, self.cpu = now, cpu
+            return self.load
+
+
+_own_load = _OwnLoad()
+
+
+def others_load() -> float | None:
+    """The load average less this app's own part of it: the other programs' load (None where the OS has none)."""
+    load = load_now()
+    if load is None:
+        return None
+    return max(load - _own_load.read(), 0.0)
+
+
 def _load_changed_since(factor: float) -> bool:
     """The last runs' T(1)s ran `factor` times slower than the paced runs', but the machine has
     changed the other way since they ended (quieter after slower ones, busier after faster ones): a
@@ -169,9 +204,9 @@ def _load_changed_since(factor: float) -> bool:
 
 
 def load_change() -> tuple[str, float, float, int] | None:
-    """("busier" or "quieter", the load now, the recent runs' median load as they ended, the cores)
-    where the machine is much busier or much quieter now than as those runs ended; else None."""
-    since, now, cores = time.monotonic() - KEPT_SECONDS, load_now(), os.cpu_count() or 1
+    """("busier" or "quieter", the other programs' load now, their median load as the recent runs
+    ended, the cores) where the machine is much busier or much quieter now than then; else None."""
+    since, now, cores = time.monotonic() - KEPT_SECONDS, others_load(), os.cpu_count() or 1
     with _lock:
         then = [load for at, load in _loads if at >= since]
     if now is None or not then:
@@ -192,8 +227,8 @@ def load_note() -> str:
         return ""
     said, now, then, cores = change
     expect = "longer" if said == "busier" else "less"
-    return (f"; the machine is {said} now than as those runs ended (load {now:.1f} against {then:.1f} on "
-            f"{cores} cores): expect it to take {expect}")
+    return (f"; the machine is {said} now than as those runs ended (load besides this app {now:.1f} against "
+            f"{then:.1f} on {cores} cores): expect it to take {expect}")
 
 
 def length_spread(asked: int) -> tuple[float, float]:
