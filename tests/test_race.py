@@ -163,8 +163,8 @@ def test_the_fastest_line_and_the_headline_read_one_figure():
     assert replay_repeat([ar, sd], [0, 1]) == (1, True)
     assert "sd 6.60 (2.40-12.10, 3 runs) tokens/s, vs ar not settled (see above)" in spread_text(["ar", "sd"], [ar, sd])
     assert flagged_lines(["ar", "sd"], [ar, sd]) == [
-        "sd's speedup over ar is not settled: its repeats gave 0.24-1.65x ar; run it again on a quieter machine "
-        "(close other programs and tabs)."]
+        "sd's speedup over ar is not settled: its repeats gave 0.24-1.65x ar: no 2 of its 3 within 1.3x of each "
+        "other; run it again on a quieter machine (close other programs and tabs)."]
     settled_sd = Timed({0: 12.1, 1: 12.4, 2: 4.6})
     assert ranking(["ar", "sd"], [ar, settled_sd]) == [(1, "1.21x ar"), (0, "the reference")]
     lanes = [lane("#1 ar", 0.1, 0.2), lane("#2 sd", 0.2, 0.4)]  # replayed: ar's run the faster one

@@ -79,8 +79,12 @@ def settled(ratios: list[float], bound: SpeedBound | None, busy: float | None = 
         why = (f"the runs gave {low:.2f}-{high:.2f}x, more than this setting's measured costs allow "
                f"({bound.bound:.2f}x at most: {bound.inputs()}), so something slowed an ar run")
         brief = f"{low:.2f}-{high:.2f}x, past the {bound.bound:.2f}x its costs allow"
-    elif majority_spread(ratios) > UNSETTLED_SPREAD or (low < 1 < high and high / low > NOISE_SPREAD):
-        why = brief = f"its repeats gave {low:.2f}-{high:.2f}x ar"
+    elif majority_spread(ratios) > UNSETTLED_SPREAD:
+        brief = f"its repeats gave {low:.2f}-{high:.2f}x ar"
+        why = f"{brief}: no {len(ratios) // 2 + 1} of its {len(ratios)} within {UNSETTLED_SPREAD}x of each other"
+    elif low < 1 < high and high / low > NOISE_SPREAD:
+        brief = f"its repeats gave {low:.2f}-{high:.2f}x ar"
+        why = f"{brief}: slower than ar in one and faster in another, more than timing noise ({NOISE_SPREAD}x) apart"
     else:
         return Speedup(text, median)
     return Speedup(text, median, f"{why}; run it again on a quieter machine (close other programs and tabs)", brief)
