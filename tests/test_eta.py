@@ -99,6 +99,9 @@ def test_a_sweeps_estimate_says_how_long_it_takes_where_its_drafts_mostly_fail(h
     slowest = 0.1 * (warm_up + 3 * tokens) + SLOWEST_SIDE * 0.1 * (2 * warm_up + 6 * tokens)
     assert f"As set now: 12 runs, {eta.duration_text(expected)} if each" in line
     assert f"; up to {eta.duration_text(slowest)} where a swept setting's drafts mostly fail" in line
+    rates["sd"] = 0.05
+    swept_sd = handlers.compare_estimate(KEY, PROMPT, "sd", "sweep", "candidates", "2, 6", [], *values())
+    assert "up to" in swept_sd and "fsd" not in swept_sd, "a reviewer's sd sweep read fsd's tau as its example"
     side_by_side = handlers.compare_estimate(KEY, PROMPT, "fsd", "methods", "tau", "", ["ar", "fsd"], *values())
     assert "As set now: 8 runs" in side_by_side and "up to" not in side_by_side, "methods run at their own paces"
 

@@ -110,9 +110,9 @@ class Comparison:
         if not slowest or eta.shown_seconds(slowest) <= eta.shown_seconds(seconds):
             return seconds, eta.duration_text(seconds) if seconds else "", line
         said = f"{eta.duration_text(seconds)} to {eta.duration_text(slowest).removeprefix('about ')}"
+        # The bound's own figures, not an example of one method: a reviewer's sd sweep read fsd's tau 0.1 here.
         return seconds, said, (f"{line}; up to {eta.duration_text(slowest)} where a swept setting's drafts mostly "
-                               "fail (it pays drafting and a wider pass for a token a round: on the embedded family, "
-                               "fsd at tau 0.1 ran 1.8x ar's seconds, against 0.7x at its default tau)")
+                               "fail (it then pays drafting and a wider pass for about one token a round)")
 
     def estimate(self, key: str, prompt: str, method: str, mode: str, sweep_option: str, sweep_text: str,
                  methods: list, *values) -> str:
