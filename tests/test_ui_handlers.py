@@ -1119,8 +1119,10 @@ def paired_cell(stats_html: str) -> dict:
 def test_a_load_of_another_family_forgets_the_pages_ar_run(handlers, monkeypatch):
     run_generate(handlers, "ar")
     assert handlers.sessions.get(KEY).last_ar is not None
+    handlers.sessions.get(KEY).speedups.by_setting[("a setting",)] = [1.1, 1.3]
     handlers.load(KEY, "tiny-target", "tiny-draft", "")  # the page's family had a qualifier too
     assert handlers.sessions.get(KEY).last_ar is None
+    assert not handlers.sessions.get(KEY).speedups.by_setting, "nor its settled runs (one cell kept them)"
     # and a run whose speedup the account withholds says why none is paired (the row went unsaid)
     from playground.ui.tabs.generate import stats_shown  # noqa: PLC0415
 
@@ -1152,9 +1154,14 @@ def test_a_load_of_another_family_ends_the_running_generation_without_a_late_sta
     before = [next(stream) for _ in range(3)]
     assert any(update[1] not in (None, gr.skip()) for update in before)  # its first tokens are on screen
     status, *_ = handlers.load(KEY, "tiny-target", "tiny-draft", "")  # the qualifier goes
-    assert "loaded" in status
+    # it says the run stopped (a reviewer's run vanished with the emptied views, unsaid)
+    assert "loaded" in status and "the run that was going stopped" in status
+    handlers.restart(KEY, 0)  # a Generate before the old run's next step (a busy machine's steps take seconds)
     assert list(stream) == []  # no later view: the Load's status and emptied views stand
     assert handlers.sessions.get(KEY).run is None
+    run_generate(handlers, "sd")
+    status, *_ = handlers.load(KEY, "tiny-target", "tiny-draft", "tiny-qualifier")  # nothing going: nothing said
+    assert "loaded" in status and "stopped" not in status
 
 
 def test_a_load_of_the_family_already_loaded_keeps_the_pages_method(handlers):

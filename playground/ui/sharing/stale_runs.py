@@ -13,6 +13,7 @@ import threading
 STOP_PRESSED = "Stop was pressed"
 REPLACED = "a newer run replaced it"
 FAMILY_CHANGED = "Load changed the models"  # the Load's own status says what it loaded
+KEPT_REASONS = 64  # stops whose reasons are remembered (a run is stale after one of them)
 
 
 class StaleRunGuard:
@@ -24,6 +25,9 @@ class StaleRunGuard:
         self._queued: int | None = None  # the count a triggered, not yet started run starts at
         self._changes = 0
         self.reason = STOP_PRESSED  # why the last stop came
+        # Why each recent stop came, by the count it made: a run stopped by a Load still said "a newer
+        # run replaced it" where a Generate came before its next step (a busy machine's steps take seconds).
+        self._reasons: dict[int, str] = {}
 
     @property
     def stops(self) -> int:
@@ -32,17 +36,20 @@ class StaleRunGuard:
     def stop(self, reason: str = STOP_PRESSED) -> None:
         """Make the running (or queued) run stale."""
         with self._lock:
-            self._stops += 1
-            self.reason = reason
+            self._stop(reason)
+
+    def _stop(self, reason: str) -> None:
+        self._stops += 1
+        self.reason = self._reasons[self._stops] = reason
+        self._reasons.pop(self._stops - KEPT_REASONS, None)
 
     def trigger(self) -> None:
         """Stop the running run and queue the next. The next run reads the controls as they are
         now, so pending control changes are stale too."""
         with self._lock:
-            self._stops += 1
+            self._stop(REPLACED)
             self._queued = self._stops
             self._changes += 1
-            self.reason = REPLACED
 
     def start(self) -> int:
         """The ticket of a starting run: the count its trigger queued it at, else the current one
@@ -59,6 +66,10 @@ class StaleRunGuard:
 
     def stale(self, ticket: int) -> bool:
         return ticket != self._stops
+
+    def reason_of(self, ticket: int) -> str:
+        """Why the run of `ticket` went stale: the first stop after it started."""
+        return self._reasons.get(ticket + 1, self.reason)
 
     def change(self) -> int:
         """Count a control change; returns its number."""

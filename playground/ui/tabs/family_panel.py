@@ -26,6 +26,7 @@ from ..sharing.stale_runs import FAMILY_CHANGED
 from ..sharing.visitors import session_key
 from ..views import render
 from ..views.error_status import check_method, error_status
+from ..views.paired_speedups import SettingSpeedups
 from ..views.widgets import Choice
 from .wiring import PICKED_JS, PRIVATE, keyed
 
@@ -96,9 +97,12 @@ class FamilyPanel:
             return error_status(error), gr.skip(), gr.skip()
         loaded = {role: spec_of(m) for role, m in models.items()}
         switched = loaded != self._specs(session)
+        going = switched and (session.stale_runs.queued or (session.run is not None and not session.run.finished
+                                                           and not session.run.stop_reason))
         if switched:
             self._switched.add(key)
             session.last_ar = None  # a run of another family is not timed against it
+            session.speedups = SettingSpeedups()  # nor are its settled runs (one cell forgot them, one did not)
             session.stale_runs.stop(FAMILY_CHANGED)  # its late "done" overwrote this Load's status
             if session.stepping:  # step mode's run was of the old family's models: the next Step starts anew
                 session.stepping.steps.close()
@@ -117,6 +121,8 @@ class FamilyPanel:
         preferred = [preset_method, method] if switched else [method, preset_method]
         chosen = next((name for name in [*preferred, *usable[:1]] if name in usable), None)
         said = f"{'loaded' if switched else 'already loaded:'} {', '.join(spec_of(m) for m in models.values())}"
+        if going:  # its view is emptied with the old family's answer: a reviewer's run vanished unsaid
+            said += "; the run that was going stopped (it ran on the models this Load replaced)"
         if chosen != method and isinstance(method, str) and method:  # the page's method changes: say so
             why = "its preset's" if session.preset and chosen == session.preset.default_method else \
                 f"{method} does not run on this family"

@@ -84,7 +84,8 @@ class Generation:
         asked, session = time.perf_counter(), self.sessions.get(key)
         ticket = session.stale_runs.start()
         if session.stale_runs.stale(ticket):
-            yield _status_only(render.status_html(f"Generate stopped before it started: {session.stale_runs.reason}"))
+            why = session.stale_runs.reason_of(ticket)
+            yield _status_only(render.status_html(f"Generate stopped before it started: {why}"))
             return
         if self._busy():
             yield _status_only(render.status_html(waiting_text(session)))
@@ -110,7 +111,8 @@ class Generation:
             for waiting in started.waits(lambda: session.stale_runs.stale(ticket)):
                 yield _status_only(render.status_html(waiting))
             if session.stale_runs.stale(ticket):
-                yield _status_only(render.status_html(f"stopped before it started: {session.stale_runs.reason}"))
+                why = session.stale_runs.reason_of(ticket)
+                yield _status_only(render.status_html(f"stopped before it started: {why}"))
                 return
             steps = started.steps(lambda: session.stale_runs.stale(ticket))
             if (turn := started.turn_text()) is not None:
@@ -146,11 +148,12 @@ class Generation:
             if started is not None:
                 started.close(run)
             session.final_charts_due = run is not None
-        if session.stale_runs.stale(ticket) and session.stale_runs.reason == FAMILY_CHANGED:
+        why = session.stale_runs.reason_of(ticket)
+        if session.stale_runs.stale(ticket) and why == FAMILY_CHANGED:
             session.run, session.final_charts_due = None, False
             return  # the Load's status and emptied views stand: this run's family is gone
         if run is None:  # stopped while it followed another visitor's run, before its first tokens
-            yield _status_only(render.status_html(f"stopped before its first tokens: {session.stale_runs.reason}"))
+            yield _status_only(render.status_html(f"stopped before its first tokens: {why}"))
             return
         if run.finished:
             session.race.add(run, session.decode)
@@ -160,11 +163,11 @@ class Generation:
             if not started.replay:
                 eta.record(run)
         if not run.finished:  # its stats said "running" after its end
-            run.stop_reason = STOPPED_BY.get(session.stale_runs.reason, "a stop")
+            run.stop_reason = STOPPED_BY.get(why, "a stop")
         ending = f"done: {render.tokens(run.stats.tokens)} in {run.stats.account.clock:.2f} s ({run.stop_reason})" \
             f"{started.shared_text(run)}{_replaced_text(session, ticket, ended=True)}" if run.finished else \
-            f"stopped after {render.tokens(run.stats.tokens)}: {session.stale_runs.reason}"
-        if not run.finished and session.stale_runs.reason == REPLACED:
+            f"stopped after {render.tokens(run.stats.tokens)}: {why}"
+        if not run.finished and why == REPLACED:
             session.replaced = (ticket, render.tokens(run.stats.tokens))
         yield self._view(session, ending + (f"; {started.replay}" if started.replay else ""), True)
 
