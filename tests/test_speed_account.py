@@ -172,7 +172,7 @@ def test_changing_one_recorded_timing_moves_every_views_figure(family):
     for name in ("chart speedup", "json", "account speedup", "budget ar", "bound"):
         assert after[name] != pytest.approx(before[name], rel=0.05), name
     assert after["chart speedup"] == after["json"] == after["account speedup"]
-    assert after["what-if c"] == pytest.approx(before["what-if c"] * 2, abs=1e-3)
+    assert after["what-if c"] == pytest.approx(before["what-if c"] * 2, abs=2e-3)  # each shown to 0.001
     assert f"**{account.speedup():.2f}x**" in after["what-if words"]
     assert f"{account.speedup():.2f}x" in after["panel"] and after["panel"] != before["panel"]
     assert after["budget text"] != before["budget text"]
@@ -243,7 +243,8 @@ def test_many_timings_are_one_steps_within_what_a_drawing_page_spreads_them():
                                    "machine's load changed in those minutes")
     account.recent_steps = []
     account.reference = [Timing(wall, wall, i, i, extra=False) for i, wall in enumerate(changed)]
-    assert account.unsettled() == "the machine's load changed during the run: T(1) timed 45.0-260.0 ms"
+    assert account.unsettled() == ("T(1) timed 45.0-260.0 ms within the run, too far apart to be one step's: other "
+                                   "work, or the page drawing on the same cores, moved them")
 
 
 def test_passes_cheaper_than_t1_leave_the_speedup_unsettled():

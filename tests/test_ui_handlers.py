@@ -928,7 +928,7 @@ def test_pyramids_chart_shows_the_qualifiers_checks_beside_the_targets(family):
     assert {a.text for a in figure.layout.annotations} >= {"tau_q = 0.5", "tau_t = 0.5"}
     acceptance = charts.acceptance_over_steps(run, None)
     assert acceptance.layout.yaxis.title.text == "accepted / passed on (stage 2)"
-    stats = run.stats.to_dict()  # the chart's last running point is the stats' rate (36 of 71 read 0.507 under "checked")
+    stats = run.stats.to_dict()  # its last running point is the stats' rate (36 of 71: 0.507 under "checked")
     assert acceptance.data[1].y[-1] == pytest.approx(stats["accepted"] / stats["drafted"])
     # its points outnumber the text's struck marks, and it says why (a reviewer counted 13 against 21)
     assert "all stage-1 rejections; the text strikes those before a kept token" in figure.layout.title.text

@@ -313,7 +313,9 @@ class SpeedAccount:
         own = self._kept_walls()
         phases = [own] if by_recent else [[t.wall for t in self.reference if t.starting == s] for s in (False, True)]
         if any(_apart(walls) for walls in phases):
-            return f"the machine's load changed during the run: T(1) timed {_ms(own)}"
+            # It names what can move them, not "the load changed": a reviewer saw 60-150 ms with nothing else running.
+            return (f"T(1) timed {_ms(own)} within the run, too far apart to be one step's: other work, or the page "
+                    "drawing on the same cores, moved them")
         recent = _middle(self.recent_steps)
         if _apart(self.recent_steps):
             between = " between their quartiles" if len(self.recent_steps) >= MANY_TIMINGS else ""
