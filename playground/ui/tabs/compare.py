@@ -145,7 +145,10 @@ class Comparison:
             yield render.status_html(f"Starting: {expected_line}")
             began = time.perf_counter()
             runs = [partial(self._run, key, prompt, variant, values, extra, job) for _, variant, extra in sides]
-            timed, durations, shares, estimates, left = [Timed() for _ in sides], [], [], None, None
+            # The job's yardstick is the one told as it started (read after its first warm-up, it told a busy
+            # sweep 1 min 30 s, then 2 min 10 s left, unexplained); none known yet: its first runs give one.
+            estimates = eta.plan_seconds(plan, self.family.models_of(key))[0]
+            timed, durations, shares, left = [Timed() for _ in sides], [], [], expected
             plan_sides = [*range(len(sides)), *(side for _, side in schedule(len(sides), repeats))]
             ended = time.perf_counter()
             for done, (side, repeat, run) in enumerate(repeated(runs, repeats), start=1):
@@ -155,11 +158,12 @@ class Comparison:
                 eta.record(run)
                 if repeat >= 0:
                     timed[side].add(repeat, run)
-                if estimates is None:  # the job's yardstick: fixed once the machine's recent runs give one
+                if estimates is None:
                     estimates = eta.plan_seconds(plan, self.family.models_of(key))[0]
                 left, told = eta.job_time_left(estimates, durations, len(sides), plan_sides, shares), left
                 spread = eta.job_time_left_range(estimates, durations, len(sides), plan_sides, shares)
-                time_left = time_left_text(left, told, sides[side][0], paced=repeat >= 0, spread=spread)
+                time_left = time_left_text(left, told, sides[side][0], paced=repeat >= 0, spread=spread,
+                                           took=durations[-1])
                 yield render.status_html(f"run {done} of {len(plan)} done ({sides[side][0]}: "
                                          f"{'warm-up' if repeat < 0 else f'repeat {repeat + 1}'}){time_left}")
             shown_runs = [side.median_run() for side in timed]
@@ -240,10 +244,12 @@ def past_maximum(run) -> str:
 
 # Runs apart by more than this (the slowest left over the fastest) tell the time left as a range.
 SPREAD_RANGE = 1.3
+# A time left this many times under the last told less the run just done says why it fell.
+FELL_FAST = 1.3
 
 
 def time_left_text(left: float | None, told: float | None, label: str, paced: bool,
-                   spread: tuple[float, float] | None = None) -> str:
+                   spread: tuple[float, float] | None = None, took: float = 0.0) -> str:
     """', about 40 s left' after the run of `label`; during the warm-ups, which pace nothing, it says
     its pace is the recent runs' (a busy sweep told 1 min 40 s left there had 4 min 30 s to go).
     Where the job's runs spread (`spread`: the least and most left, eta.job_time_left_range), the
@@ -256,16 +262,21 @@ def time_left_text(left: float | None, told: float | None, label: str, paced: bo
         most = eta.duration_text(high).removeprefix("about ")
         return (f", {eta.duration_text(low)} to {most} left (runs of one setting took their seconds this far apart: "
                 "other work shares the machine)")
-    return f", {eta.duration_text(left)} left{pace}{rise_text(left, told, label)}"
+    return f", {eta.duration_text(left)} left{pace}{rise_text(left, told, label, took)}"
 
 
-def rise_text(left: float, told: float | None, label: str) -> str:
+def rise_text(left: float, told: float | None, label: str, took: float = 0.0) -> str:
     """Why the time left grew past the last told ("" where the line shows no rise: "up from about
     1 min 40 s" beside "about 1 min 40 s left" read as a contradiction): the run just done took
-    longer than its estimate (a reviewer watched 40 s -> 46 s -> 55 s left, unexplained; another 43 s -> 44 s)."""
-    if told is None or eta.shown_seconds(left) <= eta.shown_seconds(told):
+    longer than its estimate (a reviewer watched 40 s -> 46 s -> 55 s left, unexplained; another 43 s -> 44 s).
+    Or why it fell much more than the `took` seconds of the run just done (2 min 10 s -> 1 min in 12 s)."""
+    if told is None or eta.shown_seconds(left) == eta.shown_seconds(told):
         return ""
-    return f" (up from {eta.duration_text(told)}: {label}'s run took longer than estimated)"
+    if left > told:
+        return f" (up from {eta.duration_text(told)}: {label}'s run took longer than estimated)"
+    if told - took > FELL_FAST * left:
+        return f" (down from {eta.duration_text(told)}: the runs so far went faster than estimated)"
+    return ""
 
 
 def sweep_after_switch(method: str, option: str, values: str, kept: dict) -> tuple[str, str, str]:
