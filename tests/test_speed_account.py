@@ -247,6 +247,16 @@ def test_many_timings_are_one_steps_within_what_a_drawing_page_spreads_them():
                                    "work, or the page drawing on the same cores, moved them")
 
 
+def test_a_runs_quiet_timings_may_run_under_the_drawn_passes_before_it():
+    """Walk 14: 2 of 3 quiet sd runs were withheld, their own timings 43.5 and 40.9 ms (taken as rounds
+    ended, the page quiet) against the `ar` run's 69.9 ms a pass (drawn token by token by the page)."""
+    account = SpeedAccount(round_count=26, decoder_cpu=2.0, clock=2.0, recent_steps=[0.0699] * 48)
+    account.reference = [Timing(0.1076, 0.1, 40, 1, starting=True), Timing(0.0435, 0.04, 56, 17)]
+    assert account.unsettled() == ""
+    account.reference[1] = Timing(0.0330, 0.03, 56, 17)  # over 2x under them: not one step's
+    assert account.unsettled().startswith("this run timed `ar`'s step at 33.0 ms, the target's one-token passes")
+
+
 def test_passes_cheaper_than_t1_leave_the_speedup_unsettled():
     """Walk 12: a slem run after a Load read a settled 1.38x at T(1) 121.4 ms; the next `ar` run went
     faster than it. A pass of several tokens costs at least one token's, so passes cheaper than T(1)

@@ -1147,7 +1147,7 @@ def test_a_waiting_run_mentions_an_earlier_answer_only_where_the_page_shows_one(
     assert waiting_text(session) == WAITING + " (the output below is the previous run's until this one starts)"
 
 
-def test_a_load_of_another_family_ends_the_running_generation_without_a_late_status(handlers):
+def test_a_load_of_another_family_ends_the_running_generation_on_the_loads_status(handlers):
     """A lecture's Load said "loaded ...", then the psd-f run still going wrote "done: 24 tokens"
     over it, and its answer stayed under the new family's name."""
     stream = handlers.generate(KEY, PROMPT, "psd-f", False, *values(max_new_tokens=60))
@@ -1157,7 +1157,8 @@ def test_a_load_of_another_family_ends_the_running_generation_without_a_late_sta
     # it says the run stopped (a reviewer's run vanished with the emptied views, unsaid)
     assert "loaded" in status and "the run that was going stopped" in status
     handlers.restart(KEY, 0)  # a Generate before the old run's next step (a busy machine's steps take seconds)
-    assert list(stream) == []  # no later view: the Load's status and emptied views stand
+    # its last view is the Load's status and emptied views (one it sent just before the Load came after it)
+    assert list(stream) == [(status, None, None)]
     assert handlers.sessions.get(KEY).run is None
     run_generate(handlers, "sd")
     status, *_ = handlers.load(KEY, "tiny-target", "tiny-draft", "tiny-qualifier")  # nothing going: nothing said

@@ -51,6 +51,7 @@ class Session:
     preset: Preset | None = None
     specs: dict = field(default_factory=dict)  # role -> model spec, once a family is loaded
     specs_edited: bool = False  # the page's model boxes changed since the last load: runs wait for Load
+    loaded_status: str = ""  # the status of the last Load that changed the family, as it showed it
     run: object = None  # the last finished or stopped Run
     last_ar: object = None  # the last finished `ar` Run: a later run of the same tokens is timed against it
     speedups: SettingSpeedups = field(default_factory=SettingSpeedups)  # its runs' settled speedups, by setting

@@ -130,7 +130,10 @@ class FamilyPanel:
         # The family already loaded keeps the method the page shows now: a Load pressed while a preset
         # loaded sent the method from before it, and put it back over the preset's.
         picked = gr.Dropdown(choices=choices, value=chosen) if switched else gr.skip()
-        return render.status_html(said), describe_family(models), picked
+        status = render.status_html(said)
+        if switched:  # the run it stopped ends on this status (a view it sent just before came after it)
+            session.loaded_status = status
+        return status, describe_family(models), picked
 
     def cleared_views(self, key: str, count: int) -> list:
         """After a Load: `count` views emptied where the Load changed the family (the previous

@@ -151,7 +151,10 @@ class Generation:
         why = session.stale_runs.reason_of(ticket)
         if session.stale_runs.stale(ticket) and why == FAMILY_CHANGED:
             session.run, session.final_charts_due = None, False
-            return  # the Load's status and emptied views stand: this run's family is gone
+            # The Load's status and emptied views, again: a view this run sent just before the Load
+            # reached the page after it, and left "generating… 25 tokens" and its stats standing.
+            yield (session.loaded_status, *[None] * (VIEW_SIZE - 1))
+            return
         if run is None:  # stopped while it followed another visitor's run, before its first tokens
             yield _status_only(render.status_html(f"stopped before its first tokens: {why}"))
             return
