@@ -5,6 +5,7 @@ import dataclasses
 import html
 import math
 import re
+import time
 
 import pytest
 
@@ -64,7 +65,8 @@ def test_seconds_per_token_come_from_recent_runs_of_the_method_else_ar_else_noth
 
 
 # The machine's speed now against its runs', where T(1) moved (a busy test machine moves it)
-NOW = r"(, x[\d.]+: the machine runs (slower|faster) now, T\(1\) \d+ ms in the last runs against \d+ ms in those)?"
+NOW = (r"(, x[\d.]+: the machine runs (slower|faster) now, T\(1\) \d+ ms (in the last runs|timed as this job started) "
+       r"against \d+ ms in those)?")
 
 
 def test_durations_read_as_a_person_plans():
@@ -310,3 +312,28 @@ def test_an_estimate_follows_the_machines_speed_now_read_from_the_last_runs_t1(f
     eta.record(quiet)
     eta.record(quiet)
     assert "x" not in eta.seconds_per_token("fsd", specs).basis.split("(recent runs")[1]
+
+
+def test_a_job_reads_a_step_timed_as_it_started_where_the_machine_became_slower_than_its_last_runs(
+        handlers, family, monkeypatch):
+    """Paced on quiet runs, a sweep was told "about 29 s" beside two CPU burners started since, and
+    took 4 min 3 s: no run had timed the busy machine yet, and the load average had not risen."""
+    monkeypatch.setattr(eta, "load_change", lambda: None)  # the load average is this machine's, not the test's
+    quiet = generate(PROMPT, method="fsd", max_new_tokens=24, target=family["target"], draft=family["draft"])
+    eta.record(quiet)
+    specs = {"target": "tiny-target", "draft": "tiny-draft"}
+    paced, step = eta.seconds_per_token("fsd", specs).seconds, quiet.stats.account.own_step()
+    model, forward = family["target"].model, family["target"].model.forward
+    # each pass now waits as long as eight of the quiet run's steps: the burners' share of the cores
+    monkeypatch.setattr(model, "forward", lambda *args, **kwargs: (time.sleep(8 * step), forward(*args, **kwargs))[1])
+    views = handlers.compare(KEY, PROMPT, "fsd", "sweep", "tau", "0.1, 0.3", [], *values())
+    starting = html.unescape(next(views))
+    views.close()
+    assert re.search(r"Starting: .*, x[\d.]+: the machine runs slower now, T\(1\) \d+ ms timed as this job started "
+                     r"against \d+ ms in those", starting), starting
+    assert eta.seconds_per_token("fsd", specs).seconds >= 8 * paced
+    # A bare step has no cache to read and no page to draw: one faster than the runs' T(1) says nothing
+    eta._bare_steps["tiny-target"] = (time.monotonic(), step / 2)
+    assert eta.seconds_per_token("fsd", specs).seconds == pytest.approx(paced)
+    eta._bare_steps["tiny-target"] = (time.monotonic() - eta.BARE_STEP_FRESH - 1, 8 * step)  # an old one neither
+    assert eta.seconds_per_token("fsd", specs).seconds == pytest.approx(paced)

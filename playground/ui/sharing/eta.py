@@ -19,6 +19,8 @@ import time
 from collections import deque
 from dataclasses import dataclass
 
+import torch
+
 from ...decoding.speed import forward_costs
 from ...models.loading import LoadedModel
 
@@ -31,6 +33,9 @@ _recent: dict[tuple, deque] = {}  # (method, family) -> (monotonic time, seconds
 _steps: dict[str, deque] = {}  # target spec -> (monotonic time, T(1) as a run timed it)
 STEPS_NOW = 3  # the last runs' T(1)s: the machine's speed now, against that of the runs an estimate reads
 SAME_SPEED = 1.3  # T(1) within this factor of the runs' is the machine as it was (the page's drawing moves it)
+_bare_steps: dict[str, tuple[float, float]] = {}  # target spec -> (monotonic time, a bare step's seconds)
+BARE_STEP_FRESH = 60.0  # a bare step timed as a job started speaks for the machine this long
+BARE_STEP_PASSES = 3
 KEPT_WRITTEN = 256
 MIN_LENGTHS = 5  # recent runs asking as many before their median length is told (a few say little)
 _written: deque = deque(maxlen=KEPT_WRITTEN)  # (monotonic time, same_run(...), tokens asked, tokens written)
@@ -82,6 +87,37 @@ def clear() -> None:
         _written.clear()
         _first_steps.clear()
         _loads.clear()
+        _bare_steps.clear()
+
+
+def time_bare_step(target: LoadedModel) -> None:
+    """On the model thread as a job starts: time the target's one-token forward with no cache (the
+    median of BARE_STEP_PASSES). It costs less than a run's T(1) (no cache to read, no page
+    drawing), so it can only show the machine slower than its runs' T(1)s did. Paced on quiet runs,
+    a sweep was told "about 29 s" beside two burners started since, and took 4 min 3 s: no run had
+    timed the busy machine yet, and the load average had not risen."""
+    token = torch.zeros((1, 1), dtype=torch.long, device=target.device)
+    seconds = []
+    with torch.inference_mode():
+        for _ in range(BARE_STEP_PASSES):
+            started = time.perf_counter()
+            target.model(input_ids=token, use_cache=False)
+            seconds.append(time.perf_counter() - started)
+    with _lock:
+        _bare_steps[target.spec] = (time.monotonic(), statistics.median(seconds))
+
+
+def _step_now(target) -> tuple[float | None, str]:
+    """(T(1) now, where it was read): the median of the last STEPS_NOW runs', or a bare step timed
+    since (`time_bare_step`) where that is slower."""
+    since = time.monotonic() - KEPT_SECONDS
+    with _lock:
+        runs = [step for at, step in _steps.get(target, ()) if at >= since][-STEPS_NOW:]
+        at, bare = _bare_steps.get(target, (-math.inf, None))
+    now = statistics.median(runs) if runs else None
+    if bare is not None and time.monotonic() - at <= BARE_STEP_FRESH and (now is None or bare > now):
+        return bare, "timed as this job started"
+    return now, "in the last runs"
 
 
 def _median(method: str, family: tuple) -> tuple[float, list] | None:
@@ -105,21 +141,19 @@ def _paced(wanted) -> tuple[float, list] | None:
 
 def machine_now(target, steps: list) -> tuple[float, str]:
     """(factor, words): how much slower the machine runs `target` now than in the runs whose T(1)s
-    are `steps`, read from the T(1)s the last STEPS_NOW runs timed; (1, "") within SAME_SPEED or
+    are `steps`, read from the T(1) now (`_step_now`); (1, "") within SAME_SPEED or
     where unknown. Estimates paced on quiet runs were 9x short beside two CPU burners: the pace of
     a method's runs is kept, the machine's speed is taken as it is now."""
-    since = time.monotonic() - KEPT_SECONDS
-    with _lock:
-        now = [step for at, step in _steps.get(target, ()) if at >= since][-STEPS_NOW:]
+    now, where = _step_now(target)
     then = [step for step in steps if step]
-    if not now or not then:
+    if now is None or not then:
         return 1.0, ""
-    now, then = statistics.median(now), statistics.median(then)
+    then = statistics.median(then)
     factor = now / then
     if 1 / SAME_SPEED < factor < SAME_SPEED or _load_changed_since(factor):
         return 1.0, ""
     change = "slower" if factor > 1 else "faster"
-    return factor, (f", x{factor:.1f}: the machine runs {change} now, T(1) {now * 1000:.0f} ms in the last runs "
+    return factor, (f", x{factor:.1f}: the machine runs {change} now, T(1) {now * 1000:.0f} ms {where} "
                     f"against {then * 1000:.0f} ms in those")
 
 
@@ -169,14 +203,14 @@ class _OwnLoad:
 
     MINUTE = 60.0  # the load average's time constant
 
-    def __init__(self):
-        self.at, self.cpu, self.load = None, 0.0, 0.0
+    def __init__(self):  # from the app's start (its first estimate had counted its own load as other work)
+        self.at, self.cpu, self.load = time.monotonic(), time.process_time(), 0.0
         self._lock = threading.Lock()
 
     def read(self) -> float:
         with self._lock:
             now, cpu = time.monotonic(), time.process_time()
-            if self.at is not None and now > self.at:
+            if now > self.at:
                 elapsed = now - self.at
                 weight = math.exp(-elapsed / self.MINUTE)
                 self.load = weight * self.load + (1 - weight) * (cpu - self.cpu) / elapsed

@@ -141,6 +141,7 @@ class Comparison:
             job = self.runs.job(key, plan)
             for waiting in self.runs.in_line(job):
                 yield render.status_html(waiting)
+            self.runs.time_machine(key, job)
             expected, expected_said, expected_line = self._expected(key, plan, mode)
             yield render.status_html(f"Starting: {expected_line}")
             began = time.perf_counter()

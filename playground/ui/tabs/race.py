@@ -50,6 +50,7 @@ class Race:
             job = self.handlers.runs.job(key, plan)  # its runs wait in line as one job (runs.py)
             for waiting in self.handlers.runs.in_line(job):
                 yield render.status_html(waiting), gr.skip()
+            self.handlers.runs.time_machine(key, job)
             yield render.status_html(f"Starting: {self._expected(key, plan)[1]}"), gr.skip()
             finished = {side: {} for side in range(len(chosen))}
             runs = [partial(self.handlers.runs.finished, key, prompt, method, values, job) for method in chosen]

@@ -61,6 +61,12 @@ class Runs:
         self.check_model_time(job.visitor)
         yield from queued(self.line, job, given_up)
 
+    def time_machine(self, key: str, job: Job) -> None:
+        """As `job` starts, in a turn of its own: time the target's bare step, which the job's estimate
+        reads where the machine became slower than its last runs (eta.time_bare_step)."""
+        target = self.family.models_for(key, "ar")["target"]
+        model_thread.call_as(job.visitor, job.charge, eta.time_bare_step, target)
+
     def done(self, job: Job) -> None:
         self.line.leave(job)
 
