@@ -16,8 +16,9 @@ from playground.ui.sharing import eta
 from playground.ui.sharing.turns import Turns, Usage
 from playground.ui.sharing.visitors import SessionKey
 from playground.ui.sharing.waiting_line import Job, Line, Place, place_text
-from playground.ui.tabs.runs import waiting_text
+from playground.ui.tabs.runs import aside_text
 
+from .quiet_account import as_quiet
 from .test_ui_handlers import PROMPT, values
 
 
@@ -446,6 +447,29 @@ def test_a_running_page_says_when_other_runs_come_to_share_the_model(handlers, e
     assert "done: " in alone[-1] and "took turns" not in alone[-1]
 
 
+def test_a_run_that_took_turns_with_another_is_not_settled(handlers):
+    """A second visitor's sd run doubled c (0.64 against 0.22-0.34 alone) and read 0.83x, shown as
+    settled and counted among the setting's settled runs: the other run's rounds and its page drew
+    on the same cores."""
+    alone_key, shared_key = SessionKey("s0", "192.0.2.1"), SessionKey("s1", "203.0.113.5")
+    list(handlers.generate(alone_key, PROMPT, "sd", False, *values()))
+    views = handlers.generate(shared_key, PROMPT, "sd", False, *values())
+    other = Job("198.51.100.9", [(0.01, 10)])
+    try:
+        next(views)
+        handlers.runs.line.join(other)
+        list(views)
+    finally:
+        views.close()
+        handlers.runs.line.leave(other)
+    alone, shared = (handlers.sessions.get(key).run.stats.account for key in (alone_key, shared_key))
+    for account in (alone, shared):
+        as_quiet(account)
+    assert alone.unsettled() == ""
+    assert shared.unsettled().startswith("it took turns with another run on the model: their rounds, and their "
+                                         "pages drawing them, ran on the same cores")
+
+
 def test_a_running_page_says_at_once_when_the_others_come_and_go(handlers, monkeypatch):
     """A reviewer's page kept "sharing the model with 1 other run" 3.6 s after the other had ended:
     its refreshes were paced at 4% of a slow run. Paced never again here, it still refreshes when
@@ -473,10 +497,15 @@ def test_a_running_page_says_at_once_when_the_others_come_and_go(handlers, monke
     assert "sharing" not in left and "generating" in left and rest, "told before the run's end"
 
 
-def test_a_lone_runs_end_line_splits_a_noticeable_wait():
-    """A reviewer alone on the page read 2.03 s of 5.26 s as "waiting (its turn, a load)", no load named."""
+def test_a_lone_runs_end_line_says_which_of_its_seconds_its_speed_figures_read():
+    """A reviewer alone on the page read 2.03 s of 5.26 s as "waiting (its turn, a load)", no load
+    named; another read `ar`'s 3.39 s and sd's 3.51 s beside sd's 1.05x, 0.37 s of it timing `ar`'s step."""
     account = SpeedAccount(clock=5.26, waited=2.03, before=1.2)
-    assert waiting_text(account) == ("; 2.03 s of it was waiting: 1.20 s before its first round (its place in line, "
-                                     "a model loading) and 0.83 s while the page took its rounds' views, counted in "
-                                     "its budget")
-    assert waiting_text(SpeedAccount(clock=5.26, waited=0.3, before=0.1)) == "", "a small wait is not told"
+    assert aside_text(account) == ("; 3.23 s of it decoding, which its speed figures read; the rest, in its budget: "
+                                   "1.20 s before its first round (its place in line, a model loading), 0.83 s while "
+                                   "the page took its rounds' views")
+    timed = SpeedAccount(clock=3.51, waited=0.15, before=0.15, measuring=0.37)
+    assert aside_text(timed) == ("; 2.99 s of it decoding, which its speed figures read; the rest, in its budget: "
+                                 "0.15 s before its first round (its place in line, a model loading), 0.37 s timing "
+                                 "`ar`'s step")
+    assert aside_text(SpeedAccount(clock=5.26, waited=0.3, before=0.1)) == "", "a small aside is not told"

@@ -115,6 +115,7 @@ class SpeedAccount:
     # runs', an `ar` run's among them): T(1) is timed with them, and its own timings held against them.
     recent_steps: list[float] = field(default_factory=list)
     recent_busy: float | None = None  # the share of their core those passes had, where too busy to time the run
+    shared_with: int = 0  # the most other runs that took turns with it on the model at once
     rounds: list[Round] = field(default_factory=list)  # the verified rounds, for the what-if
     pass_seconds: list[float] = field(default_factory=list)  # each verified round's pass, checks excluded
     started: float = field(default_factory=time.perf_counter, repr=False)
@@ -139,6 +140,10 @@ class SpeedAccount:
         if passes:
             self.rounds.append(Round(step.forwards.get(self.draft_role, 0), step.drafted + 1, len(step.tokens)))
             self.pass_seconds.append((step.verify_seconds - checks) / passes)
+
+    def took_turns_with(self, others: int) -> None:
+        """`others` other runs take turns with it on the model now (their rounds between its own)."""
+        self.shared_with = max(self.shared_with, others)
 
     def take_recent_steps(self, passes: list[tuple[float, float]]) -> None:
         """The target's one-token passes of the two minutes before the run, (wall, CPU) seconds each:
@@ -283,7 +288,7 @@ class SpeedAccount:
 
     def unsettled(self) -> str:
         """Why this run cannot settle its speedup over `ar` ("" where it can): too short, its thread
-        did not have its core to itself, or its T(1) timings disagree."""
+        did not have its core to itself, it shared the model, or its T(1) timings disagree."""
         used = self.busy()
         if self.round_count < MIN_ROUNDS:
             return (f"the run is too short to time: {self.round_count} round{'s' * (self.round_count != 1)}, "
@@ -292,6 +297,11 @@ class SpeedAccount:
             return (f"the machine was busy: the decoding thread had its core {used:.0%} of this run's time, so "
                     "its seconds and T(1) moved with the other work (other programs, or a browser on this machine "
                     "capturing or redrawing the page)")
+        if self.shared_with:  # a second visitor's run doubled c (0.64 against 0.22-0.34) and read a settled 0.83x
+            others = "another run" if self.shared_with == 1 else f"up to {self.shared_with} other runs"
+            return (f"it took turns with {others} on the model: their rounds, and their pages drawing them, ran on "
+                    "the same cores between and beside its own, and moved its drafting and T(1); run it alone to "
+                    "time it")
         return self._timings_disagree()
 
     def _timings_disagree(self) -> str:

@@ -86,6 +86,7 @@ class Runs:
         run = None
         for step, run in model_thread.iterate(stream(prompt, **arguments), visitor_of(key),
                                               job.charge if job else None):
+            run.stats.account.took_turns_with(self.line.running() - 1)
             if job is not None:
                 job.wrote(len(step.tokens))
         return run
@@ -108,7 +109,6 @@ class Started:
         self.signature, self.visitor = key_of_run, visitor_of(key)
         self.record = self.job = self.following = self.computing = None
         self.claimed = False
-        self.most_others = 0  # the most other runs that took turns with it at once
 
     @property
     def replay(self) -> str | None:
@@ -172,17 +172,17 @@ class Started:
         """While it runs: how many other runs take turns with it now ("" when none), so a page
         whose run slows when others join says why."""
         others = self.runs.line.running() - 1 if self.job is not None else 0
-        self.most_others = max(self.most_others, others)
         return "" if others < 1 else f" (sharing the model with {others} other run{'s' * (others > 1)}, a round each)"
 
     def shared_text(self, run) -> str:
         """At its end, for a run that took turns with others: who, and what its wait came to ("" if
         none), so the time on its end line is not read as its own pace."""
-        if not self.most_others:
-            return waiting_text(run.stats.account)
-        others = "1 other run" if self.most_others == 1 else f"up to {self.most_others} other runs"
-        return (f"; it took turns with {others} (a round each): {run.stats.account.waited:.2f} s of it was "
-                "waiting, counted in its budget")
+        account = run.stats.account
+        if not account.shared_with:
+            return aside_text(account)
+        others = "1 other run" if account.shared_with == 1 else f"up to {account.shared_with} other runs"
+        return (f"; it took turns with {others} (a round each): {account.waited:.2f} s of it was waiting, counted in "
+                "its budget")
 
     def _following(self, claim: Claim) -> str:
         place = self.runs.line.place(claim.job) if claim.job is not None else None
@@ -210,6 +210,7 @@ class Started:
             if not number:
                 run.stats.account.asked_at(self.asked)  # its clock from the click, as its visitor waited
             self.job.wrote(len(step.tokens))
+            run.stats.account.took_turns_with(self.runs.line.running() - 1)
             if self.computing is not None:
                 self.computing.add(step, run)
             yield step, run
@@ -225,17 +226,20 @@ class Started:
             self.runs.identical.release(self.signature)
 
 
-NOTICED_WAIT = 0.1  # a run's waiting, as a share of its seconds, that its end line explains
+NOTICED_ASIDE = 0.1  # the share of a run's seconds not its own decoding that its end line explains
 
 
-def waiting_text(account) -> str:
-    """At the end of a run that took no turns: its waiting, where it was a noticeable share of its
-    time, split into before its first round (a place in line, a model loading) and while the page
-    took each round's view ("" otherwise). A reviewer read 2.03 s of 5.26 s as "waiting (its turn,
-    a load)" on a page alone, with no load named."""
-    if account.waited < NOTICED_WAIT * account.clock:
+def aside_text(account) -> str:
+    """At the end of a run that took no turns: the seconds of its clock that were not its own
+    decoding, where they were a noticeable share: before its first round (a place in line, a model
+    loading), while the page took its rounds' views, and timing `ar`'s step; the speed figures read
+    the rest ("" otherwise). A reviewer alone read 2.03 s of 5.26 s as "waiting (its turn, a load)",
+    no load named; another read `ar`'s 3.39 s and sd's 3.51 s beside sd's 1.05x."""
+    if account.waited + account.measuring < NOTICED_ASIDE * account.clock:
         return ""
-    held = account.waited - account.before
-    parts = [f"{account.before:.2f} s before its first round (its place in line, a model loading)"] * \
-        (account.before >= 0.01) + [f"{held:.2f} s while the page took its rounds' views"] * (held >= 0.01)
-    return f"; {account.waited:.2f} s of it was waiting: {' and '.join(parts)}, counted in its budget"
+    parts = [(account.before, "before its first round (its place in line, a model loading)"),
+             (account.waited - account.before, "while the page took its rounds' views"),
+             (account.measuring, "timing `ar`'s step")]
+    said = ", ".join(f"{seconds:.2f} s {what}" for seconds, what in parts if seconds >= 0.01)
+    return (f"; {account.decoder_seconds:.2f} s of it decoding, which its speed figures read; the rest, in its "
+            f"budget: {said}")
