@@ -87,6 +87,17 @@ class Session:
     def admit_export(self, per_minute: int) -> None:
         self.export_times.admit(self.visitor, 1, per_minute, EXPORTS_PER_VISITOR)
 
+    def forget_family(self, reason: str) -> None:
+        """A Load of another family: its runs stop (`reason`), a later run is not timed against the
+        last `ar` run or counted with the settled runs of the old models (one cell forgot them, one
+        did not), and step mode's next Step starts anew on the new ones."""
+        self.last_ar = None
+        self.speedups = SettingSpeedups()
+        self.stale_runs.stop(reason)  # its late "done" overwrote the Load's status
+        if self.stepping:
+            self.stepping.steps.close()
+        self.stepping = None
+
     @property
     def started(self) -> deque:
         """Start times of the visitor's runs in the last minute."""

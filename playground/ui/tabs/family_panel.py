@@ -26,7 +26,6 @@ from ..sharing.stale_runs import FAMILY_CHANGED
 from ..sharing.visitors import session_key
 from ..views import render
 from ..views.error_status import check_method, error_status
-from ..views.paired_speedups import SettingSpeedups
 from ..views.widgets import Choice
 from .wiring import PICKED_JS, PRIVATE, keyed
 
@@ -101,12 +100,7 @@ class FamilyPanel:
                                                            and not session.run.stop_reason))
         if switched:
             self._switched.add(key)
-            session.last_ar = None  # a run of another family is not timed against it
-            session.speedups = SettingSpeedups()  # nor are its settled runs (one cell forgot them, one did not)
-            session.stale_runs.stop(FAMILY_CHANGED)  # its late "done" overwrote this Load's status
-            if session.stepping:  # step mode's run was of the old family's models: the next Step starts anew
-                session.stepping.steps.close()
-            session.stepping = None
+            session.forget_family(FAMILY_CHANGED)
         session.specs, session.specs_edited = loaded, False
         self._unloaded.discard(key)
         self._failed_loads.pop(key, None)
