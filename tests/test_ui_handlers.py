@@ -212,7 +212,8 @@ def test_a_setting_generated_again_shows_its_runs_spread_and_another_setting_doe
     """Identical Generate runs each read one run's speedup (walk 9: 1.23x, 0.94x, 1.10x): the second
     run of a setting shows the page's runs of it beside its own; another setting starts its own."""
     monkeypatch.setattr(SpeedAccount, "unsettled", lambda self: "")  # timing settles nothing on the tiny family
-    spread = re.compile(r"<b>\d+\.\d\dx \(\d+\.\d\d-\d+\.\d\dx, (\d) runs\)</b><span>speedup over ar of your")
+    spread = re.compile(r"<b>\d+\.\d\dx \([\d.-]+x, (\d) runs, at c [\d.-]+ and T\(1\) [\d-]+ ms\)</b><span>"
+                        "speedup over ar of your")
     assert not spread.search(run_generate(handlers)[-1][2]), "one run has no spread"
     assert spread.search(run_generate(handlers)[-1][2])[1] == "2"
     assert not spread.search(run_generate(handlers, candidates=2)[-1][2])
@@ -1119,7 +1120,7 @@ def paired_cell(stats_html: str) -> dict:
 def test_a_load_of_another_family_forgets_the_pages_ar_run(handlers, monkeypatch):
     run_generate(handlers, "ar")
     assert handlers.sessions.get(KEY).last_ar is not None
-    handlers.sessions.get(KEY).speedups.by_setting[("a setting",)] = [1.1, 1.3]
+    handlers.sessions.get(KEY).speedups.by_setting[("a setting",)] = [(1.1, 0.2, 0.05), (1.3, 0.3, 0.06)]
     handlers.load(KEY, "tiny-target", "tiny-draft", "")  # the page's family had a qualifier too
     assert handlers.sessions.get(KEY).last_ar is None
     assert not handlers.sessions.get(KEY).speedups.by_setting, "nor its settled runs (one cell kept them)"

@@ -172,22 +172,36 @@ class SettingSpeedups:
     run's figure moves with the page's drawing (three identical quiet sd runs read 1.23x, 0.94x and
     1.10x, their drafting 0.5 s in one and 1.0 s in another), so a setting run before shows the spread."""
 
-    by_setting: dict = field(default_factory=dict)  # setting -> [speedup, ...], oldest first
+    by_setting: dict = field(default_factory=dict)  # setting -> [(speedup, c, T(1)), ...], oldest first
 
     def add(self, setting: tuple | None, run) -> None:
         account = run.stats.account
         if setting is None or run.method == "ar" or not run.finished or account.unsettled() \
                 or account.speedup() is None:
             return
-        speedups = self.by_setting.pop(setting, [])  # popped and put back: the newest last
-        self.by_setting[setting] = [*speedups, account.speedup()][-KEPT_PER_SETTING:]
+        runs = self.by_setting.pop(setting, [])  # popped and put back: the newest last
+        self.by_setting[setting] = [*runs, (account.speedup(), account.cost_ratio(), account.single_step())][
+            -KEPT_PER_SETTING:]
         while len(self.by_setting) > KEPT_SETTINGS:
             del self.by_setting[next(iter(self.by_setting))]
 
     def spread(self, setting: tuple | None) -> str | None:
-        """"1.09x (0.96-1.27x, 4 runs)" for a setting run at least twice, settled, else None."""
-        speedups = self.by_setting.get(setting, []) if setting is not None else []
-        if len(speedups) < 2:
+        """"1.09x (0.96-1.27x, 4 runs, at c 0.19-0.34 and T(1) 64-88 ms)" for a setting run at least
+        twice, settled, else None. The c and T(1) the runs ran at are the evidence that the same
+        tokens were drafted and checked at different speeds: a reviewer could not verify "moves with
+        the page's drawing" from 0.99-1.60x alone."""
+        runs = self.by_setting.get(setting, []) if setting is not None else []
+        if len(runs) < 2:
             return None
-        return (f"{statistics.median(speedups):.2f}x ({min(speedups):.2f}-{max(speedups):.2f}x, "
-                f"{len(speedups)} runs)")
+        speedups = [speedup for speedup, _, _ in runs]
+        costs = [c for _, c, _ in runs if c is not None]
+        steps = [step * 1000 for _, _, step in runs]
+        at = f"c {_range(costs, '{:.2f}')} and " if costs else ""
+        return (f"{statistics.median(speedups):.2f}x ({_range(speedups, '{:.2f}')}x, {len(runs)} runs, at "
+                f"{at}T(1) {_range(steps, '{:.0f}')} ms)")
+
+
+def _range(values: list[float], form: str) -> str:
+    """"0.19-0.34", or "0.19" where they read the same."""
+    low, high = form.format(min(values)), form.format(max(values))
+    return low if low == high else f"{low}-{high}"
