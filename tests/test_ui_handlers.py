@@ -1161,7 +1161,12 @@ def test_a_load_of_another_family_ends_the_running_generation_on_the_loads_statu
     # its last view is the Load's status and emptied views (one it sent just before the Load came after it)
     assert list(stream) == [(status, None, None)]
     assert handlers.sessions.get(KEY).run is None
+    # Load pressed again (after a preset's own Load): "already loaded" had replaced the word of the stop
+    again, *_ = handlers.load(KEY, "tiny-target", "tiny-draft", "")
+    assert "already loaded" in again and "the run that was going stopped at the Load before" in again
     run_generate(handlers, "sd")
+    again, *_ = handlers.load(KEY, "tiny-target", "tiny-draft", "")
+    assert "already loaded" in again and "stopped" not in again, "a run since: the stop is old news"
     status, *_ = handlers.load(KEY, "tiny-target", "tiny-draft", "tiny-qualifier")  # nothing going: nothing said
     assert "loaded" in status and "stopped" not in status
 

@@ -117,6 +117,10 @@ class FamilyPanel:
         said = f"{'loaded' if switched else 'already loaded:'} {', '.join(spec_of(m) for m in models.values())}"
         if going:  # its view is emptied with the old family's answer: a reviewer's run vanished unsaid
             said += "; the run that was going stopped (it ran on the models this Load replaced)"
+        elif not switched and session.load_stopped_run:  # a Load pressed after a preset's had replaced the word
+            said += "; the run that was going stopped at the Load before (it ran on the models that Load replaced)"
+        if switched:
+            session.load_stopped_run = going
         if chosen != method and isinstance(method, str) and method:  # the page's method changes: say so
             why = "its preset's" if session.preset and chosen == session.preset.default_method else \
                 f"{method} does not run on this family"
@@ -174,7 +178,7 @@ class FamilyPanel:
         had fallen back to the first preset's, so that preset's Load read "already loaded", left the
         last family's methods on the page, and a run went on with the last family's method."""
         session = self.sessions.get(key)
-        session.run, session.stepping = None, None
+        session.run, session.stepping, session.load_stopped_run = None, None, False
         if public_mode():  # the model cache is shared by every visitor: one may not empty it for all
             return render.status_html("models stay loaded on this public deployment (shared by all visitors)"), ""
         self._ready.clear()

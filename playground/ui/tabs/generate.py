@@ -71,6 +71,7 @@ def _show_new_run(session, decode, show_rejected, settings: tuple) -> None:
     last run with its views (the what-if said "Run something first" beside the last run's text)."""
     session.timeline, session.decode = charts.Timeline(), decode
     session.show_rejected, session.settings_on_screen = show_rejected is True, settings
+    session.load_stopped_run = False
 
 
 class Generation:
