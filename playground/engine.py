@@ -60,6 +60,7 @@ def stream(prompt: str, config: RunConfig | None = None, *, target=None, draft=N
     primary = models[method.roles[0]]
     prompt_ids = prompt_guard.format_prompt(primary.tokenizer, prompt, config.chat_template, model=primary.model,
                                max_new_tokens=config.max_new_tokens)
+    preparing = Clock()
     drafting = draft_setup(config, method, models.get("draft"), models.get("target"))
     ctx = _decoding(drafting.config, models, prompt_ids, method, drafting.runner, drafting.target_runner)
     if draft == NGRAM:
@@ -70,6 +71,7 @@ def stream(prompt: str, config: RunConfig | None = None, *, target=None, draft=N
     run = Run(config.method, ctx.config, prompt, models=specs,
               stats=Stats(target_role=method.roles[0]),
               notes=[*drafting.notes, *_ignored_note(method, options)])
+    run.stats.account.draft_prepared = preparing.read()[0]
     if len(method.roles) > 1:  # a run of one model (ar) is its own reference: its passes are T(1)
         run.stats.account.take_recent_steps(forward_costs.recent_passes(primary.model, 1, within=RECENT_STEP_SECONDS))
     for step, run in _drive(method.run(ctx), ctx, run, primary):

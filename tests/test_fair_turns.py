@@ -508,4 +508,9 @@ def test_a_lone_runs_end_line_says_which_of_its_seconds_its_speed_figures_read()
     assert aside_text(timed) == ("; 2.99 s of it decoding, which its speed figures read; the rest, in its budget: "
                                  "0.15 s before its first round (its place in line, a model loading), 0.37 s timing "
                                  "`ar`'s step")
+    # the first sd after a Load: 0.96 s "before its first round" with no run in line was its draft's preparation
+    first = SpeedAccount(clock=1.79, waited=0.6, before=0.596, draft_prepared=0.58)
+    assert aside_text(first) == ("; 1.19 s of it decoding, which its speed figures read; the rest, in its budget: "
+                                 "0.58 s preparing the draft's levers (its int8 copy or smaller head, once a model), "
+                                 "0.02 s before its first round (its place in line, a model loading)")
     assert aside_text(SpeedAccount(clock=5.26, waited=0.3, before=0.1)) == "", "a small aside is not told"

@@ -101,6 +101,7 @@ class SpeedAccount:
     clock: float = 0.0  # seconds since the run started, waiting included: what the status line shows
     waited: float = 0.0  # held at its yields: other visitors' rounds, a page being updated
     before: float = 0.0  # from being asked for to its start (asked_at): in line, its first turn, a load
+    draft_prepared: float = 0.0  # of it, preparing the draft's levers (its int8 copy, smaller head: once a model)
     measuring: float = 0.0  # spent timing T(1) (not the run's own work)
     decoder_cpu: float = 0.0  # CPU seconds of the decoding thread in the run's rounds
     tokens: int = 0

@@ -231,13 +231,17 @@ NOTICED_ASIDE = 0.1  # the share of a run's seconds not its own decoding that it
 
 def aside_text(account) -> str:
     """At the end of a run that took no turns: the seconds of its clock that were not its own
-    decoding, where they were a noticeable share: before its first round (a place in line, a model
-    loading), while the page took its rounds' views, and timing `ar`'s step; the speed figures read
-    the rest ("" otherwise). A reviewer alone read 2.03 s of 5.26 s as "waiting (its turn, a load)",
-    no load named; another read `ar`'s 3.39 s and sd's 3.51 s beside sd's 1.05x."""
+    decoding, where they were a noticeable share: preparing the draft's levers, before its first
+    round (a place in line, a model loading), while the page took its rounds' views, and timing
+    `ar`'s step; the speed figures read the rest ("" otherwise). A reviewer alone read 2.03 s of
+    5.26 s as "waiting (its turn, a load)", no load named; another read `ar`'s 3.39 s and sd's 3.51 s
+    beside sd's 1.05x; another 0.96 s "before its first round" of the first sd after a Load, with no
+    run in line: its draft's preparation."""
     if account.waited + account.measuring < NOTICED_ASIDE * account.clock:
         return ""
-    parts = [(account.before, "before its first round (its place in line, a model loading)"),
+    prepared = min(account.draft_prepared, account.before)  # the draft's levers, once a model: named
+    parts = [(prepared, "preparing the draft's levers (its int8 copy or smaller head, once a model)"),
+             (account.before - prepared, "before its first round (its place in line, a model loading)"),
              (account.waited - account.before, "while the page took its rounds' views"),
              (account.measuring, "timing `ar`'s step")]
     said = ", ".join(f"{seconds:.2f} s {what}" for seconds, what in parts if seconds >= 0.01)
