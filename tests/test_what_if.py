@@ -134,6 +134,10 @@ def test_the_page_projects_the_last_run_and_says_it_is_a_projection(page):
     assert "slider's start" in page.what_if_on_page(KEY, gpu.name, 0.0, "", typed=True)[0]
     # an empty curve box says the curve it reads
     assert "the box is empty, so every pass costs one T(1)" in page.what_if(KEY, OWN_CURVE, 0.2, "")[0]
+    # your own costs stay from run to run, and say they are not the run's own (0.95x beside 1.60x, unexplained)
+    own = page.what_if(KEY, OWN_CURVE, 0.64, "2: 1.09")[0]
+    assert f"not the run's own figure: choose *{what_if.THIS_RUN}* for that" in own
+    assert "not the run's own figure" not in page.what_if(KEY, what_if.THIS_RUN, own_c, "")[0]
 
 
 def test_the_page_says_why_it_cannot_project(page):

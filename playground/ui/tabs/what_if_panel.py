@@ -20,6 +20,9 @@ from ..views.widgets import Choice, OptionSlider
 from .wiring import PRIVATE, Shared, keyed
 
 OWN_CURVE = "your own: c from the slider, T(n)/T(1) from the box"
+# After a new run, your own c stayed and read 0.95x beside the stats' 1.60x, unexplained.
+KEPT_OWN = (" Your own costs stay as you set them from run to run, so this is not the run's own figure: choose "
+            f"*{what_if.THIS_RUN}* for that.")
 # A reviewer emptied the box and read a projection with no word of the curve it used.
 EMPTY_CURVE = "the box is empty, so every pass costs one T(1) whatever its size: type pairs like '2: 1.09, 4: 1.26'"
 SHOWN_DIGITS = 3  # of c on the slider
@@ -171,7 +174,8 @@ def _words(run, rounds, profile: CostProfile) -> str:
     return (f"**Projection, not a measurement:** this run's {len(rounds)} rounds ({sum(r.tokens for r in rounds)} "
             f"tokens, {sum(r.draft_forwards for r in rounds)} draft forwards, target passes over "
             f"{sizes[0]}-{sizes[-1]} tokens) on *{profile.name}* ({profile.source}){unit}: at c = "
-            f"{profile.cost_ratio:.3f}, **{speedup:.2f}x** the speed of `ar` (one target step a token); {crossing}.")
+            f"{profile.cost_ratio:.3f}, **{speedup:.2f}x** the speed of `ar` (one target step a token); {crossing}."
+            f"{KEPT_OWN if profile.name == OWN_CURVE else ''}")
 
 
 def _beside_prediction(run, profile: CostProfile) -> str:
