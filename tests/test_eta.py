@@ -65,7 +65,7 @@ def test_seconds_per_token_come_from_recent_runs_of_the_method_else_ar_else_noth
 
 
 # The machine's speed now against its runs', where T(1) moved (a busy test machine moves it)
-NOW = (r"(, x[\d.]+: the machine runs (slower|faster) now, T\(1\) \d+ ms (in the last runs|timed as this job started) "
+NOW = (r"(, x[\d.]+: the machine runs (slower|faster) now, T\(1\) \d+ ms (in the last runs|timed just now) "
        r"against \d+ ms in those)?")
 
 
@@ -314,7 +314,7 @@ def test_an_estimate_follows_the_machines_speed_now_read_from_the_last_runs_t1(f
     assert "x" not in eta.seconds_per_token("fsd", specs).basis.split("(recent runs")[1]
 
 
-def test_a_job_reads_a_step_timed_as_it_started_where_the_machine_became_slower_than_its_last_runs(
+def test_an_estimate_reads_a_bare_step_timed_just_now_where_the_machine_became_slower_than_its_last_runs(
         handlers, family, monkeypatch):
     """Paced on quiet runs, a sweep was told "about 29 s" beside two CPU burners started since, and
     took 4 min 3 s: no run had timed the busy machine yet, and the load average had not risen."""
@@ -326,11 +326,16 @@ def test_a_job_reads_a_step_timed_as_it_started_where_the_machine_became_slower_
     model, forward = family["target"].model, family["target"].model.forward
     # each pass now waits as long as eight of the quiet run's steps: the burners' share of the cores
     monkeypatch.setattr(model, "forward", lambda *args, **kwargs: (time.sleep(8 * step), forward(*args, **kwargs))[1])
+    slower = (r"x[\d.]+: the machine runs slower now, T\(1\) \d+ ms timed just now against \d+ ms in those")
+    handlers.load(KEY, "tiny-target", "tiny-draft", "tiny-qualifier")
+    # the line under the button, told as the settings change, times it where the model is idle
+    line = html.unescape(handlers.compare_estimate(KEY, PROMPT, "fsd", "sweep", "tau", "0.1, 0.3", [], *values()))
+    assert re.search(r"As set now: .*" + slower, line), line
+    eta._bare_steps.clear()  # and a job times it as it starts
     views = handlers.compare(KEY, PROMPT, "fsd", "sweep", "tau", "0.1, 0.3", [], *values())
     starting = html.unescape(next(views))
     views.close()
-    assert re.search(r"Starting: .*, x[\d.]+: the machine runs slower now, T\(1\) \d+ ms timed as this job started "
-                     r"against \d+ ms in those", starting), starting
+    assert re.search(r"Starting: .*" + slower, starting), starting
     assert eta.seconds_per_token("fsd", specs).seconds >= 8 * paced
     # A bare step has no cache to read and no page to draw: one faster than the runs' T(1) says nothing
     eta._bare_steps["tiny-target"] = (time.monotonic(), step / 2)

@@ -35,6 +35,7 @@ STEPS_NOW = 3  # the last runs' T(1)s: the machine's speed now, against that of 
 SAME_SPEED = 1.3  # T(1) within this factor of the runs' is the machine as it was (the page's drawing moves it)
 _bare_steps: dict[str, tuple[float, float]] = {}  # target spec -> (monotonic time, a bare step's seconds)
 BARE_STEP_FRESH = 60.0  # a bare step timed as a job started speaks for the machine this long
+BARE_STEP_AGAIN = 15.0  # the line under a button, told again as settings change, times one this often at most
 BARE_STEP_PASSES = 3
 KEPT_WRITTEN = 256
 MIN_LENGTHS = 5  # recent runs asking as many before their median length is told (a few say little)
@@ -91,11 +92,12 @@ def clear() -> None:
 
 
 def time_bare_step(target: LoadedModel) -> None:
-    """On the model thread as a job starts: time the target's one-token forward with no cache (the
-    median of BARE_STEP_PASSES). It costs less than a run's T(1) (no cache to read, no page
-    drawing), so it can only show the machine slower than its runs' T(1)s did. Paced on quiet runs,
-    a sweep was told "about 29 s" beside two burners started since, and took 4 min 3 s: no run had
-    timed the busy machine yet, and the load average had not risen."""
+    """On the model thread, as a job starts or its estimate is told with no run going: time the
+    target's one-token forward with no cache (the median of BARE_STEP_PASSES). It costs less than a
+    run's T(1) (no cache to read, no page drawing), so it can only show the machine slower than its
+    runs' T(1)s did. Paced on quiet runs, a sweep was told "about 29 s" beside two burners started
+    since, and took 3 min 12 s: no run had timed the busy machine yet, and the load average had not
+    risen."""
     token = torch.zeros((1, 1), dtype=torch.long, device=target.device)
     seconds = []
     with torch.inference_mode():
@@ -107,6 +109,13 @@ def time_bare_step(target: LoadedModel) -> None:
         _bare_steps[target.spec] = (time.monotonic(), statistics.median(seconds))
 
 
+def bare_step_due(target: LoadedModel) -> bool:
+    """Whether the line under Compare's or Race's button should time a bare step (none lately)."""
+    with _lock:
+        at, _ = _bare_steps.get(target.spec, (-math.inf, None))
+    return time.monotonic() - at >= BARE_STEP_AGAIN
+
+
 def _step_now(target) -> tuple[float | None, str]:
     """(T(1) now, where it was read): the median of the last STEPS_NOW runs', or a bare step timed
     since (`time_bare_step`) where that is slower."""
@@ -116,7 +125,7 @@ def _step_now(target) -> tuple[float | None, str]:
         at, bare = _bare_steps.get(target, (-math.inf, None))
     now = statistics.median(runs) if runs else None
     if bare is not None and time.monotonic() - at <= BARE_STEP_FRESH and (now is None or bare > now):
-        return bare, "timed as this job started"
+        return bare, "timed just now"
     return now, "in the last runs"
 
 

@@ -120,6 +120,7 @@ class Comparison:
         try:
             _, sides, repeats = self._sides(method, mode, sweep_option, sweep_text, methods, values)
             plan = self._plan(sides, repeats, values)
+            self.runs.time_machine_if_idle(key)
             return render.status_html(eta.AS_SET_NOW + self._expected(key, plan, mode, loaded=False)[-1])
         except PlaygroundError as error:
             kept = " Results below are the last Compare's, which ran with other settings" \

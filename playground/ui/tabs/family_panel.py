@@ -222,6 +222,14 @@ class FamilyPanel:
             return None
         return self._model(spec) if spec in self._ready else None
 
+    def loaded_target(self, key: str):
+        """The session's target if it is loaded already (None otherwise: an estimate never loads a model)."""
+        try:
+            spec = self.specs_for(key, "ar")["target"]
+        except PlaygroundError:
+            return None
+        return self._model(spec) if spec in self._ready else None
+
     def models_for(self, key: str, method: str) -> dict:
         """The session's family, for the method's roles."""
         return {role: self._model(spec) for role, spec in self.specs_for(key, method).items()}

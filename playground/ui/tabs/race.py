@@ -97,6 +97,7 @@ class Race:
         """The line beside Run and race: how long racing the chosen methods would take."""
         try:
             chosen, repeats, _ = _lanes(methods)
+            self.handlers.runs.time_machine_if_idle(key)
             return render.status_html(eta.AS_SET_NOW + self._expected(key, self.plan(chosen, repeats, values),
                                                                     loaded=False)[1])
         except PlaygroundError as error:
