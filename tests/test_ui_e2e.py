@@ -712,6 +712,27 @@ def test_browser_a_preset_list_closed_without_a_pick_loads_nothing(page):
     assert "already loaded" not in page.locator("#status").inner_text()
 
 
+def test_browser_one_generate_after_a_preset_switch_runs_once(page):
+    """After a preset switch and a look at the method list, one Generate ran twice: a second run,
+    unasked, began as the first ended (a walk's cell counted 2 runs; a probe saw it after 2 of 4
+    switches, and the server was asked for a run 7 times for 4 clicks)."""
+    for preset, loaded in (("tiny-foreign", "loaded tiny-target, tiny-foreign-draft"),
+                           ("tiny", "loaded tiny-target, tiny-draft, tiny-qualifier")):
+        choose_preset(page, preset)
+        page.locator("#status", has_text=loaded).wait_for()
+        page.locator("#method input").click()
+        page.get_by_role("listbox").wait_for()
+        page.keyboard.press("Escape")
+        page.get_by_role("listbox").wait_for(state="detached")
+        page.evaluate(RECORD_STATUSES)
+        generate_and_wait(page)
+        page.wait_for_timeout(3000)  # the unasked run began as the first ended
+        statuses = page.evaluate("window.statuses")
+        ended = next(i for i, text in enumerate(statuses) if text.startswith("done:"))
+        assert not [text for text in statuses[ended:] if text.startswith("generating")], (preset, statuses)
+        assert page.locator("#status").inner_text().startswith("done:"), "the run's end stays on the page"
+
+
 def test_browser_switching_families_loads_each_and_never_sticks(page):
     """A lecturer's moment 5 then 1: a heterogeneous family, then back to the default one. Each
     choice loads its family; the method follows it; no error toast; runs use what the page shows."""

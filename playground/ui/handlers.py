@@ -46,6 +46,7 @@ class Handlers:
         self.method_changed, self.divergence_changed = controls.method_changed, controls.divergence_changed
         self.generate, self.stop, self.restart, self.changed = (generation.generate, generation.stop,
                                                                 generation.restart, generation.changed)
+        self.generate_triggered = generation.generate_triggered
         self.show_generate, self.rerender, self.waiting = generation.show_generate, generation.rerender, \
             generation.waiting
         run_charts = RunCharts(self.sessions)

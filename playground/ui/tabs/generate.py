@@ -92,6 +92,16 @@ class Generation:
             yield _status_only(render.status_html(waiting_text(session)))
         yield from self._stream(session, ticket, key, prompt, method, show_rejected, values, asked)
 
+    def generate_triggered(self, key: str, prompt: str, method: str, show_rejected: bool, *values):
+        """The page's Generate, started by its tick's change: only where a trigger (Generate, Enter,
+        a settled control change) queued a run. Gradio fires the tick's change again for an event
+        that may set the tick and skips instead (the method list opened and closed, with re-runs
+        off): after a preset switch, Generate ran twice, the second run unasked once the first ended."""
+        if not self.sessions.get(key).stale_runs.queued:
+            yield gr.skip(), gr.skip(), gr.skip()  # an event that yields nothing empties the page's views
+            return
+        yield from self.generate(key, prompt, method, show_rejected, *values)
+
     def _busy(self) -> bool:
         """Other runs take every place in line, or the model is held: this run's first round waits
         (its page still shows the previous run until it starts)."""
@@ -304,7 +314,8 @@ def build_tab(ui: Shared) -> None:
     # A Generate pressed while a run goes is sent once that run ends ("always_last", a change's
     # own default, which the run's event follows the page's settings list with).
     run = ui.page_and_api(tick.change, ui.handlers.generate, ui.run_inputs, [ui.status, output, stats], "generate",
-                          show_progress="hidden", trigger_mode="always_last")
+                          show_progress="hidden", trigger_mode="always_last",
+                          page_handler=ui.handlers.generate_triggered)
     # The charts follow on their own event once the run's has ended (run_charts.py); API callers
     # ask for the last run's charts with /charts.
     # The what-if opens on the run's own c (its speed account's), not on where the slider was left.

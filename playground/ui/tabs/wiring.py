@@ -150,7 +150,7 @@ class Shared:
         gr.on(triggers, None, self.status, self.status, js=refusal_gone_js(tab), **PRIVATE)
 
     def page_and_api(self, trigger, handler, inputs: list, outputs: list, api_name: str, trigger_mode=None,
-                     **options):
+                     page_handler=None, **options):
         """Wire `handler(key, *values of inputs)` for API callers as `api_name` (a hidden button,
         every input its own argument), and for the page on `trigger`, where the run's controls
         among `inputs` come as the page's one list. Gradio's page revisits every input of an ended
@@ -159,9 +159,10 @@ class Shared:
         per update (bench/results/README.md, "The page vs the CLI"). The list is taken again as the
         event starts: a control's own change may not have reached it yet (a method chosen just
         before Generate ran the one chosen before it). `trigger_mode`: the trigger's (Gradio's
-        default drops a click while the last one's event runs). Returns the page's event."""
+        default drops a click while the last one's event runs); `page_handler`: the page's own, where
+        it differs. Returns the page's event."""
         gr.Button(visible=False).click(keyed(handler), inputs, outputs, api_name=api_name, **options)
-        reading, others = reading_list(handler, inputs, self.run_inputs)
+        reading, others = reading_list(page_handler or handler, inputs, self.run_inputs)
         snapshot = trigger(None, self.run_inputs, self.settings, js=SNAPSHOT_JS, trigger_mode=trigger_mode, **PRIVATE)
         run = snapshot.then(keyed(reading), [self.settings, *others], outputs, api_name=api_name + FROM_PAGE,
                             api_visibility="private", trigger_mode=trigger_mode, **options)
