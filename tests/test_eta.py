@@ -340,5 +340,8 @@ def test_an_estimate_reads_a_bare_step_timed_just_now_where_the_machine_became_s
     # A bare step has no cache to read and no page to draw: one faster than the runs' T(1) says nothing
     eta._bare_steps["tiny-target"] = (time.monotonic(), step / 2)
     assert eta.seconds_per_token("fsd", specs).seconds == pytest.approx(paced)
+    # nor one within a quiet machine's noise (one read 1.45x and told a quiet sweep 45 s for 31 s)
+    eta._bare_steps["tiny-target"] = (time.monotonic(), 1.5 * step)
+    assert eta.seconds_per_token("fsd", specs).seconds == pytest.approx(paced)
     eta._bare_steps["tiny-target"] = (time.monotonic() - eta.BARE_STEP_FRESH - 1, 8 * step)  # an old one neither
     assert eta.seconds_per_token("fsd", specs).seconds == pytest.approx(paced)

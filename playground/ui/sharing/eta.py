@@ -36,7 +36,12 @@ SAME_SPEED = 1.3  # T(1) within this factor of the runs' is the machine as it wa
 _bare_steps: dict[str, tuple[float, float]] = {}  # target spec -> (monotonic time, a bare step's seconds)
 BARE_STEP_FRESH = 60.0  # a bare step timed as a job started speaks for the machine this long
 BARE_STEP_AGAIN = 15.0  # the line under a button, told again as settings change, times one this often at most
-BARE_STEP_PASSES = 3
+BARE_STEP_PASSES = 5
+BARE_STEP_SECONDS = 0.5  # or the passes that fit in this (beside two burners one took 0.2-0.8 s)
+# A bare step this many times the runs' T(1) reads a slower machine: on a quiet one it has no cache
+# to read, yet its noise put it 1.3-1.5x over (a quiet sweep was told 45 s in place of 31 s);
+# beside two burners it read 3.6-13.5x.
+BARE_SLOWER = 2.0
 KEPT_WRITTEN = 256
 MIN_LENGTHS = 5  # recent runs asking as many before their median length is told (a few say little)
 _written: deque = deque(maxlen=KEPT_WRITTEN)  # (monotonic time, same_run(...), tokens asked, tokens written)
@@ -93,20 +98,19 @@ def clear() -> None:
 
 def time_bare_step(target: LoadedModel) -> None:
     """On the model thread, as a job starts or its estimate is told with no run going: time the
-    target's one-token forward with no cache (the median of BARE_STEP_PASSES). It costs less than a
-    run's T(1) (no cache to read, no page drawing), so it can only show the machine slower than its
-    runs' T(1)s did. Paced on quiet runs, a sweep was told "about 29 s" beside two burners started
-    since, and took 3 min 12 s: no run had timed the busy machine yet, and the load average had not
-    risen."""
+    target's one-token forward with no cache, the least of BARE_STEP_PASSES passes or of those that
+    fit in BARE_STEP_SECONDS (the least is the one least disturbed). Paced on quiet runs, a sweep
+    was told "about 29 s" beside two burners started since, and took 3 min 12 s: no run had timed
+    the busy machine yet, and the load average had not risen."""
     token = torch.zeros((1, 1), dtype=torch.long, device=target.device)
-    seconds = []
+    seconds, began = [], time.perf_counter()
     with torch.inference_mode():
-        for _ in range(BARE_STEP_PASSES):
+        while len(seconds) < BARE_STEP_PASSES and (not seconds or time.perf_counter() - began < BARE_STEP_SECONDS):
             started = time.perf_counter()
             target.model(input_ids=token, use_cache=False)
             seconds.append(time.perf_counter() - started)
     with _lock:
-        _bare_steps[target.spec] = (time.monotonic(), statistics.median(seconds))
+        _bare_steps[target.spec] = (time.monotonic(), min(seconds))
 
 
 def bare_step_due(target: LoadedModel) -> bool:
@@ -116,15 +120,16 @@ def bare_step_due(target: LoadedModel) -> bool:
     return time.monotonic() - at >= BARE_STEP_AGAIN
 
 
-def _step_now(target) -> tuple[float | None, str]:
+def _step_now(target, then: float) -> tuple[float | None, str]:
     """(T(1) now, where it was read): the median of the last STEPS_NOW runs', or a bare step timed
-    since (`time_bare_step`) where that is slower."""
+    since (`time_bare_step`) where that is BARE_SLOWER times both theirs and `then`'s or more."""
     since = time.monotonic() - KEPT_SECONDS
     with _lock:
         runs = [step for at, step in _steps.get(target, ()) if at >= since][-STEPS_NOW:]
         at, bare = _bare_steps.get(target, (-math.inf, None))
     now = statistics.median(runs) if runs else None
-    if bare is not None and time.monotonic() - at <= BARE_STEP_FRESH and (now is None or bare > now):
+    fresh = bare is not None and time.monotonic() - at <= BARE_STEP_FRESH
+    if fresh and bare > BARE_SLOWER * max(now or 0.0, then):
         return bare, "timed just now"
     return now, "in the last runs"
 
@@ -153,11 +158,13 @@ def machine_now(target, steps: list) -> tuple[float, str]:
     are `steps`, read from the T(1) now (`_step_now`); (1, "") within SAME_SPEED or
     where unknown. Estimates paced on quiet runs were 9x short beside two CPU burners: the pace of
     a method's runs is kept, the machine's speed is taken as it is now."""
-    now, where = _step_now(target)
     then = [step for step in steps if step]
-    if now is None or not then:
+    if not then:
         return 1.0, ""
     then = statistics.median(then)
+    now, where = _step_now(target, then)
+    if now is None:
+        return 1.0, ""
     factor = now / then
     if 1 / SAME_SPEED < factor < SAME_SPEED or _load_changed_since(factor):
         return 1.0, ""
