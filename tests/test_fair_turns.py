@@ -8,7 +8,7 @@ import time
 
 import pytest
 
-from playground.decoding.speed.speed_account import WAITING_PART, SpeedAccount
+from playground.decoding.speed.speed_account import PREPARING_PART, WAITING_PART, SpeedAccount
 from playground.errors import PlaygroundError
 from playground.models.presets import Preset
 from playground.ui.handlers import Handlers
@@ -513,4 +513,7 @@ def test_a_lone_runs_end_line_says_which_of_its_seconds_its_speed_figures_read()
     assert aside_text(first) == ("; 1.19 s of it decoding, which its speed figures read; the rest, in its budget: "
                                  "0.58 s preparing the draft's levers (its int8 copy or smaller head, once a model), "
                                  "0.02 s before its first round (its place in line, a model loading)")
+    # and the budget counts it as it is named, not as waiting
+    assert first.parts()[PREPARING_PART] == 0.58 and first.parts()[WAITING_PART] == pytest.approx(0.02)
+    assert sum(first.parts().values()) == pytest.approx(first.clock)
     assert aside_text(SpeedAccount(clock=5.26, waited=0.3, before=0.1)) == "", "a small aside is not told"

@@ -66,6 +66,7 @@ PROMPT_PASS = "the prompt's pass"
 # From the click to its start and between its rounds: other visitors' rounds, a page being updated,
 # its place in line, its models loading (a reviewer saw a load's 1.7 s here, called a turn).
 WAITING_PART = "waiting (its turn, a load, the page)"
+PREPARING_PART = "preparing the draft (once a model)"  # its levers' int8 copy and smaller head, before the run
 
 
 class Clock:
@@ -261,7 +262,10 @@ class SpeedAccount:
                  "checks and walk": self.checks}
         parts["host, between them"] = max(self.decoder_seconds - sum(parts.values()), 0.0)
         parts["timing ar's step"] = self.measuring
-        parts[WAITING_PART] = self.waited
+        prepared = min(self.draft_prepared, self.before)  # the status line names it: the budget did not
+        if prepared:
+            parts[PREPARING_PART] = prepared
+        parts[WAITING_PART] = self.waited - prepared
         return parts
 
     def ar_seconds(self) -> float | None:

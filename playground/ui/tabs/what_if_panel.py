@@ -21,8 +21,8 @@ from .wiring import PRIVATE, Shared, keyed
 
 OWN_CURVE = "your own: c from the slider, T(n)/T(1) from the box"
 # After a new run, your own c stayed and read 0.95x beside the stats' 1.60x, unexplained.
-KEPT_OWN = (" Your own costs stay as you set them from run to run, so this is not the run's own figure: choose "
-            f"*{what_if.THIS_RUN}* for that.")
+KEPT_OWN = (" Your own costs stay from run to run (c is the slider's, which choosing another profile moves), so "
+            f"this is not the run's own figure: choose *{what_if.THIS_RUN}* for that.")
 # A reviewer emptied the box and read a projection with no word of the curve it used.
 EMPTY_CURVE = "the box is empty, so every pass costs one T(1) whatever its size: type pairs like '2: 1.09, 4: 1.26'"
 SHOWN_DIGITS = 3  # of c on the slider
