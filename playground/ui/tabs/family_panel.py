@@ -216,16 +216,15 @@ class FamilyPanel:
     def loaded_draft(self, key: str, method: str):
         """The session's draft for `method` if it is loaded already (None otherwise: a note never
         loads a model)."""
-        try:
-            spec = self.specs_for(key, method).get("draft")
-        except PlaygroundError:
-            return None
-        return self._model(spec) if spec in self._ready else None
+        return self._loaded(key, method, "draft")
 
     def loaded_target(self, key: str):
         """The session's target if it is loaded already (None otherwise: an estimate never loads a model)."""
+        return self._loaded(key, "ar", "target")
+
+    def _loaded(self, key: str, method: str, role: str):
         try:
-            spec = self.specs_for(key, "ar")["target"]
+            spec = self.specs_for(key, method).get(role)
         except PlaygroundError:
             return None
         return self._model(spec) if spec in self._ready else None
