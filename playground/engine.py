@@ -12,6 +12,7 @@ from .decoding.cache import KVRunner
 from .decoding.ngram import NGRAM, PromptLookup
 from .decoding.sampling import Sampler
 from .decoding.speed import forward_costs
+from .decoding.speed.other_programs import OtherPrograms
 from .decoding.speed.speed_account import RECENT_STEP_SECONDS, Clock
 from .decoding.stats import Stats
 from .decoding.step import TokenRecord
@@ -121,6 +122,7 @@ def _steps_with_text(steps, ctx: Decoding, run: Run, detokenizer: Detokenizer, s
     afterwards (the method's own objects are left as it yielded them)."""
     waited = 0.0  # seconds the consumer held this generator at its yields
     clock = Clock()  # the decoder's own time in this round
+    besides = OtherPrograms()
     for produced in steps:
         kept, hit_eos = _truncate(produced.tokens, stop_ids, ctx.remaining())
         step = replace(produced, tokens=[replace(token, text=detokenizer.push(token.id)) for token in kept])
@@ -133,6 +135,8 @@ def _steps_with_text(steps, ctx: Decoding, run: Run, detokenizer: Detokenizer, s
             run.finished = True
         _, cpu = clock.read()
         account = run.stats.account
+        if run.finished:
+            account.besides = besides.shares()
         account.take_own_pass(ctx.target, step)
         account.time_step(ctx.target, ctx.ids, starting=False, finished=run.finished)
         run.stats.add(step, waited, cpu)

@@ -23,6 +23,7 @@ import time
 from dataclasses import dataclass, field
 
 from .cost_model import CostProfile, Round, replay, round_costs
+from .other_programs import named
 from .what_if import THIS_RUN
 
 # Rounds between two timings of T(1) at the same phase of a round. Each timing is one target
@@ -119,6 +120,8 @@ class SpeedAccount:
     recent_steps: list[float] = field(default_factory=list)
     recent_busy: float | None = None  # the share of their core those passes had, where too busy to time the run
     shared_with: int = 0  # the most other runs that took turns with it on the model at once
+    # The other programs' shares of a core during the run, by name (None: unmeasured, no /proc)
+    besides: list[tuple[str, float]] | None = None
     rounds: list[Round] = field(default_factory=list)  # the verified rounds, for the what-if
     pass_seconds: list[float] = field(default_factory=list)  # each verified round's pass, checks excluded
     started: float = field(default_factory=time.perf_counter, repr=False)
@@ -255,6 +258,10 @@ class SpeedAccount:
         """The run's own wall clock: less its waiting and the timing of T(1)."""
         return max(self.clock - self.waited - self.measuring, 0.0)
 
+    def prepared_before(self) -> float:
+        """Of the seconds before its first round, those spent preparing the draft's levers."""
+        return min(self.draft_prepared, self.before)
+
     def parts(self) -> dict[str, float]:
         """Where the clock's seconds went; they add up to `clock`, the status line's seconds."""
         prompt = min(self.first_pass or 0.0, self.passes)
@@ -262,7 +269,7 @@ class SpeedAccount:
                  "checks and walk": self.checks}
         parts["host, between them"] = max(self.decoder_seconds - sum(parts.values()), 0.0)
         parts["timing ar's step"] = self.measuring
-        prepared = min(self.draft_prepared, self.before)  # the status line names it: the budget did not
+        prepared = self.prepared_before()  # the status line names it: the budget did not
         if prepared:
             parts[PREPARING_PART] = prepared
         parts[WAITING_PART] = self.waited - prepared
@@ -300,9 +307,10 @@ class SpeedAccount:
             return (f"the run is too short to time: {self.round_count} round{'s' * (self.round_count != 1)}, "
                     f"mostly its prompt's pass (a speedup needs {MIN_ROUNDS} or more)")
         if used is not None:
+            work = self._besides_words() or ("other programs, or a browser on this machine capturing or "
+                                             "redrawing the page")
             return (f"the machine was busy: the decoding thread had its core {used:.0%} of this run's time, so "
-                    "its seconds and T(1) moved with the other work (other programs, or a browser on this machine "
-                    "capturing or redrawing the page)")
+                    f"its seconds and T(1) moved with the other work ({work})")
         if self.shared_with:  # a second visitor's run doubled c (0.64 against 0.22-0.34) and read a settled 0.83x
             others = "another run" if self.shared_with == 1 else f"up to {self.shared_with} other runs"
             return (f"it took turns with {others} on the model: their rounds, and their pages drawing them, ran on "
@@ -314,7 +322,7 @@ class SpeedAccount:
         """Why the timings T(1) rests on cannot be one step's ("" where they agree)."""
         started = [t.wall for t in self.reference if t.starting]
         ended = [t.wall for t in self.reference if not t.starting]
-        by_recent = self.timed_by_recent_steps()
+        by_recent, besides = self.timed_by_recent_steps(), self._besides_words()
         if not by_recent and started and ended and max(started) > SETTLED_SPREAD * min(ended):
             settle = "run `ar` on this page just before it to time the step as the page draws it" \
                 if self.recent_busy is None else ("the target's passes just before it had under "
@@ -331,7 +339,8 @@ class SpeedAccount:
         if any(_apart(walls) for walls in phases):
             # It names what can move them, not "the load changed": a reviewer saw 60-150 ms with nothing else running.
             return (f"T(1) timed {_ms(own)} within the run, too far apart to be one step's: other work, or the page "
-                    "drawing on the same cores, moved them")
+                    f"drawing on the same cores, moved them"
+                    + (f" ({besides})" if besides else ""))
         recent = _middle(self.recent_steps)
         if _apart(self.recent_steps):
             between = " between their quartiles" if len(self.recent_steps) >= MANY_TIMINGS else ""
@@ -343,8 +352,15 @@ class SpeedAccount:
         if step and before and (step > SETTLED_SPREAD * before or before > MANY_SPREAD * step):
             return (f"this run timed `ar`'s step at {step * 1000:.1f} ms, the target's one-token passes just before "
                     f"it took {before * 1000:.1f} ms (the page drawing each round, or other work, moved its "
-                    "timings); the Compare tab times this setting against `ar` without the page")
+                    f"timings{'; ' * bool(besides)}{besides}); the Compare tab times this setting against `ar` without "
+                    "the page")
         return self._passes_under_step()
+
+    def _besides_words(self) -> str:
+        """What else ran on the cores during the run: "besides this app: chromium 0.62 of a core", or
+        "" where unmeasured."""
+        words = named(self.besides)
+        return f"besides this app during it: {words}" if words else ""
 
     def _passes_under_step(self) -> str:
         """Why T(1) cannot be this run's step where its passes of several tokens cost less ("" otherwise)."""
@@ -429,7 +445,7 @@ class SpeedAccount:
             "clock_seconds": self.clock, "decoder_seconds": self.decoder_seconds,
             "decoder_cpu_seconds": self.decoder_cpu,
             "parts": self.parts(), "speedup": self.speedup(), "ar_seconds": self.ar_seconds(),
-            "utilization": self.utilization(), "unsettled": self.unsettled() or None,
+            "utilization": self.utilization(), "unsettled": self.unsettled() or None, "besides": self.besides,
             "single_step_seconds": step, "reference": [vars(t) for t in self.reference],
             "first_pass_seconds": self.first_pass,
             "cost_ratio": self.cost_ratio(), "verify_cost": self.verify_cost(),

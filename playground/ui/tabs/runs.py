@@ -247,7 +247,7 @@ def aside_text(account) -> str:
     run in line: its draft's preparation."""
     if account.waited + account.measuring < NOTICED_ASIDE * account.clock:
         return ""
-    prepared = min(account.draft_prepared, account.before)  # the draft's levers, once a model: named
+    prepared = account.prepared_before()
     parts = [(prepared, "preparing the draft's levers (its int8 copy or smaller head, once a model)"),
              (account.before - prepared, "before its first round (its place in line, a model loading)"),
              (account.waited - account.before, "while the page took its rounds' views"),

@@ -7,6 +7,7 @@ import statistics
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, replace
 
+from ...decoding.speed.other_programs import most_in_one, named
 from ...decoding.speed.speed_bound import SpeedBound, speedup_bound
 
 REPEATS = 3  # timed runs of each side
@@ -156,9 +157,16 @@ def busy_note(sides: list[Timed]) -> str:
     spread = max(spreads, default=1.0)
     if spread < BUSY_SPREAD:
         return ""
+    watched = most_in_one([run.stats.account.besides for side in sides for run in side.runs.values()])
+    if watched is None:
+        work = "another run, a browser drawing a page, a process of this machine"
+    elif watched:
+        work = f"besides this app, the most in one run: {named(watched)}"
+    else:  # as on a Space, whose visitors' browsers draw on their own machines
+        work = (f"{named(watched)} in any run: this app's own threads, such as another visitor's run or the "
+                "page's updates")
     return (f"one setting's speed varied by up to {spread:.2f}x between its runs: other work shared the cores at "
-            "times (another run, a browser drawing a page, a process of this machine), so compare the medians and "
-            "read the ranges as the noise")
+            f"times ({work}), so compare the medians and read the ranges as the noise")
 
 
 KEPT_SETTINGS = 16  # the settings a page keeps its runs' speedups for (the oldest go first)
