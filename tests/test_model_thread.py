@@ -15,8 +15,8 @@ def test_calls_from_any_thread_run_on_one_thread_and_may_nest():
     seen = []
     def where():
         seen.append(threading.get_ident())
-        return model_thread.call(threading.get_ident)  # a nested call runs in place, no deadlock
-    askers = [threading.Thread(target=lambda: seen.append(model_thread.call(where))) for _ in range(3)]
+        return model_thread.call("", threading.get_ident)  # a nested call runs in place, no deadlock
+    askers = [threading.Thread(target=lambda: seen.append(model_thread.call("", where))) for _ in range(3)]
     for asker in askers:
         asker.start()
     for asker in askers:
@@ -52,4 +52,4 @@ def test_a_ui_run_loads_and_decodes_on_the_model_thread(family, monkeypatch, met
     handlers = Handlers(loader=lambda spec: loaded.append(threading.get_ident()) or by_spec[spec],
                         presets=[Preset("tiny", "tiny-target", "tiny-draft", "tiny-qualifier", "tiny test family")])
     list(handlers.generate(KEY, PROMPT, method, False, *values(draft_int8=False)))
-    assert threads and loaded and threads | set(loaded) == {model_thread.call(threading.get_ident)}
+    assert threads and loaded and threads | set(loaded) == {model_thread.call("", threading.get_ident)}

@@ -1149,6 +1149,28 @@ def test_a_waiting_run_mentions_an_earlier_answer_only_where_the_page_shows_one(
     assert waiting_text(session) == WAITING + " (the output below is the previous run's until this one starts)"
 
 
+def test_a_run_waiting_for_the_model_is_told_what_holds_it_where_that_is_no_run(handlers):
+    """A busy page read "other runs are using it" with no other run anywhere: the model was timing
+    its step for Compare's estimate, told as the method changed."""
+    from playground.ui.sharing import model_thread  # noqa: PLC0415
+    from playground.ui.tabs.generate import waiting_text  # noqa: PLC0415
+    from playground.ui.tabs.runs import TIMING_BARE_STEP  # noqa: PLC0415
+
+    session, release, holding = handlers.sessions.get(KEY), threading.Event(), threading.Event()
+    def held():
+        holding.set()
+        release.wait(10)
+    holder = threading.Thread(target=model_thread.call, args=(TIMING_BARE_STEP, held))
+    holder.start()
+    try:
+        assert holding.wait(10)
+        assert waiting_text(session).startswith(f"waiting for the model: it is {TIMING_BARE_STEP}")
+    finally:
+        release.set()
+        holder.join()
+    assert model_thread.turns.holder() == "", "a run's rounds name nothing: other runs are using it"
+
+
 def test_a_load_of_another_family_ends_the_running_generation_on_the_loads_status(handlers):
     """A lecture's Load said "loaded ...", then the psd-f run still going wrote "done: 24 tokens"
     over it, and its answer stayed under the new family's name."""

@@ -21,18 +21,18 @@ _DONE = object()
 turns = Turns()  # the app's one model thread is shared in turns
 
 
-def call(function, *args, **kwargs):
+def call(doing: str, function, *args, **kwargs):
     """`function(*args, **kwargs)`, run on the model thread (directly when already there) in a turn
-    of nobody in particular (a family's load, a score)."""
-    return call_as("", None, function, *args, **kwargs)
+    of nobody in particular; `doing` says what it does to a run that waits for it ("loading a model")."""
+    return call_as("", None, function, *args, doing=doing, **kwargs)
 
 
-def call_as(visitor: str, charge, function, *args, **kwargs):
+def call_as(visitor: str, charge, function, *args, doing: str = "", **kwargs):
     """`function(*args, **kwargs)` on the model thread, in a turn of `visitor`'s; `charge(seconds)`
-    (or None) is told the turn's length."""
+    (or None) is told the turn's length; `doing` what it does, where it is no run's round."""
     if getattr(_on_model_thread, "value", False):
         return function(*args, **kwargs)
-    with turns.turn(visitor, charge) as held:
+    with turns.turn(visitor, charge, doing) as held:
         result, held.cpu = _executor.submit(_marked, function, *args, **kwargs).result()
         return result
 

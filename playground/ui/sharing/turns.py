@@ -83,12 +83,13 @@ class Turns:
         self._busy = False
         self._turns: deque[tuple[float, float, float]] = deque()  # (start, end, CPU) of the last BUSY_WINDOW s
         self._started: float | None = None  # the turn being taken's start
+        self._doing = ""  # what the turn being taken does, where it is no visitor's run
         self.used = Usage()
 
     @contextmanager
-    def turn(self, visitor: str, charge=None):
+    def turn(self, visitor: str, charge=None, doing: str = ""):
         """Hold the model for one call of `visitor`'s, once its turn comes; `charge(seconds)` is
-        told how long the turn took."""
+        told how long the turn took; `doing` says what it does where it is no run's round."""
         call = object()
         with self._changed:
             calls = self._calls.setdefault(visitor, deque())
@@ -107,7 +108,7 @@ class Turns:
                 self._ring.append(visitor)
             else:
                 del self._calls[visitor]
-            self._busy, self._started = True, time.monotonic()
+            self._busy, self._started, self._doing = True, time.monotonic(), doing
         started, held = time.perf_counter(), Held()
         try:
             yield held
@@ -166,6 +167,11 @@ class Turns:
         """A call holds the model or waits for it."""
         with self._changed:
             return self._busy or bool(self._calls)
+
+    def holder(self) -> str:
+        """What holds the model now, where that is no run's round ("" otherwise)."""
+        with self._changed:
+            return self._doing if self._busy else ""
 
     def waiting(self) -> int:
         """Calls waiting for a turn."""

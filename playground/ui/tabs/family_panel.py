@@ -161,7 +161,7 @@ class FamilyPanel:
         loaded, handed over at once. A class's 30 first clicks each waited a turn of the ring for
         models loaded long before, 72-81 s before their page showed any status."""
         if spec not in self._ready:
-            self._ready[spec] = model_thread.call(self._load_model, spec)
+            self._ready[spec] = model_thread.call(f"loading {spec}", self._load_model, spec)
         return self._ready[spec]
 
     def unloaded(self, key: str, method: str) -> list[str]:

@@ -36,9 +36,13 @@ WAITING = "waiting for the model: other runs are using it"
 
 
 def waiting_text(session) -> str:
-    """The status of a run waiting for the model; a page showing an earlier answer is told it stays
-    until this run starts (a first run's page had none, and read that it had)."""
-    return WAITING + (" (the output below is the previous run's until this one starts)" if session.run else "")
+    """The status of a run waiting for the model, and what holds it where that is no run (a busy
+    page read "other runs are using it" with none anywhere: the model was timing its step for
+    Compare's estimate); a page showing an earlier answer is told it stays until this run starts
+    (a first run's page had none, and read that it had)."""
+    doing = model_thread.turns.holder()
+    waiting = f"waiting for the model: it is {doing}" if doing else WAITING
+    return waiting + (" (the output below is the previous run's until this one starts)" if session.run else "")
 
 
 def _replaced_text(session, ticket: int, ended: bool = False) -> str:

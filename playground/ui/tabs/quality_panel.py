@@ -39,7 +39,7 @@ def token_agreement(ids: list[int], reference: list[int]) -> float | None:
 
 def target_log_likelihood(target: LoadedModel, prompt: str, ids: list[int], chat_template: bool) -> float | None:
     prompt_ids = format_prompt(target.tokenizer, prompt, chat_template, model=target.model, max_new_tokens=len(ids))
-    return model_thread.call(mean_log_likelihood, target.model, prompt_ids, ids)
+    return model_thread.call("scoring a text under the target", mean_log_likelihood, target.model, prompt_ids, ids)
 
 
 def repetition(text: str, n: int = 3) -> float | None:

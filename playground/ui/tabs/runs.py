@@ -19,6 +19,8 @@ from ..views.error_status import check_method
 from .family_panel import FamilyPanel
 from .memory import CorrectionMemories
 
+TIMING_BARE_STEP = "timing the target's step for Compare's and Race's estimate (a few passes)"
+
 
 class Runs:
     def __init__(self, family: FamilyPanel, memories: CorrectionMemories):
@@ -65,7 +67,7 @@ class Runs:
         """As `job` starts, in a turn of its own: time the target's bare step, which the job's estimate
         reads where the machine became slower than its last runs (eta.time_bare_step)."""
         target = self.family.models_for(key, "ar")["target"]
-        model_thread.call_as(job.visitor, job.charge, eta.time_bare_step, target)
+        model_thread.call_as(job.visitor, job.charge, eta.time_bare_step, target, doing=TIMING_BARE_STEP)
 
     def time_machine_if_idle(self, key: str) -> None:
         """For the line under Compare's and Race's buttons, told as the settings change: time the
@@ -73,7 +75,7 @@ class Runs:
         burners started 40 s before, that line told a sweep "about 29 s"; it took 3 min 12 s)."""
         target = self.family.loaded_target(key)
         if target is not None and not self.line.running() and eta.bare_step_due(target):
-            model_thread.call(eta.time_bare_step, target)
+            model_thread.call(TIMING_BARE_STEP, eta.time_bare_step, target)
 
     def done(self, job: Job) -> None:
         self.line.leave(job)
