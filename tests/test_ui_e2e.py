@@ -16,6 +16,7 @@ from playground.decoding.speed import what_if
 from playground.methods import METHODS
 from playground.ui.layout import value_refusal_gone_js
 from playground.ui.options import all_controls, default_sweep, method_choices, suggested_sweep, sweep_options
+from playground.ui.sharing import eta
 from playground.ui.sharing.server_settings import PROGRESS_POLL_SECONDS, QUEUE_POLL_SECONDS
 from playground.ui.tabs.wiring import pointed_html, tab_ended_js
 from playground.ui.tiny_app import launch_tiny_app
@@ -461,6 +462,27 @@ def test_browser_a_method_switch_asks_each_estimate_again_a_few_times_not_in_a_l
         # the method, then its defaults, or more where the server answers a switch in steps over 0.3 s
         # apart (a loaded test machine). Following the list, each estimate was asked 15-16 times here.
         assert len(counts) == 2 and all(1 <= n <= 8 for n in counts), (method, counts, settled.input_value())
+
+
+def test_browser_compares_line_is_told_again_while_its_tab_is_shown_and_not_after(page, app_url):
+    """Beside two burners started with Compare open, its line kept a quiet machine's "about 25 s"
+    for 32 s: told only as the settings changed. Its timer asks for it while the tab is shown."""
+    config = json.loads(urlopen(app_url + "config").read())
+    line = next(c["id"] for c in config["components"] if c["props"].get("elem_id") == "compare-expected")
+    timers = {target for d in config["dependencies"] if line in d["outputs"]
+              for target, event in d["targets"] if event == "tick"}
+    assert timers, "an estimate event with a timer's tick among its triggers"
+    asked = []  # the estimate asked by a tick: the event also follows the tab's choice and the settings
+    page.on("request", lambda r: "queue/join" in r.url and json.loads(r.post_data).get("trigger_id") in timers
+            and asked.append(time.monotonic()))
+    page.get_by_role("tab", name="Compare").click()
+    page.wait_for_timeout(1000 * (eta.BARE_STEP_AGAIN + 3))
+    assert len(asked) >= 1, "told again with no change while the tab is shown"
+    page.get_by_role("tab", name="Generate").click()
+    page.wait_for_timeout(1000)
+    left = len(asked)
+    page.wait_for_timeout(1000 * (eta.BARE_STEP_AGAIN + 2))
+    assert len(asked) == left, "not while another tab is shown"
 
 
 def compare_and_wait(page, last_column: str) -> None:

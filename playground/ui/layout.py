@@ -112,6 +112,7 @@ def build_demo(loader=None, presets=None) -> gr.Blocks:
         for tab in (generate_tab, compare_tab, step_tab, race_tab, toy_tab):
             shown = tab is generate_tab
             tab.select(keyed(lambda key, shown=shown: handlers.show_generate(key, shown)), None, None, **PRIVATE)
+            _timers_on_their_tab(tab, shared.estimate_timers)
         on_method = keyed(handlers.method_changed)
         method.change(on_method, method, [*widgets, about], **PRIVATE)
         _wire_thresholds(handlers, widgets)
@@ -131,6 +132,12 @@ def build_demo(loader=None, presets=None) -> gr.Blocks:
     _runs_wait_in_the_apps_line(demo, run_names)
     cap_events_per_visitor(demo, run_names)
     return demo
+
+
+def _timers_on_their_tab(tab, timers: list) -> None:
+    """As `tab` is chosen, the timers of its own estimate tick and every other tab's stop."""
+    tab.select(lambda: [gr.Timer(active=owner is tab) for owner, _ in timers], None, [t for _, t in timers],
+               **PRIVATE)
 
 
 def _runs_wait_in_the_apps_line(demo: gr.Blocks, run_names: set[str]) -> None:

@@ -351,6 +351,7 @@ def build_tab(ui: Shared, tab) -> gr.CheckboxGroup:
     changes = [mode.change, option.change, values.change, methods.change]
     gr.on(changes, None, view, view, **PRIVATE, js=KEPT_RESULTS_JS)
     ui.clear_refusal_on(changes, "Compare")
-    ui.page_only([tab.select, mode.change, option.change, values.change, methods.change],
+    again = ui.estimate_again_while_shown(tab)
+    ui.page_only([tab.select, mode.change, option.change, values.change, methods.change, again.tick],
                  ui.handlers.compare_estimate, inputs, [expected], after=run, view=view)
     return methods

@@ -209,8 +209,9 @@ def build_tab(ui: Shared, tab) -> gr.CheckboxGroup:
     run = ui.page_and_api(start.click, race.run_methods, [ui.prompt, methods, *ui.widgets], [view, finished], "race")
     ui.point_to_tab(start.click, "Race", "its lanes and results are", run, view)
     ui.clear_refusal_on([methods.change], "Race")
-    ui.page_only([tab.select, methods.change], race.estimate, [methods, *ui.widgets], [expected], after=run,
-                 view=view)
+    told_again = ui.estimate_again_while_shown(tab)
+    ui.page_only([tab.select, methods.change, told_again.tick], race.estimate, [methods, *ui.widgets], [expected],
+                 after=run, view=view)
     again.click(keyed(race.race_chosen), finished, view, **PRIVATE)
     tab.select(keyed(race.choices), None, finished, **PRIVATE)
     return methods

@@ -3,10 +3,11 @@ the run's controls reach it as the page's one list (`Shared.page_and_api`)."""
 
 import inspect
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import gradio as gr
 
+from ..sharing import eta
 from ..sharing.visitors import session_key
 from ..views.render import status_html
 
@@ -133,6 +134,15 @@ class Shared:
     family_views: list = None  # what shows a run's answer: emptied when a Load changes the family
     what_if: object = None  # the what-if panel (what_if_panel.py): it tells again after such a Load
     family_info: gr.Markdown = None  # the family panel's description of the loaded models
+    estimate_timers: list = field(default_factory=list)  # (tab, its timer): see `estimate_again_while_shown`
+
+    def estimate_again_while_shown(self, tab) -> gr.Timer:
+        """A timer that ticks every eta.BARE_STEP_AGAIN s while `tab` is the one shown, to tell its
+        estimate again (the layout turns it on and off as tabs are chosen): beside two burners
+        started with Compare open, its line kept a quiet machine's "about 25 s" for 32 s."""
+        timer = gr.Timer(eta.BARE_STEP_AGAIN, active=False)
+        self.estimate_timers.append((tab, timer))
+        return timer
 
     def point_to_tab(self, trigger, tab: str, what: str, run=None, view=None) -> None:
         """As `trigger` fires, the sidebar's status says that `what` is on tab `tab`: that tab tells
