@@ -34,6 +34,7 @@ _steps: dict[str, deque] = {}  # target spec -> (monotonic time, T(1) as a run t
 STEPS_NOW = 3  # the last runs' T(1)s: the machine's speed now, against that of the runs an estimate reads
 SAME_SPEED = 1.3  # T(1) within this factor of the runs' is the machine as it was (the page's drawing moves it)
 _bare_steps: dict[str, tuple[float, float]] = {}  # target spec -> (monotonic time, a bare step's seconds)
+_bare_claims: dict[str, float] = {}  # target spec -> when a line last claimed a bare step's timing
 BARE_STEP_FRESH = 60.0  # a bare step timed as a job started speaks for the machine this long
 BARE_STEP_AGAIN = 15.0  # the line under a button, told again as settings change, times one this often at most
 BARE_STEP_PASSES = 5
@@ -94,6 +95,7 @@ def clear() -> None:
         _first_steps.clear()
         _loads.clear()
         _bare_steps.clear()
+        _bare_claims.clear()
 
 
 def time_bare_step(target: LoadedModel) -> None:
@@ -114,11 +116,16 @@ def time_bare_step(target: LoadedModel) -> None:
         _bare_steps[target.spec] = (time.monotonic(), statistics.median(seconds))
 
 
-def bare_step_due(target: LoadedModel) -> bool:
-    """Whether the line under Compare's or Race's button should time a bare step (none lately)."""
+def claim_bare_step(target: LoadedModel) -> bool:
+    """Whether the line under Compare's or Race's button should time a bare step now (none lately),
+    claimed for the caller: Compare's and Race's lines, told at once, each timed one."""
     with _lock:
-        at, _ = _bare_steps.get(target.spec, (-math.inf, None))
-    return time.monotonic() - at >= BARE_STEP_AGAIN
+        now, last = time.monotonic(), max(_bare_steps.get(target.spec, (-math.inf,))[0],
+                                          _bare_claims.get(target.spec, -math.inf))
+        if now - last < BARE_STEP_AGAIN:
+            return False
+        _bare_claims[target.spec] = now
+        return True
 
 
 def _step_now(target, then: float) -> tuple[float | None, str]:

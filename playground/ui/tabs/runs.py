@@ -71,10 +71,14 @@ class Runs:
 
     def time_machine_if_idle(self, key: str) -> None:
         """For the line under Compare's and Race's buttons, told as the settings change: time the
-        target's bare step where it is loaded, no run is in line and none was timed lately (beside
-        burners started 40 s before, that line told a sweep "about 29 s"; it took 3 min 12 s)."""
+        target's bare step where it is loaded, its page shows a tab other than Generate, no run is in
+        line and none was timed lately (beside burners started 40 s before, that line told a sweep
+        "about 29 s"; it took 3 min 12 s). Not for a page on Generate, whose method switch tells the
+        hidden lines too: a busy Generate pressed after one waited behind their timings."""
         target = self.family.loaded_target(key)
-        if target is not None and not self.line.running() and eta.bare_step_due(target):
+        if self.family.sessions.get(key).generate_shown or target is None or self.line.running():
+            return
+        if eta.claim_bare_step(target):
             model_thread.call(TIMING_BARE_STEP, eta.time_bare_step, target)
 
     def done(self, job: Job) -> None:
