@@ -1112,6 +1112,12 @@ def test_a_withheld_speedup_is_given_against_the_pages_ar_run_of_the_same_tokens
     (label, figure), = paired_cell(render.stats_html(stats_shown(sd, ar))).items()
     assert figure == "not given" and "the machine was busy during this run (its decoding thread had its core 26%" \
         in label
+    # a run that took turns with a second visitor's: its seconds hold that run's rounds (a page read 1.65x
+    # for one, beside quiet solo runs refused the figure)
+    monkeypatch.setattr(SpeedAccount, "utilization", lambda account: 0.99)
+    monkeypatch.setattr(mine, "shared_with", 1)
+    (label, figure), = paired_cell(render.stats_html(stats_shown(sd, ar))).items()
+    assert figure == "not given" and "this run took turns with another run on the model" in label
 
 
 def paired_cell(stats_html: str) -> dict:

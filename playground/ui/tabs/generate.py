@@ -421,6 +421,9 @@ def paired_speedup(run, ar) -> LastArPairing | None:
     if None in steps or not mine.decoder_seconds:
         return None
     for name, account in (("this run", mine), ("that ar run", theirs)):
+        if account.shared_with:  # a second visitor's shared run read 1.65x here, beside refused solo runs
+            return LastArPairing(None, f"not given: {name} took turns with another run on the model, so its "
+                                       "seconds hold that run's rounds and page too; run it alone to pair them")
         if (used := account.busy()) is not None:
             return LastArPairing(None, f"not given: the machine was busy during {name} (its decoding thread had "
                                        f"its core {used:.0%} of the time), so the two runs' seconds measure the "
