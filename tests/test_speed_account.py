@@ -204,6 +204,9 @@ def test_a_run_whose_thread_shared_its_core_is_said_not_settled(family):
     chart = charts.predicted_vs_measured(run, None)
     assert any(a.text.startswith("not settled") for a in chart.layout.annotations)
     assert [bar.y[1] for bar in chart.data] == [None, None], "no predicted bar beside the card's 'not settled'"
+    budget = charts.time_budget(run, None)
+    assert "speedup not settled (the stats say why)" in budget.layout.title.text
+    assert "T(1) moved" not in budget.layout.title.text, "it says no reason but the stats' own"
     # nor a modelled ar in the one-line budget (a busy Compare column printed one beside "not settled")
     assert "drafting" in render.budget_text(run) and AR_ROW not in render.budget_text(run)
     words, figure = WhatIf(OneSession(run)).project("k", "this run, as measured", None, "")

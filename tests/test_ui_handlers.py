@@ -1083,6 +1083,10 @@ def test_a_withheld_speedup_is_given_against_the_pages_ar_run_of_the_same_tokens
     # divided the status lines and found another figure)
     assert f"ar's {theirs.decoder_seconds:.2f} s" in label and f"over this run's {mine.decoder_seconds:.2f} s" in label
     assert f"its status line less {mine.clock - mine.decoder_seconds:.2f} s timing ar's step" in label
+    monkeypatch.setattr(mine, "draft_prepared", 0.05)  # its draft's int8 copy, made before its first round
+    monkeypatch.setattr(mine, "before", 0.05)
+    label = next(iter(paired_cell(render.stats_html(stats_shown(sd, ar)))))
+    assert "timing ar's step, waiting or preparing the draft)" in label
     other = list(handlers.generate(KEY, PROMPT + " Again.", "sd", False, *values()))[-1][2]
     assert paired_cell(other).popitem() == (f"{PAIRED}: not given: the page's last "
                                             "`ar` run was of another prompt: run ar on this prompt, then this method",

@@ -453,7 +453,9 @@ def _other_tokens(run, ar) -> str:
 
 def _pairing_words(mine, theirs) -> str:
     """How the figure was computed, from the status lines' seconds."""
-    def less(account) -> str:
+    def less(account) -> str:  # a reviewer found the draft's preparation in "timing ar's step or waiting"
         taken = account.clock - account.decoder_seconds
-        return f" (its status line less {taken:.2f} s timing ar's step or waiting)" if taken >= 0.005 else ""
+        what = "timing ar's step, waiting or preparing the draft" if account.prepared_before() else \
+            "timing ar's step or waiting"
+        return f" (its status line less {taken:.2f} s {what})" if taken >= 0.005 else ""
     return f"ar's {theirs.decoder_seconds:.2f} s{less(theirs)} over this run's {mine.decoder_seconds:.2f} s{less(mine)}"

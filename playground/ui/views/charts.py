@@ -305,8 +305,9 @@ def time_budget(run, timeline) -> go.Figure:
                      marker_color=color,
                      hovertemplate=f"%{{y}}<br>{names.get(part, part)}: %{{x:.2f}} s<extra></extra>")
               for part, color in BUDGET_COLORS.items()]
-    title = "Where the seconds went (seconds)" + ("<br><sup>not settled: its T(1) moved with other work, so "
-                                                  "no modelled rows (see the stats)</sup>" if busy else "")
+    # Not "its T(1) moved with other work": a reviewer read that beside the stats' "passes under T(1)".
+    title = "Where the seconds went (seconds)" + ("<br><sup>speedup not settled (the stats say why), so no "
+                                                  "modelled rows</sup>" if busy else "")
     # Seven legend lines covered the numbers of a one-row chart.
     return small_figure(title, traces, "", "", barmode="stack",
                         **legend_at_foot(title, len(traces), 60 + 40 * len(rows), 190, 45))
