@@ -500,19 +500,18 @@ def test_a_running_page_says_at_once_when_the_others_come_and_go(handlers, monke
 def test_a_lone_runs_end_line_says_which_of_its_seconds_its_speed_figures_read():
     """A reviewer alone on the page read 2.03 s of 5.26 s as "waiting (its turn, a load)", no load
     named; another read `ar`'s 3.39 s and sd's 3.51 s beside sd's 1.05x, 0.37 s of it timing `ar`'s step."""
+    before = "before its first round (from the click: the app starting it, and any place in line or model load)"
     account = SpeedAccount(clock=5.26, waited=2.03, before=1.2)
     assert aside_text(account) == ("; 3.23 s of it decoding, which its speed figures read; the rest, in its budget: "
-                                   "1.20 s before its first round (its place in line, a model loading), 0.83 s while "
-                                   "the page took its rounds' views")
+                                   f"1.20 s {before}, 0.83 s while the page took its rounds' views")
     timed = SpeedAccount(clock=3.51, waited=0.15, before=0.15, measuring=0.37)
     assert aside_text(timed) == ("; 2.99 s of it decoding, which its speed figures read; the rest, in its budget: "
-                                 "0.15 s before its first round (its place in line, a model loading), 0.37 s timing "
-                                 "`ar`'s step")
+                                 f"0.15 s {before}, 0.37 s timing `ar`'s step")
     # the first sd after a Load: 0.96 s "before its first round" with no run in line was its draft's preparation
     first = SpeedAccount(clock=1.79, waited=0.6, before=0.596, draft_prepared=0.58)
     assert aside_text(first) == ("; 1.19 s of it decoding, which its speed figures read; the rest, in its budget: "
                                  "0.58 s preparing the draft's levers (its int8 copy or smaller head, once a model), "
-                                 "0.02 s before its first round (its place in line, a model loading)")
+                                 f"0.02 s {before}")
     # and the budget counts it as it is named, not as waiting
     assert first.parts()[PREPARING_PART] == 0.58 and first.parts()[WAITING_PART] == pytest.approx(0.02)
     assert sum(first.parts().values()) == pytest.approx(first.clock)

@@ -255,7 +255,8 @@ def aside_text(account) -> str:
         return ""
     prepared = account.prepared_before()
     parts = [(prepared, "preparing the draft's levers (its int8 copy or smaller head, once a model)"),
-             (account.before - prepared, "before its first round (its place in line, a model loading)"),
+             (account.before - prepared, "before its first round (from the click: the app starting it, and any "
+                                         "place in line or model load)"),
              (account.waited - account.before, "while the page took its rounds' views"),
              (account.measuring, "timing `ar`'s step")]
     said = ", ".join(f"{seconds:.2f} s {what}" for seconds, what in parts if seconds >= 0.01)
