@@ -1074,6 +1074,8 @@ def test_a_withheld_speedup_is_given_against_the_pages_ar_run_of_the_same_tokens
     # as on a quiet machine (the suite's other worker may load this one): each thread had its core, T(1)s agree
     monkeypatch.setattr(SpeedAccount, "utilization", lambda account: 0.99)
     monkeypatch.setattr(SpeedAccount, "own_step", lambda account: 0.025)
+    monkeypatch.setattr(SpeedAccount, "single_step", lambda account: 0.025)  # its passes: 1.2 steps each
+    monkeypatch.setattr(SpeedAccount, "verify_cost", lambda account: 1.2)
     theirs, mine = ar.stats.account, sd.stats.account
     monkeypatch.setattr(mine, "measuring", mine.measuring + 0.07)  # as the reviewer's sd timed ar's step
     monkeypatch.setattr(mine, "clock", mine.clock + 0.07)
@@ -1116,9 +1118,17 @@ def test_a_withheld_speedup_is_given_against_the_pages_ar_run_of_the_same_tokens
     (label, figure), = paired_cell(render.stats_html(stats_shown(sd, ar))).items()
     assert figure == "not given" and "the machine was busy during this run (its decoding thread had its core 26%" \
         in label
+    # its passes of several tokens under that ar run's step (burners just stopped): that run ran slower
+    monkeypatch.setattr(SpeedAccount, "utilization", lambda account: 0.99)
+    monkeypatch.setattr(SpeedAccount, "own_step", lambda account: 0.0966 if account is theirs else 0.07)
+    monkeypatch.setattr(SpeedAccount, "verify_cost", lambda account: 1.0)
+    monkeypatch.setattr(SpeedAccount, "single_step", lambda account: 0.0758)
+    (label, figure), = paired_cell(render.stats_html(stats_shown(sd, ar))).items()
+    assert figure == "not given" and "that run's target step took 96.6 ms, more than this run's passes" in label
+    monkeypatch.setattr(SpeedAccount, "own_step", lambda account: 0.080 if account is theirs else 0.0758)
+    assert paired_cell(render.stats_html(stats_shown(sd, ar))).popitem()[1].endswith("x *"), "within a tenth: given"
     # a run that took turns with a second visitor's: its seconds hold that run's rounds (a page read 1.65x
     # for one, beside quiet solo runs refused the figure)
-    monkeypatch.setattr(SpeedAccount, "utilization", lambda account: 0.99)
     monkeypatch.setattr(mine, "shared_with", 1)
     (label, figure), = paired_cell(render.stats_html(stats_shown(sd, ar))).items()
     assert figure == "not given" and "this run took turns with another run on the model" in label
