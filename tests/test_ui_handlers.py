@@ -1074,8 +1074,7 @@ def test_a_withheld_speedup_is_given_against_the_pages_ar_run_of_the_same_tokens
     # as on a quiet machine (the suite's other worker may load this one): each thread had its core, T(1)s agree
     monkeypatch.setattr(SpeedAccount, "utilization", lambda account: 0.99)
     monkeypatch.setattr(SpeedAccount, "own_step", lambda account: 0.025)
-    monkeypatch.setattr(SpeedAccount, "single_step", lambda account: 0.025)  # its passes: 1.2 steps each
-    monkeypatch.setattr(SpeedAccount, "verify_cost", lambda account: 1.2)
+    monkeypatch.setattr(SpeedAccount, "mean_pass", lambda account: 0.03)  # its passes: 1.2 steps each
     theirs, mine = ar.stats.account, sd.stats.account
     monkeypatch.setattr(mine, "measuring", mine.measuring + 0.07)  # as the reviewer's sd timed ar's step
     monkeypatch.setattr(mine, "clock", mine.clock + 0.07)
@@ -1121,8 +1120,7 @@ def test_a_withheld_speedup_is_given_against_the_pages_ar_run_of_the_same_tokens
     # its passes of several tokens under that ar run's step (burners just stopped): that run ran slower
     monkeypatch.setattr(SpeedAccount, "utilization", lambda account: 0.99)
     monkeypatch.setattr(SpeedAccount, "own_step", lambda account: 0.0966 if account is theirs else 0.07)
-    monkeypatch.setattr(SpeedAccount, "verify_cost", lambda account: 1.0)
-    monkeypatch.setattr(SpeedAccount, "single_step", lambda account: 0.0758)
+    monkeypatch.setattr(SpeedAccount, "mean_pass", lambda account: 0.0758)
     (label, figure), = paired_cell(render.stats_html(stats_shown(sd, ar))).items()
     assert figure == "not given" and "that run's target step took 96.6 ms, more than this run's passes" in label
     monkeypatch.setattr(SpeedAccount, "own_step", lambda account: 0.080 if account is theirs else 0.0758)

@@ -366,7 +366,7 @@ class SpeedAccount:
 
     def _passes_under_step(self) -> str:
         """Why T(1) cannot be this run's step where its passes of several tokens cost less ("" otherwise)."""
-        verify, step = self.verify_cost(), self.single_step()
+        verify, step, mean = self.verify_cost(), self.single_step(), self.mean_pass()
         if verify is None or verify >= LEAST_PASS_COST:
             return ""
         tokens = statistics.fmean(r.pass_tokens for r in self.rounds) if self.rounds else None
@@ -374,7 +374,7 @@ class SpeedAccount:
         source = ("the mean of the target's one-token passes of the two minutes before it (an `ar` run's on this "
                   "page or a Compare's) and its own timings" if self.timed_by_recent_steps()
                   else "the mean of its own timings")
-        return (f"its passes{over} took {verify * step * 1000:.1f} ms on average, under {LEAST_PASS_COST:.0%} of the "
+        return (f"its passes{over} took {mean * 1000:.1f} ms on average, under {LEAST_PASS_COST:.0%} of the "
                 f"{step * 1000:.1f} ms of its T(1), {source}; a pass over several tokens costs more than one token's "
                 "(1.09-2.4x timed bare on the embedded target, and a T(1) from passes a page drew reads up to a tenth "
                 "over), so that T(1) ran slower than the machine ran this run, and its speedup over it reads too high")
@@ -386,10 +386,15 @@ class SpeedAccount:
         step = self.single_step()
         return self.drafting / self.draft_forwards / step if step and self.draft_forwards else None
 
+    def mean_pass(self) -> float | None:
+        """The mean seconds of its verification passes after the prompt's."""
+        later = self.pass_seconds[1:]
+        return sum(later) / len(later) if later else None
+
     def verify_cost(self) -> float | None:
-        """A verification pass over T(1): the mean of its passes after the prompt's."""
-        step, later = self.single_step(), self.pass_seconds[1:]
-        return sum(later) / len(later) / step if step and later else None
+        """A verification pass over T(1)."""
+        step, mean = self.single_step(), self.mean_pass()
+        return mean / step if step and mean else None
 
     def predicted_speedup(self) -> float | None:
         """Theorem 3.8 with this run's c and pass cost: the tokens of its drafted rounds over their

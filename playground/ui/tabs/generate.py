@@ -436,10 +436,9 @@ def paired_speedup(run, ar) -> LastArPairing | None:
                                    "their seconds are not for the same machine; run ar again, then this method")
     # After burners stopped, a quiet sd whose passes undercut that ar run's steps read 1.73x here,
     # beside its own speedup withheld for exactly that.
-    verify, step = mine.verify_cost(), mine.single_step()
-    if verify is not None and step and verify * step < LEAST_PASS_COST * steps[1]:
+    if (mean := mine.mean_pass()) is not None and mean < LEAST_PASS_COST * steps[1]:
         return LastArPairing(None, f"not given: that run's target step took {steps[1] * 1000:.1f} ms, more than "
-                                   f"this run's passes of several tokens ({verify * step * 1000:.1f} ms), which cost "
+                                   f"this run's passes of several tokens ({mean * 1000:.1f} ms), which cost "
                                    "at least one step: the machine ran slower during that run; run ar again, then "
                                    "this method")
     return LastArPairing(theirs.decoder_seconds / mine.decoder_seconds, _pairing_words(mine, theirs))
