@@ -236,7 +236,7 @@ def test_many_timings_are_one_steps_within_what_a_drawing_page_spreads_them():
     page drawing each token on the same two cores) and read "the load changed" in 2 of 4; a load
     that changes within the run puts them apart by its own factor."""
     drawn = [0.044] * 14 + [0.060] * 14 + [0.070] * 14 + [0.146] * 12  # quartiles 44-70 ms: 1.59x
-    account = SpeedAccount(round_count=54, decoder_cpu=5.0, clock=5.0)
+    account = SpeedAccount(round_count=54, decoder_cpu=5.0, clock=5.0, drawn=True)
     account.reference = [Timing(wall, wall, 10 + i, i, extra=False) for i, wall in enumerate(drawn)]
     assert account.unsettled() == ""
     account.recent_steps = drawn  # as the passes before a drafting run: they time it
@@ -296,11 +296,16 @@ def test_passes_cheaper_than_t1_leave_the_speedup_unsettled():
 def test_t1_timings_apart_from_the_passes_just_before_the_run_leave_it_unsettled(family):
     """A reviewer's fsd read a settled 2.83x on Generate against 1.84x in Compare: its T(1) timings,
     taken while the page drew its rounds, read 38.7 ms; the ar run just before took 24-26 ms a step."""
-    account = SpeedAccount(recent_steps=[0.024, 0.025, 0.026], round_count=9)
+    account = SpeedAccount(recent_steps=[0.024, 0.025, 0.026], round_count=9, drawn=True)
     account.reference = [Timing(0.0387, 0.03, 10, 1), Timing(0.0385, 0.03, 20, 9)]
     assert account.unsettled() == ("this run timed `ar`'s step at 38.6 ms, the target's one-token passes just "
-                                   "before it took 25.0 ms (the page drawing each round, or other work, moved its "
-                                   "timings); the Compare tab times this setting against `ar` without the page")
+                                   "before it took 25.0 ms (other work, or the page drawing on the same cores, moved "
+                                   "its timings); the Compare tab times this setting against `ar` without the page")
+    account.drawn = False  # a CLI run: no page drew it, and none is named
+    assert account.unsettled() == ("this run timed `ar`'s step at 38.6 ms, the target's one-token passes just "
+                                   "before it took 25.0 ms (other work, or this process's own (a fresh process's "
+                                   "first passes run slow now and then), moved its timings); `bench` times it "
+                                   "against `ar` run for run")
     account.recent_steps = [0.036]
     assert account.unsettled() == ""
     # the engine holds each run against the target's passes of the two minutes before it
@@ -336,7 +341,7 @@ def test_a_run_of_too_few_rounds_is_not_settled():
 def test_a_page_drawing_beside_the_run_is_named_when_it_slows_the_timings_as_rounds_start():
     """In Chromium on the same two cores, T(1) timed as a round started (the page drawing the last
     one) read 55 ms against 25 ms as rounds ended; the speedup is said not settled, and why."""
-    account = SpeedAccount(round_count=13)
+    account = SpeedAccount(round_count=13, drawn=True)
     account.reference = [Timing(0.055, 0.05, 10, 1, starting=True), Timing(0.025, 0.025, 12, 5),
                          Timing(0.056, 0.05, 14, 9, starting=True), Timing(0.026, 0.026, 16, 13)]
     assert account.reference_spread() == pytest.approx(0.026 / 0.025), "within a phase they agree"
@@ -348,13 +353,17 @@ def test_a_page_drawing_beside_the_run_is_named_when_it_slows_the_timings_as_rou
     assert account.unsettled().startswith("the page drawing each round beside the next moved `ar`'s step to "
                                           "53.0-131.0 ms as rounds started"), "one slow start: the page"
     assert "run `ar` on this page just before it" in account.unsettled(), "it says how to settle it"
+    account.drawn = False  # a CLI run's timings: its first one-token passes, no page, read 58.4-125.9 ms
+    assert account.unsettled() == ("T(1) timed 53.0-131.0 ms within the run, too far apart to be one step's: other "
+                                   "work, or this process's own (a fresh process's first passes run slow now and "
+                                   "then), moved them"), "no page drew it, and none is named"
 
 
 def test_the_pages_ar_steps_just_before_settle_a_run_its_drawing_moved():
     """Walk 4: 3 of 4 quiet sd runs beside the page's `ar` run were withheld, their two own timings
     74.9 ms (a round ended) and 114.1 ms (one started, the page drawing); the `ar` run's 48 steps,
     drawn by the same page, are the step T(1) rests on, and the run's own timings only check them."""
-    account = SpeedAccount(round_count=26, recent_steps=[0.080] * 48)
+    account = SpeedAccount(round_count=26, recent_steps=[0.080] * 48, drawn=True)
     account.reference = [Timing(0.1141, 0.1, 40, 1, starting=True), Timing(0.0749, 0.07, 56, 17)]
     assert account.timed_by_recent_steps()
     assert account.unsettled() == ""
@@ -444,7 +453,7 @@ def test_a_run_timed_only_as_rounds_started_is_timed_as_its_last_round_ends():
 def test_passes_before_a_run_whose_thread_lacked_its_core_do_not_time_it():
     """Walk 8: an `ar` run at 59% of its core (two burners), then a quiet sd run: sd read a settled
     1.43x at T(1) 107.2 ms, the busy run's steps timing it. They are left out, and the reason says so."""
-    account = SpeedAccount(round_count=26)
+    account = SpeedAccount(round_count=26, drawn=True)
     account.take_recent_steps([(0.107, 0.059)] * 48)
     assert account.recent_steps == [] and account.recent_busy == pytest.approx(0.059 / 0.107)
     account.reference = [Timing(0.1141, 0.1, 40, 1, starting=True), Timing(0.0749, 0.07, 56, 17)]
@@ -464,7 +473,7 @@ def test_passes_before_a_run_whose_thread_lacked_its_core_do_not_time_it():
 def test_a_few_passes_before_a_run_check_its_t1_and_stay_out_of_it():
     """Walk 8: back on the embedded family, a few slow passes of another family's runs put sd's T(1) at
     161.6 ms, beside a reason naming its own timings, 65.5-116.5 ms against 74.0 ms."""
-    account = SpeedAccount(round_count=26, recent_steps=[0.5, 0.45, 0.55])
+    account = SpeedAccount(round_count=26, recent_steps=[0.5, 0.45, 0.55], drawn=True)
     account.reference = [Timing(0.0655, 0.06, 40, 1, starting=True), Timing(0.1165, 0.1, 50, 9, starting=True),
                          Timing(0.074, 0.07, 56, 17)]
     assert account.single_step() == pytest.approx((0.0655 + 0.1165 + 0.074) / 3)

@@ -185,6 +185,14 @@ def test_different_vocabularies_offer_only_heterogeneous_methods(handlers, famil
     assert all(METHODS[name].vocabulary == "any" for name in offered if name != "ar")
 
 
+def test_only_a_run_a_page_draws_says_a_page_moved_its_timings(handlers, family):
+    """A CLI sd run's reason read "the page drawing each round ... moved `ar`'s step": no page drew it."""
+    run_generate(handlers)
+    assert handlers.sessions.get(KEY).run.stats.account.drawn
+    cli = playground.generate(PROMPT, method="sd", **family, max_new_tokens=8)
+    assert not cli.stats.account.drawn and cli.to_dict()["stats"]["account"]["drawn"] is False
+
+
 def test_generate_streams_colored_tokens_then_its_charts_follow(handlers):
     updates = run_generate(handlers)
     assert all(len(update) == 3 for update in updates), "the run's stream carries status, text and stats only"

@@ -122,6 +122,9 @@ class SpeedAccount:
     recent_steps: list[float] = field(default_factory=list)
     recent_busy: float | None = None  # the share of their core those passes had, where too busy to time the run
     shared_with: int = 0  # the most other runs that took turns with it on the model at once
+    # Whether a page drew each round as the next began (Generate's runs): where none did (the CLI, the
+    # API, Compare's), timings as rounds started and as they ended are alike, and no reason names a page.
+    drawn: bool = False
     # The other programs' shares of a core during the run, by name (None: unmeasured, no /proc)
     besides: list[tuple[str, float]] | None = None
     rounds: list[Round] = field(default_factory=list)  # the verified rounds, for the what-if
@@ -325,7 +328,7 @@ class SpeedAccount:
         started = [t.wall for t in self.reference if t.starting]
         ended = [t.wall for t in self.reference if not t.starting]
         by_recent, besides = self.timed_by_recent_steps(), self._besides_words()
-        if not by_recent and started and ended and max(started) > SETTLED_SPREAD * min(ended):
+        if self.drawn and not by_recent and started and ended and max(started) > SETTLED_SPREAD * min(ended):
             settle = "run `ar` on this page just before it to time the step as the page draws it" \
                 if self.recent_busy is None else ("the target's passes just before it had under "
                                                   f"{BUSY_UTILIZATION:.0%} of their core (a busy `ar` run's, which "
@@ -337,12 +340,12 @@ class SpeedAccount:
         # With the passes before the run, those as rounds ended (the page quiet) check them: the page's
         # drawing moved those as rounds started by 1.1-2.5x, a stats view more than a text one.
         own = self._kept_walls()
-        phases = [own] if by_recent else [[t.wall for t in self.reference if t.starting == s] for s in (False, True)]
+        by_phase = self.drawn and not by_recent
+        phases = [[t.wall for t in self.reference if t.starting == s] for s in (False, True)] if by_phase else [own]
         if any(_apart(walls) for walls in phases):
             # It names what can move them, not "the load changed": a reviewer saw 60-150 ms with nothing else running.
-            return (f"T(1) timed {_ms(own)} within the run, too far apart to be one step's: other work, or the page "
-                    f"drawing on the same cores, moved them"
-                    + (f" ({besides})" if besides else ""))
+            return f"T(1) timed {_ms(own)} within the run, too far apart to be one step's: {self._what_moves()} them" \
+                + (f" ({besides})" if besides else "")
         recent = _middle(self.recent_steps)
         if _apart(self.recent_steps):
             between = " between their quartiles" if len(self.recent_steps) >= MANY_TIMINGS else ""
@@ -352,11 +355,20 @@ class SpeedAccount:
         # Its own timings, taken as rounds ended (the page quiet), run under passes the page drew: a quiet
         # page's `ar` passes averaged 1.2-1.7x a following sd run's own (52-70 ms against 41-44 ms).
         if step and before and (step > SETTLED_SPREAD * before or before > MANY_SPREAD * step):
+            elsewhere = "the Compare tab times this setting against `ar` without the page" if self.drawn \
+                else "`bench` times it against `ar` run for run"
             return (f"this run timed `ar`'s step at {step * 1000:.1f} ms, the target's one-token passes just before "
-                    f"it took {before * 1000:.1f} ms (the page drawing each round, or other work, moved its "
-                    f"timings{'; ' * bool(besides)}{besides}); the Compare tab times this setting against `ar` without "
-                    "the page")
+                    f"it took {before * 1000:.1f} ms ({self._what_moves()} its timings{'; ' * bool(besides)}"
+                    f"{besides}); {elsewhere}")
         return self._passes_under_step()
+
+    def _what_moves(self) -> str:
+        """What moves a quiet run's timings of one step: a page drawing beside them where one drew the
+        run; else other work, or a fresh process's first passes (a CLI run's three timings read 55-126 ms,
+        no other program beside it, its first one-token passes run slow now and then)."""
+        if self.drawn:
+            return "other work, or the page drawing on the same cores, moved"
+        return "other work, or this process's own (a fresh process's first passes run slow now and then), moved"
 
     def _besides_words(self) -> str:
         """What else ran on the cores during the run: "besides this app: chromium 0.62 of a core", or
@@ -459,6 +471,7 @@ class SpeedAccount:
             "decoder_cpu_seconds": self.decoder_cpu,
             "parts": self.parts(), "speedup": self.speedup(), "ar_seconds": self.ar_seconds(),
             "utilization": self.utilization(), "unsettled": self.unsettled() or None, "besides": self.besides,
+            "drawn": self.drawn,
             "single_step_seconds": step, "reference": [vars(t) for t in self.reference],
             "first_pass_seconds": self.first_pass,
             "cost_ratio": self.cost_ratio(), "verify_cost": self.verify_cost(),

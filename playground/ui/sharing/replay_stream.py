@@ -32,6 +32,7 @@ def _fresh(original: Run) -> Run:
     stats.account.recent_steps = list(original.stats.account.recent_steps)
     stats.account.recent_busy = original.stats.account.recent_busy
     stats.account.first_pass = original.stats.account.first_pass
+    stats.account.drawn = original.stats.account.drawn
     return Run(original.method, original.config, original.prompt, models=dict(original.models), stats=stats)
 
 

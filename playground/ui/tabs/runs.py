@@ -223,6 +223,7 @@ class Started:
         for number, (step, run) in enumerate(steps):
             if not number:
                 run.stats.account.asked_at(self.asked)  # its clock from the click, as its visitor waited
+                run.stats.account.drawn = True
             self.job.wrote(len(step.tokens))
             run.stats.account.took_turns_with(self.runs.line.running() - 1)
             if self.computing is not None:
