@@ -4,13 +4,13 @@ expected durations and their progress lines."""
 import dataclasses
 import html
 import itertools
-import math
 import re
 import time
+from types import SimpleNamespace
 
 import pytest
 
-from playground.decoding.speed import forward_costs
+from playground.decoding.speed import forward_costs, other_programs
 from playground.engine import generate
 from playground.ui.handlers import Handlers
 from playground.ui.options import all_controls
@@ -241,47 +241,47 @@ def test_an_estimate_warns_when_the_machine_is_busier_or_quieter_than_as_its_run
     """A sweep told "about 37 s" beside two CPU burners took 4 min 5 s: its pace came from runs
     that ended on a quiet machine; once they were gone, one told "about 2 min 40 s" took 55 s."""
     eta.clear()
-    monkeypatch.setattr(eta, "load_now", lambda: 1.0)
-    monkeypatch.setattr(eta._own_load, "read", lambda: 0.0)  # the tiny runs' own load is the next test's
     monkeypatch.setattr(eta.os, "cpu_count", lambda: 2)
-    eta.record(generate(PROMPT, method="ar", max_new_tokens=24, target=family["target"]))
+    run = generate(PROMPT, method="ar", max_new_tokens=24, target=family["target"])
+    run.stats.account.besides = [("chromium", 0.7), ("node", 0.3)]  # the other programs during the run
+    eta.record(run)
     specs = {"ar": {"target": "tiny-target"}}
+    monkeypatch.setattr(eta, "others_load", lambda: 1.0)
     assert "busier now" not in eta.plan_line([("ar", 10)], specs.__getitem__)[1], "as busy as then: no warning"
-    monkeypatch.setattr(eta, "load_now", lambda: 4.7)
+    monkeypatch.setattr(eta, "others_load", lambda: 1.9)
     assert eta.plan_line([("ar", 10)], specs.__getitem__)[1].endswith(
-        "; the machine is busier now than as those runs ended (load besides this app 4.7 against 1.0 on 2 cores): "
-        "expect it to take longer")
+        "; the machine is busier now than as those runs ended (other programs took 1.9 of its 2 cores, against "
+        "1.0): expect it to take longer")
     eta.clear()
-    monkeypatch.setattr(eta, "load_now", lambda: 4.7)
-    eta.record(generate(PROMPT, method="ar", max_new_tokens=24, target=family["target"]))
-    monkeypatch.setattr(eta, "load_now", lambda: 0.8)
+    run.stats.account.besides = [("python3", 0.95), ("python3", 0.95)]
+    eta.record(run)
+    monkeypatch.setattr(eta, "others_load", lambda: 0.2)
     assert eta.plan_line([("ar", 10)], specs.__getitem__)[1].endswith(
-        "; the machine is quieter now than as those runs ended (load besides this app 0.8 against 4.7 on 2 cores): "
-        "expect it to take less")
+        "; the machine is quieter now than as those runs ended (other programs took 0.2 of its 2 cores, against "
+        "1.9): expect it to take less")
 
 
-def test_the_apps_own_work_is_not_a_busier_machine(monkeypatch):
-    """Right after a sweep, "the machine is busier now (load 2.0 against 1.2)": the load average
-    still held the sweep's own threads. The app's own CPU, averaged as the load average averages,
-    comes off both figures."""
-    eta.clear()
-    clock = {"now": 1000.0, "cpu": 0.0}
-    monkeypatch.setattr(eta.time, "monotonic", lambda: clock["now"])
-    monkeypatch.setattr(eta.time, "process_time", lambda: clock["cpu"])
-    monkeypatch.setattr(eta, "_own_load", eta._OwnLoad())
-    monkeypatch.setattr(eta.os, "cpu_count", lambda: 2)
-    monkeypatch.setattr(eta, "load_now", lambda: 0.1)
-    eta._loads.append((clock["now"], eta.others_load()))  # a Generate run ended on a quiet machine
-    for _ in range(24):  # a two-minute sweep keeping both cores busy
-        clock["now"] += 5.0
-        clock["cpu"] += 9.5
-        assert eta.others_load() is not None
-    monkeypatch.setattr(eta, "load_now", lambda: 0.1 + 1.9 * (1 - math.exp(-2)))  # as the load average reads it
-    assert eta.others_load() == pytest.approx(0.1, abs=0.05)
-    assert eta.load_note() == ""
-    clock["now"] += 5.0  # two burners start beside the idle app
-    monkeypatch.setattr(eta, "load_now", lambda: 4.0)
-    assert "busier now" in eta.load_note()
+def test_the_other_programs_now_are_those_of_the_last_half_minute(monkeypatch):
+    """After a busy sweep, "the machine is busier now (load besides this app 3.4 against 2.2)" with
+    nothing new started: the load average counted threads waiting for a core. The other programs'
+    CPU seconds over the last half minute are read in its place; what is older is forgotten."""
+    clock, burned = {"now": 1000.0}, {"cpu": 0.0}
+    fake_time = SimpleNamespace(perf_counter=lambda: clock["now"], monotonic=lambda: clock["now"])
+    monkeypatch.setattr(eta, "time", fake_time)
+    monkeypatch.setattr(other_programs, "time", fake_time)
+    monkeypatch.setattr(other_programs, "cpu_by_process", lambda: {(4242, 777): ("burner", burned["cpu"])})
+    meter = eta._OthersNow()
+    assert meter.read() is None, "nothing watched yet"
+    for _ in range(2):  # a burner on one core for 30 s, read every 15 s as Compare's line is told
+        clock["now"] += 15.0
+        burned["cpu"] += 15.0
+        assert meter.read() == pytest.approx(1.0)
+    clock["now"] += 15.0  # it stopped: half of the last half minute
+    assert meter.read() == pytest.approx(0.5)
+    clock["now"] += 15.0
+    assert meter.read() == pytest.approx(0.0), "the burner's seconds are older than the half minute"
+    clock["now"] += 600.0  # nobody asked for ten minutes: no watch is recent enough to speak for now
+    assert meter.read() is None
 
 
 def test_an_estimate_follows_the_machines_speed_now_read_from_the_last_runs_t1(family, monkeypatch):

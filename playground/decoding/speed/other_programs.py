@@ -66,13 +66,22 @@ class OtherPrograms:
     def shares(self) -> list[tuple[str, float]] | None:
         """(program, its share of one core since the watch began), the largest first, those over
         NAMED_SHARE; None where the machine has no /proc to read."""
+        every = self._every_share()
+        return None if every is None else [(name, share) for name, share in every if share >= NAMED_SHARE]
+
+    def cores(self) -> float | None:
+        """The cores the other programs took together since the watch began (None: no /proc)."""
+        every = self._every_share()
+        return None if every is None else sum(share for _, share in every)
+
+    def _every_share(self) -> list[tuple[str, float]] | None:
         now, elapsed = cpu_by_process(), time.perf_counter() - self.at
         if not now or elapsed <= 0:
             return None
         by_name = collections.Counter()
         for process, (name, cpu) in now.items():  # one that started since: all its CPU is in the watch
             by_name[name] += cpu - self.start.get(process, (name, 0.0))[1]
-        return [(name, cpu / elapsed) for name, cpu in by_name.most_common() if cpu / elapsed >= NAMED_SHARE]
+        return [(name, cpu / elapsed) for name, cpu in by_name.most_common()]
 
 
 def named(shares: list[tuple[str, float]] | None) -> str:

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 import torch
 
 from ...decoding.speed import forward_costs
+from ...decoding.speed.other_programs import OtherPrograms
 from ...models.loading import LoadedModel
 
 KEPT_SECONDS = 1800.0  # a run older than this says little about the machine now
@@ -47,7 +48,7 @@ KEPT_WRITTEN = 256
 MIN_LENGTHS = 5  # recent runs asking as many before their median length is told (a few say little)
 _written: deque = deque(maxlen=KEPT_WRITTEN)  # (monotonic time, same_run(...), tokens asked, tokens written)
 _first_steps: deque = deque(maxlen=KEPT_RUNS)  # (monotonic time, CPU seconds of a run's first step: its prompt's)
-_loads: deque = deque(maxlen=KEPT_RUNS)  # (monotonic time, the machine's load average as a run ended)
+_loads: deque = deque(maxlen=KEPT_RUNS)  # (monotonic time, the cores other programs took during a run)
 # Begins the line under Compare's and Race's button: it is told again as the settings change and as
 # a job ends, so after one it can differ from the "expected as it started" of the job just shown.
 AS_SET_NOW = "As set now: "
@@ -70,8 +71,8 @@ def record(run) -> None:
         _written.append((time.monotonic(), key, config.max_new_tokens, run.stats.tokens))
         if run.stats.first_step_cpu:
             _first_steps.append((time.monotonic(), run.stats.first_step_cpu))
-        if (load := others_load()) is not None:
-            _loads.append((time.monotonic(), load))
+        if (besides := run.stats.account.besides) is not None:  # the other programs during the run
+            _loads.append((time.monotonic(), sum(share for _, share in besides)))
         step = run.stats.account.own_step()
         if step:
             _steps.setdefault(_target_spec(run.models), deque(maxlen=KEPT_RUNS)).append((time.monotonic(), step))
@@ -211,46 +212,39 @@ def first_step_cpu() -> float | None:
     return statistics.median(recent) if recent else None
 
 
-def load_now() -> float | None:
-    """The machine's one-minute load average (runnable threads), None where the OS has none."""
-    try:
-        return os.getloadavg()[0]
-    except (AttributeError, OSError):
-        return None
+class _OthersNow:
+    """The cores the other programs took over the last OVER seconds at most, read from /proc by
+    watches started as it is read, every AGAIN seconds at most (Compare's and Race's lines are told
+    every 15 s while shown). It replaced the load average less this app's own CPU: that counted
+    threads waiting for a core as well as those running, and after a busy sweep read "busier now
+    (load besides this app 3.4 against 2.2)" with nothing new started."""
 
+    OVER = 30.0
+    AGAIN = 5.0
+    LEAST = 2.0  # a watch younger than this says too little to read
 
-class _OwnLoad:
-    """This process's part of the load average: its CPU seconds per second, averaged as the load
-    average averages (an exponential decay over about a minute), updated at each reading. Right
-    after a sweep the load average still held the sweep's own threads: "busier now (load 2.0
-    against 1.2)" named the sweep as other work."""
-
-    MINUTE = 60.0  # the load average's time constant
-
-    def __init__(self):  # from the app's start (its first estimate had counted its own load as other work)
-        self.at, self.cpu, self.load = time.monotonic(), time.process_time(), 0.0
+    def __init__(self):
+        self.watches: deque = deque()
         self._lock = threading.Lock()
 
-    def read(self) -> float:
+    def read(self) -> float | None:
+        """None where no watch is old enough yet (the first reading after a quiet half minute)."""
         with self._lock:
-            now, cpu = time.monotonic(), time.process_time()
-            if now > self.at:
-                elapsed = now - self.at
-                weight = math.exp(-elapsed / self.MINUTE)
-                self.load = weight * self.load + (1 - weight) * (cpu - self.cpu) / elapsed
-            self.at, self.cpu = now, cpu
-            return self.load
+            now = time.perf_counter()
+            while self.watches and now - self.watches[0].at > self.OVER:
+                self.watches.popleft()
+            oldest = self.watches[0] if self.watches else None
+            if not self.watches or now - self.watches[-1].at >= self.AGAIN:
+                self.watches.append(OtherPrograms())
+        return oldest.cores() if oldest is not None and now - oldest.at >= self.LEAST else None
 
 
-_own_load = _OwnLoad()
+_others_now = _OthersNow()
 
 
 def others_load() -> float | None:
-    """The load average less this app's own part of it: the other programs' load (None where the OS has none)."""
-    load = load_now()
-    if load is None:
-        return None
-    return max(load - _own_load.read(), 0.0)
+    """The cores the other programs took lately (None where unknown: no /proc, or no watch old enough)."""
+    return _others_now.read()
 
 
 def _load_changed_since(factor: float) -> bool:
@@ -262,8 +256,8 @@ def _load_changed_since(factor: float) -> bool:
 
 
 def load_change() -> tuple[str, float, float, int] | None:
-    """("busier" or "quieter", the other programs' load now, their median load as the recent runs
-    ended, the cores) where the machine is much busier or much quieter now than then; else None."""
+    """("busier" or "quieter", the cores the other programs take now, the median they took during the
+    recent runs, the machine's cores) where it is much busier or much quieter now than then; else None."""
     since, now, cores = time.monotonic() - KEPT_SECONDS, others_load(), os.cpu_count() or 1
     with _lock:
         then = [load for at, load in _loads if at >= since]
@@ -285,8 +279,8 @@ def load_note() -> str:
         return ""
     said, now, then, cores = change
     expect = "longer" if said == "busier" else "less"
-    return (f"; the machine is {said} now than as those runs ended (load besides this app {now:.1f} against "
-            f"{then:.1f} on {cores} cores): expect it to take {expect}")
+    return (f"; the machine is {said} now than as those runs ended (other programs took {now:.1f} of its {cores} "
+            f"cores, against {then:.1f}): expect it to take {expect}")
 
 
 def length_spread(asked: int) -> tuple[float, float]:
