@@ -6,6 +6,7 @@ import html
 import itertools
 import re
 import time
+from collections import deque
 from types import SimpleNamespace
 
 import pytest
@@ -368,3 +369,18 @@ def test_a_bare_step_is_the_median_of_its_passes_not_the_least(family, monkeypat
     eta.time_bare_step(target)
     assert next(passes) == eta.BARE_STEP_PASSES
     assert eta._bare_steps[target.spec][1] >= 0.05
+
+
+def test_the_t1_a_drawing_page_moves_is_not_a_machine_that_changed(monkeypatch):
+    """Walk 19, on a quiet machine: the line under Compare read "x0.8: faster now", then "x1.3: the
+    machine runs slower now, T(1) 79 ms in the last runs against 59 ms in those": the page drawing
+    Generate's runs moved their T(1)s 43-79 ms. Two burners moved them 2-9x."""
+    eta.clear()
+    monkeypatch.setattr(eta, "load_change", lambda: None)
+    for step in (0.079, 0.080, 0.078):
+        eta._steps.setdefault("tiny-target", deque()).append((time.monotonic(), step))
+    assert eta.machine_now("tiny-target", [0.059]) == (1.0, "")
+    assert eta.machine_now("tiny-target", [0.105]) == (1.0, ""), "nor faster by as much"
+    factor, words = eta.machine_now("tiny-target", [0.030])
+    assert factor == pytest.approx(0.079 / 0.030) and "slower now, T(1) 79 ms in the last runs" in words
+    eta.clear()

@@ -33,7 +33,10 @@ _lock = threading.Lock()
 _recent: dict[tuple, deque] = {}  # (method, family) -> (monotonic time, seconds per token, its T(1) or None)
 _steps: dict[str, deque] = {}  # target spec -> (monotonic time, T(1) as a run timed it)
 STEPS_NOW = 3  # the last runs' T(1)s: the machine's speed now, against that of the runs an estimate reads
-SAME_SPEED = 1.3  # T(1) within this factor of the runs' is the machine as it was (the page's drawing moves it)
+# T(1) within this factor of the runs' is the machine as it was: a page drawing the runs moves it. At 1.3 a
+# quiet page's line read "x0.8: faster now", then "x1.3: slower now, T(1) 79 against 59 ms" (its runs'
+# T(1)s 43-79 ms); beside two burners the runs' T(1)s read 2-9x a quiet one's.
+SAME_SPEED = 1.6
 _bare_steps: dict[str, tuple[float, float]] = {}  # target spec -> (monotonic time, a bare step's seconds)
 _bare_claims: dict[str, float] = {}  # target spec -> when a line last claimed a bare step's timing
 BARE_STEP_FRESH = 60.0  # a bare step timed as a job started speaks for the machine this long
