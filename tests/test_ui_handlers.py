@@ -1220,6 +1220,25 @@ def test_a_load_of_another_family_ends_the_running_generation_on_the_loads_statu
     assert "loaded" in status and "stopped" not in status
 
 
+def test_a_load_before_the_runs_first_tokens_is_still_said_at_the_next_load(handlers, family, monkeypatch):
+    """Walks 18 and 19: a preset picked during a run (its own Load stopped the run), Load pressed a
+    second later: "already loaded: ..." with nothing said of the stopped run, 1 in 3 tries. The first
+    Load had come before the run's first tokens, and those tokens, shown, counted as a run since."""
+    target, forward = family["target"].model, family["target"].model.forward
+    switched = []
+
+    def forward_then_load(*args, **kwargs):  # the preset's Load lands as the run's first round computes
+        if not switched:
+            switched.append(handlers.load(KEY, "tiny-target", "tiny-draft", "")[0])
+        return forward(*args, **kwargs)
+    monkeypatch.setattr(target, "forward", forward_then_load)
+    views = run_generate(handlers, "psd-f")
+    assert "the run that was going stopped" in switched[0]
+    assert views[-1][0] == switched[0], "the stopped run ends on the Load's status"
+    again = handlers.load(KEY, "tiny-target", "tiny-draft", "")[0]  # Load pressed after the preset's
+    assert "already loaded" in again and "the run that was going stopped at the Load before" in again
+
+
 def test_a_load_of_the_family_already_loaded_keeps_the_pages_method(handlers):
     """A preset list closed without a new pick loads its family again: it set a lecturer's ar back
     to the preset's sd, and the status read as after any Load. It leaves the method as the page

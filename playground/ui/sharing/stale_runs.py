@@ -24,6 +24,7 @@ class StaleRunGuard:
         self._stops = 0  # a run that started at another count than this one is stale
         self._queued: int | None = None  # the count a triggered, not yet started run starts at
         self._changes = 0
+        self._running: list[int] = []  # the tickets of the runs started and not ended
         self.reason = STOP_PRESSED  # why the last stop came
         # Why each recent stop came, by the count it made: a run stopped by a Load still said "a newer
         # run replaced it" where a Generate came before its next step (a busy machine's steps take seconds).
@@ -53,16 +54,29 @@ class StaleRunGuard:
 
     def start(self) -> int:
         """The ticket of a starting run: the count its trigger queued it at, else the current one
-        (a direct API call). A Stop since the trigger makes the ticket stale from the start."""
+        (a direct API call). A Stop since the trigger makes the ticket stale from the start. The
+        run counts as going until `end(ticket)`."""
         with self._lock:
             ticket = self._stops if self._queued is None else self._queued
             self._queued = None
+            self._running.append(ticket)
             return ticket
+
+    def end(self, ticket: int) -> None:
+        with self._lock:
+            self._running.remove(ticket)
 
     @property
     def queued(self) -> bool:
         """A triggered run has not started yet."""
         return self._queued is not None
+
+    @property
+    def going(self) -> bool:
+        """A run is queued, or started and not stale: from its start, not its first tokens (a Load
+        as a run's first round computed stopped it, and said nothing of it)."""
+        with self._lock:
+            return self._queued is not None or self._stops in self._running
 
     def stale(self, ticket: int) -> bool:
         return ticket != self._stops

@@ -96,8 +96,7 @@ class FamilyPanel:
             return error_status(error), gr.skip(), gr.skip()
         loaded = {role: spec_of(m) for role, m in models.items()}
         switched = loaded != self._specs(session)
-        going = switched and (session.stale_runs.queued or (session.run is not None and not session.run.finished
-                                                           and not session.run.stop_reason))
+        going = switched and session.stale_runs.going
         if switched:
             self._switched.add(key)
             session.forget_family(FAMILY_CHANGED)

@@ -76,7 +76,6 @@ def _show_new_run(session, decode, show_rejected, settings: tuple) -> None:
     last run with its views (the what-if said "Run something first" beside the last run's text)."""
     session.timeline, session.decode = charts.Timeline(), decode
     session.show_rejected, session.settings_on_screen = show_rejected is True, settings
-    session.load_stopped_run = False
 
 
 class Generation:
@@ -89,13 +88,16 @@ class Generation:
         same session (also called before each new run) ends it cleanly at its next step."""
         asked, session = time.perf_counter(), self.sessions.get(key)
         ticket = session.stale_runs.start()
-        if session.stale_runs.stale(ticket):
-            why = session.stale_runs.reason_of(ticket)
-            yield _status_only(render.status_html(f"Generate stopped before it started: {why}"))
-            return
-        if self._busy():
-            yield _status_only(render.status_html(waiting_text(session)))
-        yield from self._stream(session, ticket, key, prompt, method, show_rejected, values, asked)
+        try:
+            if session.stale_runs.stale(ticket):
+                why = session.stale_runs.reason_of(ticket)
+                yield _status_only(render.status_html(f"Generate stopped before it started: {why}"))
+                return
+            if self._busy():
+                yield _status_only(render.status_html(waiting_text(session)))
+            yield from self._stream(session, ticket, key, prompt, method, show_rejected, values, asked)
+        finally:
+            session.stale_runs.end(ticket)
 
     def generate_triggered(self, key: str, prompt: str, method: str, show_rejected: bool, *values):
         """The page's Generate, started by its tick's change: only where a trigger (Generate, Enter,
@@ -143,6 +145,7 @@ class Generation:
                 session.timeline.add(run)
                 if session.stale_runs.stale(ticket):
                     break
+                session.load_stopped_run = False  # a run goes on since: a Load's stop is old news
                 with_stats, sharing = stats_pace.due(), started.sharing()
                 with_status = with_stats or sharing != shown_sharing  # who shares: said at once, not paced
                 if with_status or text_pace.due():
