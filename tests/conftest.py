@@ -30,6 +30,15 @@ def own_downloads_folder(tmp_path_factory):
         yield
 
 
+@pytest.fixture(autouse=True)
+def no_ticks_between_runs(monkeypatch):
+    """A job's lines are one per run ended, as most tests count them: a slow test machine's run would
+    add a "going" line every few seconds. The ticks' own tests set them (test_ticks)."""
+    from playground.ui.sharing import ticks  # noqa: PLC0415
+
+    monkeypatch.setattr(ticks, "TICK_SECONDS", 3600.0)
+
+
 @pytest.fixture(scope="session")
 def tokenizer():
     from playground.models.tiny import char_tokenizer  # noqa: PLC0415

@@ -27,9 +27,20 @@ from ..options import (
     visible_options,
 )
 from ..sharing import eta
+from ..sharing.ticks import going_text, with_ticks
 from ..views import render
 from ..views.error_status import check_method, error_status
-from ..views.paired_speedups import REPEATS, WARM_UP_TOKENS, Speedup, Timed, busy_note, repeated, schedule
+from ..views.paired_speedups import (
+    REPEATS,
+    WARM_UP_TOKENS,
+    Speedup,
+    Timed,
+    busy_note,
+    repeated,
+    run_order,
+    schedule,
+    which_run,
+)
 from .controls import MethodPicker
 from .family_panel import decoder
 from .quality_panel import AGREEMENT, diff_html, repetition, target_ids, target_log_likelihood, token_agreement
@@ -151,12 +162,19 @@ class Comparison:
             # sweep 1 min 30 s, then 2 min 10 s left, unexplained); none known yet: its first runs give one.
             estimates = eta.plan_seconds(plan, self.family.models_of(key))[0]
             timed, durations, shares, left = [Timed() for _ in sides], [], [], expected
-            plan_sides = [*range(len(sides)), *(side for _, side in schedule(len(sides), repeats))]
+            order = run_order(len(sides), repeats)
+            plan_sides = [side for side, _ in order]
             ended = time.perf_counter()
-            for done, (side, repeat, run) in enumerate(repeated(runs, repeats), start=1):
+            for item, elapsed in with_ticks(repeated(runs, repeats)):
+                side, repeat = order[len(durations)]
+                what = f"{sides[side][0]}: {which_run(repeat)}"
+                if item is None:  # a run going: the time left told as the last ended, less the seconds since
+                    yield render.status_html(going_text(len(durations) + 1, len(plan), what, elapsed, left))
+                    continue
+                run = item[2]
                 durations.append(time.perf_counter() - ended)
+                ended, done = time.perf_counter(), len(durations)
                 shares.append(run.stats.tokens / max(1, plan[done - 1][1]))
-                ended = time.perf_counter()
                 eta.record(run)
                 if repeat >= 0:
                     timed[side].add(repeat, run)
@@ -166,8 +184,7 @@ class Comparison:
                 spread = eta.job_time_left_range(estimates, durations, len(sides), plan_sides, shares)
                 time_left = time_left_text(left, told, sides[side][0], paced=repeat >= 0, spread=spread,
                                            took=durations[-1])
-                yield render.status_html(f"run {done} of {len(plan)} done ({sides[side][0]}: "
-                                         f"{'warm-up' if repeat < 0 else f'repeat {repeat + 1}'}){time_left}")
+                yield render.status_html(f"run {done} of {len(plan)} done ({what}){time_left}")
             shown_runs = [side.median_run() for side in timed]
             reference_ids = target_ids(shown_runs[0], target)
             side_of = {label: side for side, (label, _, _) in enumerate(sides)}

@@ -19,9 +19,19 @@ from ...errors import PlaygroundError
 from ...methods import METHODS
 from ..options import method_choices, options_from_values
 from ..sharing import eta
+from ..sharing.ticks import going_text, with_ticks
 from ..views import render
 from ..views.error_status import error_status
-from ..views.paired_speedups import REPEATS, WARM_UP_TOKENS, Timed, busy_note, repeated, schedule
+from ..views.paired_speedups import (
+    REPEATS,
+    WARM_UP_TOKENS,
+    Timed,
+    busy_note,
+    repeated,
+    run_order,
+    schedule,
+    which_run,
+)
 from ..views.race_replay import MAX_LANES, race_html
 from .controls import MethodPicker
 from .family_panel import decoder
@@ -54,11 +64,18 @@ class Race:
             yield render.status_html(f"Starting: {self._expected(key, plan)[1]}"), gr.skip()
             finished = {side: {} for side in range(len(chosen))}
             runs = [partial(self.handlers.runs.finished, key, prompt, method, values, job) for method in chosen]
-            for done, (side, repeat, run) in enumerate(repeated(runs, repeats), start=1):
+            order = run_order(len(chosen), repeats)
+            left, done = self._expected(key, plan)[0], 0
+            for item, elapsed in with_ticks(repeated(runs, repeats)):
+                side, repeat = order[done]
+                what = f"{chosen[side]}: {which_run(repeat, repeats)}, alone"
+                if item is None:  # a run going: the time left told as the last ended, less the seconds since
+                    yield render.status_html(going_text(done + 1, len(plan), what, elapsed, left)), gr.skip()
+                    continue
+                run, done = item[2], done + 1
                 eta.record(run)
-                what = "warm-up" if repeat < 0 else f"repeat {repeat + 1} of {repeats}"
                 left = self._expected(key, plan[done:])[0] if done < len(plan) else 0.0
-                yield (render.status_html(f"run {done} of {len(plan)} done ({chosen[side]}: {what}, alone)"
+                yield (render.status_html(f"run {done} of {len(plan)} done ({what})"
                                           + (f", {eta.duration_text(left)} left" if left else "")), gr.skip())
                 if repeat >= 0:
                     finished[side][repeat] = run

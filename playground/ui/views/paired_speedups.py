@@ -33,13 +33,24 @@ def schedule(sides: int, repeats: int) -> list[tuple[int, int]]:
     return [(repeat, side) for repeat in range(repeats) for side in (order if repeat % 2 == 0 else order[::-1])]
 
 
+def run_order(sides: int, repeats: int) -> list[tuple[int, int]]:
+    """(side, repeat) of each run of a job, in the order they run: each side's warm-up (repeat -1),
+    then the repeats in the alternating order."""
+    return [*((side, -1) for side in range(sides)), *((side, repeat) for repeat, side in schedule(sides, repeats))]
+
+
+def which_run(repeat: int, repeats: int | None = None) -> str:
+    """"warm-up", "repeat 2" or, given how many, "repeat 2 of 3"."""
+    if repeat < 0:
+        return "warm-up"
+    return f"repeat {repeat + 1}" + (f" of {repeats}" if repeats else "")
+
+
 def repeated(runs: list[Callable], repeats: int) -> Iterator[tuple[int, int, object]]:
     """Each side (run(**overrides) -> a finished Run) once briefly, then `repeats` times in the
-    alternating order; yields (side, repeat, run) as each ends (repeat -1: the warm-up)."""
-    for side, run in enumerate(runs):
-        yield side, -1, run(max_new_tokens=WARM_UP_TOKENS)
-    for repeat, side in schedule(len(runs), repeats):
-        yield side, repeat, runs[side]()
+    alternating order (`run_order`); yields (side, repeat, run) as each ends."""
+    for side, repeat in run_order(len(runs), repeats):
+        yield side, repeat, runs[side](max_new_tokens=WARM_UP_TOKENS) if repeat < 0 else runs[side]()
 
 
 @dataclass(frozen=True)
