@@ -43,6 +43,10 @@ BARE_STEP_FRESH = 60.0  # a bare step timed as a job started speaks for the mach
 BARE_STEP_AGAIN = 15.0  # the line under a button, told again as settings change, times one this often at most
 BARE_STEP_PASSES = 5
 BARE_STEP_SECONDS = 0.5  # or the passes that fit in this (beside two burners one took 0.2-0.8 s)
+# But never fewer: beside two burners one or two passes fit, and a line read T(1) 284, 663, 998 and
+# 1832 ms in turn, the last "about 21 min" for a sweep that had just taken 2 min 28 s (seven passes'
+# median: 154-209 ms, against `ar` runs' 156-184 ms).
+BARE_STEP_LEAST_PASSES = 3
 # A bare step this many times the runs' T(1) reads a slower machine: on a quiet one it has no cache
 # to read, yet its noise put it 1.3-1.5x over (a quiet sweep was told 45 s in place of 31 s);
 # beside two burners it read 3.6-13.5x.
@@ -108,11 +112,15 @@ def time_bare_step(target: LoadedModel) -> None:
     fit in BARE_STEP_SECONDS. Paced on quiet runs, a sweep was told "about 29 s" beside two burners
     started since, and took 3 min 12 s: no run had timed the busy machine yet, and the load average
     had not risen. Not the least of them: beside two burners one pass in five gets the cores alone
-    (the least read 81-104 ms, the median 114-189 ms; quiet, the median read 43-63 ms)."""
+    (the least read 81-104 ms, the median 114-189 ms; quiet, the median read 43-63 ms). One pass
+    first, untimed: after an idle minute the first runs slow (91 ms beside 39-46 ms)."""
     token = torch.zeros((1, 1), dtype=torch.long, device=target.device)
-    seconds, began = [], time.perf_counter()
+    seconds = []
     with torch.inference_mode():
-        while len(seconds) < BARE_STEP_PASSES and (not seconds or time.perf_counter() - began < BARE_STEP_SECONDS):
+        target.model(input_ids=token, use_cache=False)
+        began = time.perf_counter()
+        while len(seconds) < BARE_STEP_LEAST_PASSES or (
+                len(seconds) < BARE_STEP_PASSES and time.perf_counter() - began < BARE_STEP_SECONDS):
             started = time.perf_counter()
             target.model(input_ids=token, use_cache=False)
             seconds.append(time.perf_counter() - started)
