@@ -244,33 +244,31 @@ def test_an_estimate_warns_when_the_machine_is_busier_or_quieter_than_as_its_run
     eta.clear()
     monkeypatch.setattr(eta.os, "cpu_count", lambda: 2)
     run = generate(PROMPT, method="ar", max_new_tokens=24, target=family["target"])
-    run.stats.account.besides = [("chromium", 0.7), ("node", 0.3)]  # the other programs during the run
+    monkeypatch.setattr(eta, "others_load", lambda: 1.0)
     eta.record(run)
     specs = {"ar": {"target": "tiny-target"}}
-    monkeypatch.setattr(eta, "others_load", lambda: 1.0)
     assert "busier now" not in eta.plan_line([("ar", 10)], specs.__getitem__)[1], "as busy as then: no warning"
-    monkeypatch.setattr(eta, "others_load", lambda: 1.9)
+    monkeypatch.setattr(eta, "others_load", lambda: 2.1)
     assert eta.plan_line([("ar", 10)], specs.__getitem__)[1].endswith(
-        "; the machine is busier now than as those runs ended (other programs took 1.9 of its 2 cores, against "
+        "; the machine is busier now than as those runs ended (other programs wanted 2.1 of its 2 cores, against "
         "1.0): expect it to take longer")
     eta.clear()
-    run.stats.account.besides = [("python3", 0.95), ("python3", 0.95)]
     eta.record(run)
     monkeypatch.setattr(eta, "others_load", lambda: 0.2)
     assert eta.plan_line([("ar", 10)], specs.__getitem__)[1].endswith(
-        "; the machine is quieter now than as those runs ended (other programs took 0.2 of its 2 cores, against "
-        "1.9): expect it to take less")
+        "; the machine is quieter now than as those runs ended (other programs wanted 0.2 of its 2 cores, against "
+        "2.1): expect it to take less")
 
 
 def test_the_other_programs_now_are_those_of_the_last_half_minute(monkeypatch):
     """After a busy sweep, "the machine is busier now (load besides this app 3.4 against 2.2)" with
-    nothing new started: the load average counted threads waiting for a core. The other programs'
-    CPU seconds over the last half minute are read in its place; what is older is forgotten."""
+    nothing new started. The cores the other programs wanted over the last half minute are read in
+    its place; what is older is forgotten."""
     clock, burned = {"now": 1000.0}, {"cpu": 0.0}
     fake_time = SimpleNamespace(perf_counter=lambda: clock["now"], monotonic=lambda: clock["now"])
     monkeypatch.setattr(eta, "time", fake_time)
     monkeypatch.setattr(other_programs, "time", fake_time)
-    monkeypatch.setattr(other_programs, "cpu_by_process", lambda: {(4242, 777): ("burner", burned["cpu"])})
+    monkeypatch.setattr(other_programs, "demand_by_process", lambda: {(4242, 777): burned["cpu"]})
     meter = eta._OthersNow()
     assert meter.read() is None, "nothing watched yet"
     for _ in range(2):  # a burner on one core for 30 s, read every 15 s as Compare's line is told

@@ -10,6 +10,7 @@ import playground
 from playground.decoding.speed.other_programs import (
     NAMED_SHARE,
     TICKS,
+    OtherDemand,
     OtherPrograms,
     cpu_by_process,
     most_in_one,
@@ -50,6 +51,25 @@ def test_a_program_burning_a_core_during_the_watch_is_named_and_this_process_is_
     assert shares["sh"] <= 1.1, "one thread, at most a core"
     assert os.getpid() not in {pid for pid, _ in cpu_by_process()}
     assert all(share >= NAMED_SHARE for share in shares.values())
+
+
+@needs_proc
+def test_a_program_wants_its_core_whether_or_not_it_gets_it():
+    """Two burners on two cores took 1.1 of them beside a run and 2.0 beside the idle app: a note read
+    "busier now (2.0 cores against 1.0)" with the same burners throughout. Wanted, they are 2 either way."""
+    burners = [subprocess.Popen(["sh", "-c", "while :; do :; done"]) for _ in range(os.cpu_count() + 1)]
+    try:
+        watch = OtherDemand()
+        time.sleep(1.0)
+        wanted = watch.cores()
+    finally:
+        for burner in burners:
+            burner.kill()
+            burner.wait()
+    if wanted is None:
+        pytest.skip("the kernel keeps no schedstat")
+    assert wanted >= 0.9 * len(burners), "each wants a core, though they share fewer"
+    assert wanted <= len(burners) + 2.5, "the burners, and what else runs here (a test worker, a browser)"
 
 
 @needs_proc

@@ -29,11 +29,35 @@ TICKS = _ticks_per_second()
 def cpu_by_process() -> dict[tuple[int, int], tuple[str, float]]:
     """Every other program's process, by (pid, start time), with its (name, CPU seconds so far);
     kernel threads left out; {} where there is no /proc."""
-    own, found = os.getpid(), {}
+    return {(pid, started): (name, cpu) for pid, name, started, cpu in _other_processes()}
+
+
+def demand_by_process() -> dict[tuple[int, int], float]:
+    """Every other program's process, by (pid, start time), with the seconds its threads have run
+    or waited for a core so far (each thread's schedstat): a program that wants a core all the time
+    adds a second each second, whether it gets the core or not. {} where the kernel keeps no schedstat."""
+    found = {}
+    for pid, _, started, _ in _other_processes():
+        try:
+            threads = os.listdir(PROC / str(pid) / "task")
+            found[pid, started] = sum(_ran_and_waited(PROC / str(pid) / "task" / thread) for thread in threads)
+        except OSError:  # it ended while being read, or there is no schedstat
+            continue
+    return found
+
+
+def _ran_and_waited(task: Path) -> float:
+    ran, waited, _ = (task / "schedstat").read_text().split()
+    return (int(ran) + int(waited)) / 1e9
+
+
+def _other_processes():
+    """(pid, name, start time, CPU seconds) of every process but this one, kernel threads left out."""
+    own = os.getpid()
     try:
         entries = os.listdir(PROC)
     except OSError:
-        return {}
+        return
     for entry in entries:
         if not entry.isdigit() or int(entry) == own:
             continue
@@ -42,9 +66,7 @@ def cpu_by_process() -> dict[tuple[int, int], tuple[str, float]]:
         except OSError:  # it ended while being read
             continue
         if (process := program_cpu(stat)) is not None:
-            name, started, cpu = process
-            found[int(entry), started] = (name, cpu)
-    return found
+            yield int(entry), *process
 
 
 def program_cpu(stat: str) -> tuple[str, int, float] | None:
@@ -66,22 +88,30 @@ class OtherPrograms:
     def shares(self) -> list[tuple[str, float]] | None:
         """(program, its share of one core since the watch began), the largest first, those over
         NAMED_SHARE; None where the machine has no /proc to read."""
-        every = self._every_share()
-        return None if every is None else [(name, share) for name, share in every if share >= NAMED_SHARE]
-
-    def cores(self) -> float | None:
-        """The cores the other programs took together since the watch began (None: no /proc)."""
-        every = self._every_share()
-        return None if every is None else sum(share for _, share in every)
-
-    def _every_share(self) -> list[tuple[str, float]] | None:
         now, elapsed = cpu_by_process(), time.perf_counter() - self.at
         if not now or elapsed <= 0:
             return None
         by_name = collections.Counter()
         for process, (name, cpu) in now.items():  # one that started since: all its CPU is in the watch
             by_name[name] += cpu - self.start.get(process, (name, 0.0))[1]
-        return [(name, cpu / elapsed) for name, cpu in by_name.most_common()]
+        return [(name, cpu / elapsed) for name, cpu in by_name.most_common() if cpu / elapsed >= NAMED_SHARE]
+
+
+class OtherDemand:
+    """Watches, from its making, the cores the other programs wanted: the seconds their threads ran
+    or waited for a core, per second. What they took depends on this app: two burners on two cores
+    took 1.1 of them beside a run and 2.0 beside the idle app, and a note read "busier now (2.0
+    cores against 1.0)" with the same burners running throughout; they want 2 either way."""
+
+    def __init__(self):
+        self.at, self.start = time.perf_counter(), demand_by_process()
+
+    def cores(self) -> float | None:
+        """None where the kernel keeps no schedstat, or no time has passed."""
+        now, elapsed = demand_by_process(), time.perf_counter() - self.at
+        if not now or elapsed <= 0:
+            return None
+        return sum(seconds - self.start.get(process, 0.0) for process, seconds in now.items()) / elapsed
 
 
 def named(shares: list[tuple[str, float]] | None) -> str:

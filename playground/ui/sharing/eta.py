@@ -22,7 +22,7 @@ from dataclasses import dataclass
 import torch
 
 from ...decoding.speed import forward_costs
-from ...decoding.speed.other_programs import OtherPrograms
+from ...decoding.speed.other_programs import OtherDemand
 from ...models.loading import LoadedModel
 
 KEPT_SECONDS = 1800.0  # a run older than this says little about the machine now
@@ -55,7 +55,7 @@ KEPT_WRITTEN = 256
 MIN_LENGTHS = 5  # recent runs asking as many before their median length is told (a few say little)
 _written: deque = deque(maxlen=KEPT_WRITTEN)  # (monotonic time, same_run(...), tokens asked, tokens written)
 _first_steps: deque = deque(maxlen=KEPT_RUNS)  # (monotonic time, CPU seconds of a run's first step: its prompt's)
-_loads: deque = deque(maxlen=KEPT_RUNS)  # (monotonic time, the cores other programs took during a run)
+_loads: deque = deque(maxlen=KEPT_RUNS)  # (monotonic time, the cores other programs wanted as a run ended)
 # Begins the line under Compare's and Race's button: it is told again as the settings change and as
 # a job ends, so after one it can differ from the "expected as it started" of the job just shown.
 AS_SET_NOW = "As set now: "
@@ -78,8 +78,8 @@ def record(run) -> None:
         _written.append((time.monotonic(), key, config.max_new_tokens, run.stats.tokens))
         if run.stats.first_step_cpu:
             _first_steps.append((time.monotonic(), run.stats.first_step_cpu))
-        if (besides := run.stats.account.besides) is not None:  # the other programs during the run
-            _loads.append((time.monotonic(), sum(share for _, share in besides)))
+        if (load := others_load()) is not None:
+            _loads.append((time.monotonic(), load))
         step = run.stats.account.own_step()
         if step:
             _steps.setdefault(_target_spec(run.models), deque(maxlen=KEPT_RUNS)).append((time.monotonic(), step))
@@ -224,11 +224,10 @@ def first_step_cpu() -> float | None:
 
 
 class _OthersNow:
-    """The cores the other programs took over the last OVER seconds at most, read from /proc by
-    watches started as it is read, every AGAIN seconds at most (Compare's and Race's lines are told
-    every 15 s while shown). It replaced the load average less this app's own CPU: that counted
-    threads waiting for a core as well as those running, and after a busy sweep read "busier now
-    (load besides this app 3.4 against 2.2)" with nothing new started."""
+    """The cores the other programs wanted over the last OVER seconds at most (other_programs.OtherDemand),
+    read by watches started as it is read, every AGAIN seconds at most (Compare's and Race's lines
+    are told every 15 s while shown). It replaced the load average less this app's own CPU, which
+    after a busy sweep read "busier now (load besides this app 3.4 against 2.2)" with nothing new started."""
 
     OVER = 30.0
     AGAIN = 5.0
@@ -246,7 +245,7 @@ class _OthersNow:
                 self.watches.popleft()
             oldest = self.watches[0] if self.watches else None
             if not self.watches or now - self.watches[-1].at >= self.AGAIN:
-                self.watches.append(OtherPrograms())
+                self.watches.append(OtherDemand())
         return oldest.cores() if oldest is not None and now - oldest.at >= self.LEAST else None
 
 
@@ -254,7 +253,7 @@ _others_now = _OthersNow()
 
 
 def others_load() -> float | None:
-    """The cores the other programs took lately (None where unknown: no /proc, or no watch old enough)."""
+    """The cores the other programs wanted lately (None where unknown: no schedstat, or no watch old enough)."""
     return _others_now.read()
 
 
@@ -267,8 +266,8 @@ def _load_changed_since(factor: float) -> bool:
 
 
 def load_change() -> tuple[str, float, float, int] | None:
-    """("busier" or "quieter", the cores the other programs take now, the median they took during the
-    recent runs, the machine's cores) where it is much busier or much quieter now than then; else None."""
+    """("busier" or "quieter", the cores the other programs want now, the median they wanted as the
+    recent runs ended, the machine's cores) where it is much busier or much quieter now than then; else None."""
     since, now, cores = time.monotonic() - KEPT_SECONDS, others_load(), os.cpu_count() or 1
     with _lock:
         then = [load for at, load in _loads if at >= since]
@@ -290,7 +289,7 @@ def load_note() -> str:
         return ""
     said, now, then, cores = change
     expect = "longer" if said == "busier" else "less"
-    return (f"; the machine is {said} now than as those runs ended (other programs took {now:.1f} of its {cores} "
+    return (f"; the machine is {said} now than as those runs ended (other programs wanted {now:.1f} of its {cores} "
             f"cores, against {then:.1f}): expect it to take {expect}")
 
 
