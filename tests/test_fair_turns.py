@@ -468,6 +468,9 @@ def test_a_run_that_took_turns_with_another_is_not_settled(handlers):
     assert alone.unsettled() == ""
     assert shared.unsettled().startswith("it took turns with another run on the model: their rounds, and their "
                                          "pages drawing them, ran on the same cores")
+    # its core taken too (by the other run's page): its reason is still the turns its status line names
+    shared.decoder_cpu = 0.4 * shared.decoder_seconds
+    assert shared.unsettled().startswith("it took turns with another run on the model")
 
 
 def test_a_running_page_says_at_once_when_the_others_come_and_go(handlers, monkeypatch):

@@ -459,8 +459,9 @@ def test_passes_before_a_run_whose_thread_lacked_its_core_do_not_time_it():
     account.reference = [Timing(0.1141, 0.1, 40, 1, starting=True), Timing(0.0749, 0.07, 56, 17)]
     assert account.single_step() == pytest.approx((0.1141 + 0.0749) / 2), "its own timings alone"
     # one figure of that run's share, its own (a reviewer read 45% on its card and 46% here, for one run)
-    assert "the target's passes just before it had under 65% of their core (a busy `ar` run's, which says its own " \
-           "share), too busy to time it: run `ar` again with the machine quiet" in account.unsettled()
+    assert "the target's one-token passes just before it had under 65% of their core (other runs' on this machine, " \
+           "beside other work or a page drawing them), too few of the rest to time it: run `ar` on this page just " \
+           "before it" in account.unsettled()
     quiet = SpeedAccount(round_count=26)
     quiet.take_recent_steps([(0.080, 0.078)] * 48)
     assert quiet.recent_steps == [0.080] * 48 and quiet.recent_busy is None

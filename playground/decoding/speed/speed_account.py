@@ -311,16 +311,17 @@ class SpeedAccount:
         if self.round_count < MIN_ROUNDS:
             return (f"the run is too short to time: {self.round_count} round{'s' * (self.round_count != 1)}, "
                     f"mostly its prompt's pass (a speedup needs {MIN_ROUNDS} or more)")
-        if used is not None:
-            work = self._besides_words() or ("other programs, or a browser on this machine capturing or "
-                                             "redrawing the page")
-            return (f"the machine was busy: the decoding thread had its core {used:.0%} of this run's time, so "
-                    f"its seconds and T(1) moved with the other work ({work})")
+        # Turns first: a second visitor's run read "the machine was busy" beside a status saying it shared.
         if self.shared_with:  # a second visitor's run doubled c (0.64 against 0.22-0.34) and read a settled 0.83x
             others = "another run" if self.shared_with == 1 else f"up to {self.shared_with} other runs"
             return (f"it took turns with {others} on the model: their rounds, and their pages drawing them, ran on "
                     "the same cores between and beside its own, and moved its drafting and T(1); run it alone to "
                     "time it")
+        if used is not None:
+            work = self._besides_words() or ("other programs, or a browser on this machine capturing or "
+                                             "redrawing the page")
+            return (f"the machine was busy: the decoding thread had its core {used:.0%} of this run's time, so "
+                    f"its seconds and T(1) moved with the other work ({work})")
         return self._timings_disagree()
 
     def _timings_disagree(self) -> str:
@@ -329,11 +330,12 @@ class SpeedAccount:
         ended = [t.wall for t in self.reference if not t.starting]
         by_recent, besides = self.timed_by_recent_steps(), self._besides_words()
         if self.drawn and not by_recent and started and ended and max(started) > SETTLED_SPREAD * min(ended):
+            # Not "a busy `ar` run's": a reviewer with only sd runs before, the machine quiet, read it.
             settle = "run `ar` on this page just before it to time the step as the page draws it" \
-                if self.recent_busy is None else ("the target's passes just before it had under "
-                                                  f"{BUSY_UTILIZATION:.0%} of their core (a busy `ar` run's, which "
-                                                  "says its own share), too busy to time it: "
-                                                  "run `ar` again with the machine quiet")
+                if self.recent_busy is None else ("the target's one-token passes just before it had under "
+                                                  f"{BUSY_UTILIZATION:.0%} of their core (other runs' on this "
+                                                  "machine, beside other work or a page drawing them), too few "
+                                                  "of the rest to time it: run `ar` on this page just before it")
             return (f"the page drawing each round beside the next moved `ar`'s step to {_ms(started)} as rounds "
                     f"started, against {_ms(ended)} as they ended, on the same cores: {settle}, or see the "
                     "Compare tab, which times this setting against `ar` without the page")
