@@ -544,6 +544,14 @@ def test_a_refused_compare_keeps_the_last_results_of_the_family_under_it(handler
     handlers.family.sessions.get(KEY).specs = {"target": "another-target"}  # a Load of another family
     assert "kept-results" not in list(handlers.compare(KEY, PROMPT, "fsd", "sweep", "tau", "banana", [], *values()))[0]
     assert "Results below" not in handlers.compare_estimate(KEY, PROMPT, "fsd", "sweep", "tau", "banana", [], *values())
+    # Loads of another family and back: the Load emptied the tab, and a refusal brought back a sweep
+    # of 13 minutes before (walk 20), shown nowhere since
+    handlers.load(KEY, "tiny-target", "tiny-draft", "tiny-qualifier")
+    list(handlers.compare(KEY, PROMPT, "fsd", "sweep", "tau", "0.2", [], *values()))
+    assert "kept-results" in list(handlers.compare(KEY, PROMPT, "fsd", "sweep", "tau", "banana", [], *values()))[0]
+    handlers.load(KEY, "tiny-target", "tiny-draft", "")
+    handlers.load(KEY, "tiny-target", "tiny-draft", "tiny-qualifier")
+    assert "kept-results" not in list(handlers.compare(KEY, PROMPT, "fsd", "sweep", "tau", "banana", [], *values()))[0]
 
 
 @pytest.mark.slow  # three runs of every method

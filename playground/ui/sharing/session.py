@@ -91,8 +91,9 @@ class Session:
     def forget_family(self, reason: str) -> None:
         """A Load of another family: its runs stop (`reason`), a later run is not timed against the
         last `ar` run or counted with the settled runs of the old models (one cell forgot them, one
-        did not), and step mode's next Step starts anew on the new ones."""
-        self.last_ar = None
+        did not), step mode's next Step starts anew on the new ones, and a refused Compare keeps no
+        results the Load took off its tab (back on the family, a refusal brought a sweep of 13 minutes before)."""
+        self.last_ar, self.compare_shown = None, None
         self.speedups = SettingSpeedups()
         self.stale_runs.stop(reason)  # its late "done" overwrote the Load's status
         if self.stepping:
