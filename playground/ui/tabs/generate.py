@@ -117,10 +117,10 @@ class Generation:
     def _stream(self, session, ticket: int, key: str, prompt: str, method: str, show_rejected, values, asked: float):
         session.final_charts_due = False  # an earlier run's charts are not this one's
         run = steps = started = None
-        if on_space() and not embedded.all_available():
-            yield _status_only(render.status_html(PREPARING))
-        elif unloaded := self.runs.family.unloaded(key, method):
-            yield _status_only(render.status_html(loading_text(unloaded)))
+        preparing = on_space() and not embedded.all_available()
+        unloaded = [] if preparing else self.runs.family.unloaded(key, method)
+        if preparing or unloaded:
+            yield _status_only(render.status_html(PREPARING if preparing else loading_text(unloaded)))
         try:
             if not isinstance(show_rejected, bool):
                 raise PlaygroundError(f"show rejected drafts must be true or false, got {show_rejected!r}")
@@ -135,6 +135,8 @@ class Generation:
             steps = started.steps(lambda: session.stale_runs.stale(ticket))
             if (turn := started.turn_text()) is not None:
                 yield _status_only(render.status_html(turn))
+            elif unloaded:
+                yield _status_only(render.status_html(f"{started.doing}… {LOADED_FIRST_ROUND}"))
             doing = started.doing
             text_pace, stats_pace = Pacer(TEXT_INTERVAL), Pacer(STATS_INTERVAL)
             shown_sharing = ""
@@ -356,6 +358,10 @@ def build_tab(ui: Shared) -> None:
     memory.click(keyed(offer(ui.handlers.correction_memory)), None, [download, memory_view],
                  api_name="correction_memory")
     upload.upload(keyed(ui.handlers.upload_memory), upload, memory_view, api_name="upload_memory")
+
+
+# Beside two burners "loading smollm2-qualifier…" stood 9 s: the load's 1.77 s, then its first round.
+LOADED_FIRST_ROUND = "the models are loaded; its first round computes (a model's first runs slower)"
 
 
 def loading_text(specs: list[str]) -> str:
