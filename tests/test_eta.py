@@ -265,28 +265,32 @@ def test_the_other_programs_now_are_those_of_the_last_half_minute(monkeypatch):
     nothing new started. The cores the other programs wanted over the last half minute are read in
     its place; what is older is forgotten."""
     clock, burned = {"now": 1000.0}, {"cpu": 0.0}
-    fake_time = SimpleNamespace(perf_counter=lambda: clock["now"], monotonic=lambda: clock["now"])
+    fake_time = SimpleNamespace(perf_counter=lambda: clock["now"], monotonic=lambda: clock["now"],
+                                sleep=lambda seconds: clock.update(now=clock["now"] + seconds))
     monkeypatch.setattr(eta, "time", fake_time)
     monkeypatch.setattr(other_programs, "time", fake_time)
     monkeypatch.setattr(other_programs, "demand_by_process", lambda: {(4242, 777): burned["cpu"]})
     meter = eta._OthersNow()
-    assert meter.read() is None, "nothing watched yet"
+    assert meter.read() == pytest.approx(0.0), "nothing watched yet: a short watch of its own (the burner idle)"
     for _ in range(2):  # a burner on one core for 30 s, read every 15 s as Compare's line is told
         clock["now"] += 15.0
         burned["cpu"] += 15.0
-        assert meter.read() == pytest.approx(1.0)
+        assert meter.read() == pytest.approx(1.0, rel=0.03)  # its first watch began before the short one
     clock["now"] += 15.0  # it stopped: half of the last half minute
     assert meter.read() == pytest.approx(0.5)
     clock["now"] += 15.0
     assert meter.read() == pytest.approx(0.0), "the burner's seconds are older than the half minute"
     clock["now"] += 600.0  # nobody asked for ten minutes: no watch is recent enough to speak for now
-    assert meter.read() is None
+    monkeypatch.setattr(eta.time, "sleep", lambda seconds: (clock.update(now=clock["now"] + seconds),
+                                                           burned.update(cpu=burned["cpu"] + seconds)))
+    assert meter.read() == pytest.approx(1.0), "it watches a moment itself: 34 s after burners stopped it kept theirs"
 
 
 def test_an_estimate_follows_the_machines_speed_now_read_from_the_last_runs_t1(family, monkeypatch):
     """A sweep paced on quiet runs was told "about 38 s" beside two CPU burners and took 5 min 50 s:
     the method's pace is kept, scaled by the T(1) the last runs timed against that of its runs."""
     eta.clear()
+    monkeypatch.setattr(eta, "_contended", lambda: True)  # the two burners
     quiet = generate(PROMPT, method="fsd", max_new_tokens=24, target=family["target"], draft=family["draft"])
     eta.record(quiet)
     specs = {"target": "tiny-target", "draft": "tiny-draft"}
@@ -306,7 +310,7 @@ def test_an_estimate_follows_the_machines_speed_now_read_from_the_last_runs_t1(f
     assert eta.seconds_per_token("fsd", specs).seconds == pytest.approx(paced)
     monkeypatch.setattr(eta, "load_change", lambda: ("busier", 4.7, 0.8, 2))
     assert eta.seconds_per_token("fsd", specs).seconds == pytest.approx(4 * paced), "busier still: applied"
-    monkeypatch.undo()
+    monkeypatch.setattr(eta, "load_change", lambda: None)
     eta.record(quiet)  # one quiet run in three: the median still busy
     assert eta.seconds_per_token("fsd", specs).seconds > 3 * paced
     eta.record(quiet)
@@ -319,6 +323,7 @@ def test_an_estimate_reads_a_bare_step_timed_just_now_where_the_machine_became_s
     """Paced on quiet runs, a sweep was told "about 29 s" beside two CPU burners started since, and
     took 4 min 3 s: no run had timed the busy machine yet, and the load average had not risen."""
     monkeypatch.setattr(eta, "load_change", lambda: None)  # the load average is this machine's, not the test's
+    monkeypatch.setattr(eta, "_contended", lambda: True)  # the burners
     quiet = generate(PROMPT, method="fsd", max_new_tokens=24, target=family["target"], draft=family["draft"])
     eta.record(quiet)
     specs = {"target": "tiny-target", "draft": "tiny-draft"}
@@ -391,10 +396,22 @@ def test_the_t1_a_drawing_page_moves_is_not_a_machine_that_changed(monkeypatch):
     Generate's runs moved their T(1)s 43-79 ms. Two burners moved them 2-9x."""
     eta.clear()
     monkeypatch.setattr(eta, "load_change", lambda: None)
+    monkeypatch.setattr(eta, "_contended", lambda: True)
     for step in (0.079, 0.080, 0.078):
         eta._steps.setdefault("tiny-target", deque()).append((time.monotonic(), step))
     assert eta.machine_now("tiny-target", [0.059]) == (1.0, "")
     assert eta.machine_now("tiny-target", [0.105]) == (1.0, ""), "nor faster by as much"
     factor, words = eta.machine_now("tiny-target", [0.030])
     assert factor == pytest.approx(0.079 / 0.030) and "slower now, T(1) 79 ms in the last runs" in words
+    # Slower, with nothing beside the app wanting the cores, is noise too: a quiet sweep's start read
+    # "x2.1: the machine runs slower now, T(1) 116 ms timed just now against 54 ms"
+    monkeypatch.setattr(eta, "_contended", lambda: False)
+    assert eta.machine_now("tiny-target", [0.030]) == (1.0, "")
     eta.clear()
+
+
+def test_a_machine_is_contended_where_other_programs_want_half_its_cores(monkeypatch):
+    monkeypatch.setattr(eta.os, "cpu_count", lambda: 2)
+    for wanted, contended in ((0.3, False), (1.0, True), (2.1, True), (None, True)):
+        monkeypatch.setattr(eta, "others_load", lambda wanted=wanted: wanted)
+        assert eta._contended() is contended, wanted

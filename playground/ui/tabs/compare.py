@@ -164,12 +164,15 @@ class Comparison:
             timed, durations, shares, left = [Timed() for _ in sides], [], [], expected
             order = run_order(len(sides), repeats)
             plan_sides = [side for side, _ in order]
-            ended = time.perf_counter()
+            ended = shown_at = time.perf_counter()
+            on_screen = left  # the last time left the line showed, a run's end or a tick since
             for item, elapsed in with_ticks(repeated(runs, repeats)):
                 side, repeat = order[len(durations)]
                 what = f"{sides[side][0]}: {which_run(repeat)}"
                 if item is None:  # a run going: the time left told as the last ended, less the seconds since
                     yield render.status_html(going_text(len(durations) + 1, len(plan), what, elapsed, left))
+                    if left and left > elapsed:
+                        on_screen, shown_at = left - elapsed, time.perf_counter()
                     continue
                 run = item[2]
                 durations.append(time.perf_counter() - ended)
@@ -180,10 +183,12 @@ class Comparison:
                     timed[side].add(repeat, run)
                 if estimates is None:
                     estimates = eta.plan_seconds(plan, self.family.models_of(key))[0]
-                left, told = eta.job_time_left(estimates, durations, len(sides), plan_sides, shares), left
+                # A rise is told against the figure on screen: 18 s, counted down, then "about 24 s left" unexplained
+                left = eta.job_time_left(estimates, durations, len(sides), plan_sides, shares)
                 spread = eta.job_time_left_range(estimates, durations, len(sides), plan_sides, shares)
-                time_left = time_left_text(left, told, sides[side][0], paced=repeat >= 0, spread=spread,
-                                           took=durations[-1])
+                time_left = time_left_text(left, on_screen, sides[side][0], paced=repeat >= 0, spread=spread,
+                                           took=ended - shown_at)
+                on_screen, shown_at = left, ended
                 yield render.status_html(f"run {done} of {len(plan)} done ({what}){time_left}")
             shown_runs = [side.median_run() for side in timed]
             reference_ids = target_ids(shown_runs[0], target)
