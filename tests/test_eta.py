@@ -281,9 +281,12 @@ def test_the_other_programs_now_are_those_of_the_last_half_minute(monkeypatch):
     clock["now"] += 15.0
     assert meter.read() == pytest.approx(0.0), "the burner's seconds are older than the half minute"
     clock["now"] += 600.0  # nobody asked for ten minutes: no watch is recent enough to speak for now
+    assert meter.read() == pytest.approx(0.0), "it watches a moment itself: 34 s after burners stopped it kept theirs"
+    clock["now"] += 600.0
+    monkeypatch.setattr(eta.os, "cpu_count", lambda: 2)
     monkeypatch.setattr(eta.time, "sleep", lambda seconds: (clock.update(now=clock["now"] + seconds),
-                                                           burned.update(cpu=burned["cpu"] + seconds)))
-    assert meter.read() == pytest.approx(1.0), "it watches a moment itself: 34 s after burners stopped it kept theirs"
+                                                           burned.update(cpu=burned["cpu"] + 2 * seconds)))
+    assert meter.read() is None, "a moment says only that the machine is quiet (one caught a browser starting)"
 
 
 def test_an_estimate_follows_the_machines_speed_now_read_from_the_last_runs_t1(family, monkeypatch):

@@ -234,6 +234,8 @@ class _OthersNow:
     LEAST = 2.0  # a watch younger than this says too little to read
     # With none old enough, it reads a short one: 34 s after two burners were killed, the first line
     # read nothing and kept a busy run's "x16.2: slower now, about 9 min" for a sweep that took 32 s.
+    # A moment says only that the machine is quiet: one caught a browser starting, its many threads
+    # waiting at once, and read "busier now (1.9 of its 2 cores)" with no burner.
     SAMPLE = 0.3
 
     def __init__(self):
@@ -241,7 +243,7 @@ class _OthersNow:
         self._lock = threading.Lock()
 
     def read(self) -> float | None:
-        """None where the kernel keeps no schedstat."""
+        """None where the kernel keeps no schedstat, or where a short watch saw half the cores wanted."""
         with self._lock:
             now = time.perf_counter()
             while self.watches and now - self.watches[0].at > self.OVER:
@@ -253,7 +255,8 @@ class _OthersNow:
             return oldest.cores()
         sample = OtherDemand()
         time.sleep(self.SAMPLE)
-        return sample.cores()
+        wanted = sample.cores()
+        return wanted if wanted is not None and wanted < 0.5 * (os.cpu_count() or 1) else None
 
 
 _others_now = _OthersNow()
