@@ -51,3 +51,23 @@ def test_a_load_that_changes_the_method_says_so_in_its_status(family):
     assert "method" not in status and methods == gr.skip()  # already loaded: the page keeps its method
     status, _, methods = handlers.load(KEY, "tiny-target", "tiny-foreign-draft", "", "psd-a")
     assert f"; method {methods.value} now (psd-a does not run on this family)" in status
+
+
+def test_a_pick_fired_twice_leaves_the_panel_naming_the_loaded_models(family):
+    """The preset list can fire one pick twice; the second, answered while the first one loads, shows
+    the preset's description, and its Load finds the family loaded. A browser test's panel then read
+    only "tiny test family" after a run on those models."""
+    by_spec = {m.spec: m for m in [*family.values(), foreign_draft()]}
+    tiny = Preset("tiny", "tiny-target", "tiny-draft", "tiny-qualifier", "tiny test family")
+    handlers = Handlers(loader=by_spec.__getitem__,
+                        presets=[tiny, Preset("tiny-foreign", "tiny-target", "tiny-foreign-draft", "", "foreign")])
+    panel = handlers.family
+    handlers.load(KEY, *Preset("x", "tiny-target", "tiny-foreign-draft", "").specs().values())
+    first, second = panel.picked(KEY, "tiny"), panel.picked(KEY, "tiny")  # both before the first one's Load
+    assert first[-1] == second[-1] == "tiny test family"
+    status, described, _ = panel.load_picked(KEY, "tiny", *tiny.specs().values(), "slem")
+    assert status.count("loaded tiny-target, tiny-draft, tiny-qualifier") == 1 and "tiny-draft" in described
+    status, described, _ = panel.load_picked(KEY, "tiny", *tiny.specs().values(), "sd")
+    assert "nothing to load" in status and "tiny-draft" in described and "tiny-foreign" not in described
+    handlers.unload(KEY)
+    assert panel.load_picked(KEY, "tiny", *tiny.specs().values(), "sd")[1] == gr.skip(), "the Unload's panel stays"

@@ -200,6 +200,24 @@ class FamilyPanel:
         waiting = ", ".join(f"the {role} `{spec}`" for role, spec in specs.items() if role not in loaded)
         return "\n".join([*_model_lines(loaded), "", f"Still unloaded: {waiting}, until a run uses it or Load."])
 
+    def picked(self, key: str, name: str) -> tuple:
+        """A preset chosen: its boxes and description, or nothing where it is the family loaded."""
+        return (gr.skip(),) * 4 if self.picked_again(key, name) else self.preset(name)
+
+    def load_picked(self, key: str, name: str, target: str, draft: str, qualifier: str, method: str = "",
+                    progress=None):
+        """The Load after a pick. The list can fire the same pick twice (as it closes, then as focus
+        leaves it): the second pick's description, shown while the first pick loaded, stays under
+        "nothing to load" unless the loaded models are named again (a browser test read only the
+        preset's one-line description after its run)."""
+        if not self.picked_again(key, name):
+            return self.load(key, target, draft, qualifier, method, progress)
+        specs = self._specs(self.sessions.get(key))
+        in_memory = key not in self._unloaded and all(spec in self._ready or spec == NGRAM for spec in specs.values())
+        described = describe_family({role: self._model(spec) for role, spec in specs.items()}) if in_memory \
+            else gr.skip()  # an Unload's panel says they load again on the next run
+        return render.status_html(f"{name} is the family loaded: nothing to load"), described, gr.skip()
+
     def picked_again(self, key: str, name: str) -> bool:
         """The preset list closed on the preset whose family the session runs, its boxes as loaded:
         nothing to load (its Load, answering late on a busy machine, overwrote the next pick's)."""
@@ -348,14 +366,10 @@ def build_panel(handlers, status):
         return handlers.load(session_key(request), target, draft, qualifier, current, progress)
 
     def on_pick(name, request: gr.Request):
-        if handlers.family.picked_again(session_key(request), name):  # the panel keeps naming the loaded models
-            return [gr.skip()] * 4
-        return handlers.preset(name)
+        return handlers.family.picked(session_key(request), name)
 
     def on_preset(name, target, draft, qualifier, current, request: gr.Request, progress=gr.Progress()):
-        if handlers.family.picked_again(session_key(request), name):
-            return render.status_html(f"{name} is the family loaded: nothing to load"), gr.skip(), gr.skip()
-        return on_load(target, draft, qualifier, current, request, progress)
+        return handlers.family.load_picked(session_key(request), name, target, draft, qualifier, current, progress)
 
     # Said by the page at once: on a busy machine the last run's "done" stood for seconds after a pick.
     preset.input(None, preset, status, js=PICKED_JS, **PRIVATE)
