@@ -24,18 +24,26 @@ def slow(items: list, seconds: float, computed: list | None = None):
 
 
 def test_items_come_in_order_with_ticks_between_them():
-    seen = list(with_ticks(slow(["a", "b"], 0.3), every=0.05))
+    seen = list(with_ticks(slow(["a", "b"], 0.3), 2, every=0.05))
     assert [item for item, _ in seen if item is not None] == ["a", "b"]
     between = [elapsed for item, elapsed in seen if item is None]
     assert len(between) >= 4, seen
     assert 0 < min(between) and max(between) < 0.45, "each tick counts from the last item, not the first"
 
 
+def test_no_tick_comes_after_the_last_item():
+    """The job loops read the plan's run for each tick: one after the last read past the plan's end."""
+    def last_then_slow_end():
+        yield "a"
+        time.sleep(0.3)  # the worker, starved between its last run and its end mark
+    assert list(with_ticks(last_then_slow_end(), 1, every=0.05)) == [("a", None)]
+
+
 def test_an_error_of_the_items_is_raised_on_the_callers_thread():
     def failing():
         yield 1
         raise ValueError("the run failed")
-    seen = with_ticks(failing(), every=0.05)
+    seen = with_ticks(failing(), 2, every=0.05)
     assert next(seen) == (1, None)
     with pytest.raises(ValueError, match="the run failed"):
         next(seen)
@@ -43,7 +51,7 @@ def test_an_error_of_the_items_is_raised_on_the_callers_thread():
 
 def test_closed_early_it_waits_for_the_item_going_and_computes_no_more():
     computed = []
-    seen = with_ticks(slow(["a", "b", "c"], 0.2, computed), every=0.05)
+    seen = with_ticks(slow(["a", "b", "c"], 0.2, computed), 3, every=0.05)
     assert next(item for item, _ in seen if item is not None) == "a"
     assert next(seen)[0] is None  # "b" is being computed
     seen.close()

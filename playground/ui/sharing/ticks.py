@@ -12,10 +12,11 @@ TICK_SECONDS = 5.0
 _ITEM, _END, _ERROR = "item", "end", "error"
 
 
-def with_ticks(items: Generator, every: float | None = None) -> Iterator[tuple[object, float | None]]:
-    """(item, None) for each of `items`, computed on a thread of its own, and (None, seconds since
-    the last item) every `every` seconds (TICK_SECONDS) between them. Closed early, it waits for the
-    item being computed (a run holds the model's turns until it ends) and computes no more."""
+def with_ticks(items: Generator, count: int, every: float | None = None) -> Iterator[tuple[object, float | None]]:
+    """(item, None) for each of the `count` `items`, computed on a thread of its own, and (None,
+    seconds since the last item) every `every` seconds (TICK_SECONDS) between them: none after the
+    last (its tick read one run past the job's plan). Closed early, it waits for the item being
+    computed (a run holds the model's turns until it ends) and computes no more."""
     handoff, closed, every = queue.Queue(), threading.Event(), every or TICK_SECONDS
 
     def produce():
@@ -32,11 +33,11 @@ def with_ticks(items: Generator, every: float | None = None) -> Iterator[tuple[o
 
     worker = threading.Thread(target=produce, name="job-runs", daemon=True)
     worker.start()
-    last = time.perf_counter()
+    last, given = time.perf_counter(), 0
     try:
         while True:
             try:
-                kind, value = handoff.get(timeout=every)
+                kind, value = handoff.get(timeout=every if given < count else None)
             except queue.Empty:
                 yield None, time.perf_counter() - last
                 continue
@@ -44,7 +45,7 @@ def with_ticks(items: Generator, every: float | None = None) -> Iterator[tuple[o
                 return
             if kind == _ERROR:
                 raise value
-            last = time.perf_counter()
+            last, given = time.perf_counter(), given + 1
             yield value, None
     finally:
         closed.set()

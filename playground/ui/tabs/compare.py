@@ -166,7 +166,7 @@ class Comparison:
             plan_sides = [side for side, _ in order]
             ended = shown_at = time.perf_counter()
             on_screen = left  # the last time left the line showed, a run's end or a tick since
-            for item, elapsed in with_ticks(repeated(runs, repeats)):
+            for item, elapsed in with_ticks(repeated(runs, repeats), len(order)):
                 side, repeat = order[len(durations)]
                 what = f"{sides[side][0]}: {which_run(repeat)}"
                 if item is None:  # a run going: the time left told as the last ended, less the seconds since

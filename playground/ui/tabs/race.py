@@ -66,7 +66,7 @@ class Race:
             runs = [partial(self.handlers.runs.finished, key, prompt, method, values, job) for method in chosen]
             order = run_order(len(chosen), repeats)
             left, done = self._expected(key, plan)[0], 0
-            for item, elapsed in with_ticks(repeated(runs, repeats)):
+            for item, elapsed in with_ticks(repeated(runs, repeats), len(order)):
                 side, repeat = order[done]
                 what = f"{chosen[side]}: {which_run(repeat, repeats)}, alone"
                 if item is None:  # a run going: the time left told as the last ended, less the seconds since
