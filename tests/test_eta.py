@@ -171,9 +171,9 @@ def test_a_busy_jobs_time_left_is_a_range_from_its_fastest_to_its_slowest_runs()
     low, high = eta.job_time_left_range(estimates, [1.0, 1.0, 10.0, 50.0, 60.0], 2, sides)
     assert (low, high) == (50.0 + 10.0 + 50.0, 50.0 + 60.0 + 50.0)
     shown = time_left_text(eta.job_time_left(estimates, [1.0, 1.0, 10.0, 50.0, 60.0], 2, sides), None, "sd",
-                           paced=True, spread=(low, high))
-    assert shown == (", about 1 min 50 s to 2 min 40 s left (runs of one setting took their seconds this far apart: "
-                     "other work shares the machine)")
+                           paced=True, spread=(low, high), beside="besides this app, the most in one run: chrome 0.29")
+    assert shown == (", about 1 min 50 s to 2 min 40 s left (runs of one setting took their seconds this far apart; "
+                     "besides this app, the most in one run: chrome 0.29)"), "what ran, not a claim of other work"
     not_run = eta.job_time_left_range([1.0] * 3 + [10.0] * 4, [1.0, 1.0, 1.0, 10.0, 30.0, 20.0], 3,
                                       [0, 1, 2, 0, 1, 0, 2])
     assert not_run == (10.0, 20.0), "side 2, not run yet: the reference's pace, 1x to 2x its estimate"

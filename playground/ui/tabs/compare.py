@@ -36,6 +36,7 @@ from ..views.paired_speedups import (
     Speedup,
     Timed,
     busy_note,
+    ran_beside,
     repeated,
     run_order,
     schedule,
@@ -187,7 +188,7 @@ class Comparison:
                 left = eta.job_time_left(estimates, durations, len(sides), plan_sides, shares)
                 spread = eta.job_time_left_range(estimates, durations, len(sides), plan_sides, shares)
                 time_left = time_left_text(left, on_screen, sides[side][0], paced=repeat >= 0, spread=spread,
-                                           took=ended - shown_at)
+                                           took=ended - shown_at, beside=ran_beside(timed))
                 on_screen, shown_at = left, ended
                 yield render.status_html(f"run {done} of {len(plan)} done ({what}){time_left}")
             shown_runs = [side.median_run() for side in timed]
@@ -273,19 +274,20 @@ FELL_FAST = 1.3
 
 
 def time_left_text(left: float | None, told: float | None, label: str, paced: bool,
-                   spread: tuple[float, float] | None = None, took: float = 0.0) -> str:
+                   spread: tuple[float, float] | None = None, took: float = 0.0, beside: str = "") -> str:
     """', about 40 s left' after the run of `label`; during the warm-ups, which pace nothing, it says
     its pace is the recent runs' (a busy sweep told 1 min 40 s left there had 4 min 30 s to go).
     Where the job's runs spread (`spread`: the least and most left, eta.job_time_left_range), the
-    range, as a busy machine's runs make it (one figure jumped 2 min 50 s -> 6 min 50 s -> 4 min)."""
+    range, as a busy machine's runs make it (one figure jumped 2 min 50 s -> 6 min 50 s -> 4 min),
+    with `beside`, what ran beside the app (paired_speedups.ran_beside)."""
     if not left:
         return ""
     pace = "" if paced else " at the recent runs' pace (this job's first full runs will pace it)"
     low, high = spread or (left, left)
     if high > SPREAD_RANGE * low and eta.shown_seconds(high) > eta.shown_seconds(low):
         most = eta.duration_text(high).removeprefix("about ")
-        return (f", {eta.duration_text(low)} to {most} left (runs of one setting took their seconds this far apart: "
-                "other work shares the machine)")
+        return (f", {eta.duration_text(low)} to {most} left (runs of one setting took their seconds this far apart"
+                + (f"; {beside})" if beside else ")"))
     return f", {eta.duration_text(left)} left{pace}{rise_text(left, told, label, took)}"
 
 

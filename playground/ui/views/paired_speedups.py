@@ -168,16 +168,21 @@ def busy_note(sides: list[Timed]) -> str:
     spread = max(spreads, default=1.0)
     if spread < BUSY_SPREAD:
         return ""
+    work = ran_beside(sides) or "another run, a browser drawing a page, a process of this machine"
+    return (f"one setting's speed varied by up to {spread:.2f}x between its runs: they met uneven load ({work}), so "
+            "compare the medians and read the ranges as the noise")
+
+
+def ran_beside(sides: list[Timed]) -> str:
+    """What ran beside this app during the sides' runs, as watched ("" where none was watched): a quiet
+    sweep's spread, with only the page drawing, had been put down to "other work"."""
     watched = most_in_one([run.stats.account.besides for side in sides for run in side.runs.values()])
     if watched is None:
-        work = "another run, a browser drawing a page, a process of this machine"
-    elif watched:
-        work = f"besides this app, the most in one run: {named(watched)}"
-    else:  # as on a Space, whose visitors' browsers draw on their own machines
-        work = (f"{named(watched)} in any run: this app's own threads, such as another visitor's run or the "
-                "page's updates")
-    return (f"one setting's speed varied by up to {spread:.2f}x between its runs: other work shared the cores at "
-            f"times ({work}), so compare the medians and read the ranges as the noise")
+        return ""
+    if watched:
+        return f"besides this app, the most in one run: {named(watched)}"
+    # As on a Space, whose visitors' browsers draw on their own machines.
+    return f"{named(watched)} in any run: this app's own threads, such as another visitor's run or the page's updates"
 
 
 KEPT_SETTINGS = 16  # the settings a page keeps its runs' speedups for (the oldest go first)
