@@ -33,8 +33,9 @@ CSS_PATH = ASSETS / "ui.css"
 # event's progress at each status message of any event, and a streamed run sends one per update:
 # with the option controls (the method's change) and the charts among them, each update of a
 # run cost the page work for 30 components (bench/results/browser_speed/README.md).
-SHOWS_PROGRESS = {"load", "unload", "compare", "step", "race", "export_json", "export_charts", "correction_memory",
-                  "upload_memory"}
+# Compare and Race tell their own progress and time left: Gradio's "processing | 0.5/33.3s", its
+# average of past runs, contradicted the tab's estimate as a sweep started.
+SHOWS_PROGRESS = {"load", "unload", "step", "export_json", "export_charts", "correction_memory", "upload_memory"}
 RUNS = ("generate", "compare", "step", "race")  # a visitor may hold fewer of these at once than of other events
 GRADIO_THREADS = 40  # Gradio's (starlette's) default pool for handlers, besides the runs waiting in line
 HEARTBEAT_SECONDS = 60

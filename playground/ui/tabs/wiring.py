@@ -152,6 +152,8 @@ class Shared:
         as no update (written back as read, a line could cover a newer one)."""
         said = pointed_html(tab, what)
         trigger(None, None, self.status, js=f"() => {json.dumps(said)}", **PRIVATE)
+        if view is not None:  # the tab says its run starts at once, in place of Gradio's progress and its own estimate
+            trigger(None, None, view, js=STARTING_JS, **PRIVATE)
         if run is not None:
             run.then(None, [self.status, view], self.status, js=tab_ended_js(tab, said), **PRIVATE)
 
