@@ -84,10 +84,11 @@ def test_compare_shows_its_expected_duration_before_it_starts_and_the_time_left_
     lines = [view for view in views[1:-1]]
     assert all(re.search(rf"run {n} of 12 done", line) for n, line in enumerate(lines, start=1))
     assert re.search(r"run 4 of 12 done \(ar: repeat 1\), about \d+ s left", lines[3])  # ar's pace is known by then
-    after = handlers.compare_estimate(KEY, PROMPT, "fsd", "sweep", "tau", "0.1, 0.3", [], *values())
+    after = html.unescape(handlers.compare_estimate(KEY, PROMPT, "fsd", "sweep", "tau", "0.1, 0.3", [], *values()))
     assert re.search(r"As set now: 12 runs, about \d+ s if each writes its max new tokens at the recent pace \(one "
                      rf"that stops sooner takes less, a busier machine more; from ar [\d.]+ s/token "
-                     rf"\(recent runs{NOW}\); fsd [\d.]+ s/token \(recent runs{NOW}\)\)", after)
+                     rf"\(recent runs{NOW}\); fsd [\d.]+ s/token \(recent runs{NOW}\); and [\d.]+ s a run besides "
+                     r"\(its prompt's pass, timing ar's step: the last jobs' runs\)\)", after)
     refused = handlers.compare_estimate(KEY, PROMPT, "fsd", "sweep", "tau", "0.1, 7", [], *values())
     assert "status-error" in refused and "Compare cannot start as set: tau must be between 0 and 1" in refused
 
@@ -132,11 +133,26 @@ def test_a_target_with_only_other_methods_runs_is_taken_at_their_pace(family):
     assert eta.seconds_per_token("fsd", {"target": "other-target", "draft": "tiny-draft"}) is None
 
 
+def test_a_plan_counts_each_runs_seconds_besides_its_paced_tokens(family):
+    """A quiet sweep was told 22-24 s and took 30-37 s: its 16 runs' prompt passes and timings of
+    `ar`'s step were paced nowhere. A job's run tells what it took; the rest of its tokens' pace counts once a run."""
+    eta.clear()
+    run = generate(PROMPT, method="ar", max_new_tokens=24, target=family["target"])
+    eta.record(run)
+    models_of = lambda method: {"target": family["target"]}  # noqa: E731
+    paced, _ = eta.plan_seconds([("ar", 24), ("ar", 4)], models_of)
+    decoding = run.stats.decoder_seconds - run.stats.step_clock[0]
+    eta.record(run, took=decoding + 0.5)
+    besides, bases = eta.plan_seconds([("ar", 24), ("ar", 4)], models_of)
+    assert besides == pytest.approx([seconds + 0.5 for seconds in paced], rel=0.05)
+    assert "and 0.50 s a run besides (its prompt's pass, timing ar's step: the last jobs' runs)" in bases
+
+
 def test_a_jobs_first_time_left_is_read_on_the_estimate_it_told_as_it_started(handlers, monkeypatch):
     """A busy sweep was told "about 1 min 30 s", then "about 2 min 10 s left" after its first warm-up,
     unexplained: its yardstick was read again once that warm-up had moved the machine's figures."""
     recorded, record = [], eta.record
-    monkeypatch.setattr(eta, "record", lambda run: (recorded.append(run), record(run)))
+    monkeypatch.setattr(eta, "record", lambda run, took=None: (recorded.append(run), record(run, took)))
     # each run recorded makes the machine read busier
     monkeypatch.setattr(eta, "seconds_per_token", lambda method, models: eta.Rate(0.1 * (1 + len(recorded)), "recent"))
     views = list(handlers.compare(KEY, PROMPT, "fsd", "sweep", "tau", "0.1, 0.3", [], *values()))

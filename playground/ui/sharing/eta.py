@@ -56,6 +56,7 @@ MIN_LENGTHS = 5  # recent runs asking as many before their median length is told
 _written: deque = deque(maxlen=KEPT_WRITTEN)  # (monotonic time, same_run(...), tokens asked, tokens written)
 _first_steps: deque = deque(maxlen=KEPT_RUNS)  # (monotonic time, CPU seconds of a run's first step: its prompt's)
 _loads: deque = deque(maxlen=KEPT_RUNS)  # (monotonic time, the cores other programs wanted as a run ended)
+_besides_decoding: dict[str, deque] = {}  # target spec -> (monotonic time, a job's run's seconds not paced per token)
 # Begins the line under Compare's and Race's button: it is told again as the settings change and as
 # a job ends, so after one it can differ from the "expected as it started" of the job just shown.
 AS_SET_NOW = "As set now: "
@@ -67,11 +68,13 @@ def family_of(models: dict) -> tuple:
     return tuple(sorted((role, getattr(model, "spec", model)) for role, model in models.items()))
 
 
-def record(run) -> None:
+def record(run, took: float | None = None) -> None:
     """Count a finished run's seconds per token: its decoder's time after its first step over the
     tokens it wrote after it (the turns other visitors took between its rounds are not its time;
     the first step holds the prompt's prefill and, on a model's first run, its one-time setup: 5 s
-    of T(1) passes and int8 twins against 0.05 s a round on the embedded family)."""
+    of T(1) passes and int8 twins against 0.05 s a round on the embedded family). A job's run
+    gives the seconds it `took` from the job's last run end: what of them is not paced per token
+    (its first step, timing `ar`'s step, the job's own work) is counted too, once a run."""
     with _lock:
         config = run.config
         key = same_run(run.method, run.models, run.prompt, config.max_new_tokens, config.temperature, config.seed)
@@ -88,6 +91,19 @@ def record(run) -> None:
         if after_first >= MIN_TOKENS and seconds > 0:
             _recent.setdefault((run.method, family_of(run.models)), deque(maxlen=KEPT_RUNS)).append(
                 (time.monotonic(), seconds / after_first, step))
+        if took is not None:
+            _besides_decoding.setdefault(_target_spec(run.models), deque(maxlen=KEPT_RUNS)).append(
+                (time.monotonic(), max(took - max(seconds, 0.0), 0.0)))
+
+
+def seconds_besides_decoding(target) -> float:
+    """The median seconds a job's recent runs on `target` (a spec) took besides their paced
+    tokens, 0 where none: paced on their tokens alone, a quiet sweep was told 22-24 s and took
+    30-37 s (16 runs, each with its prompt's pass and its timing of `ar`'s step)."""
+    since = time.monotonic() - KEPT_SECONDS
+    with _lock:
+        recent = [seconds for at, seconds in _besides_decoding.get(target, ()) if at >= since]
+    return statistics.median(recent) if recent else 0.0
 
 
 def _target_spec(models: dict):
@@ -104,6 +120,7 @@ def clear() -> None:
         _loads.clear()
         _bare_steps.clear()
         _bare_claims.clear()
+        _besides_decoding.clear()
 
 
 def time_bare_step(target: LoadedModel) -> None:
@@ -437,7 +454,11 @@ def plan_seconds(plan: list[tuple[str, int]], models_of) -> tuple[list[float] | 
         if rate is None:
             pace = statistics.median(known)
             rates[method] = Rate(pace, f"{method} taken as the others' {pace:.3f} s/token (no recent {method} run)")
-    return [rates[method].seconds * tokens for method, tokens in plan], [rate.basis for rate in rates.values()]
+    bases = [rate.basis for rate in rates.values()]
+    besides = seconds_besides_decoding(_target_spec(models_of(plan[0][0])))
+    if besides:
+        bases.append(f"and {besides:.2f} s a run besides (its prompt's pass, timing ar's step: the last jobs' runs)")
+    return [rates[method].seconds * tokens + besides for method, tokens in plan], bases
 
 
 def plan_line(plan: list[tuple[str, int]], models_of, unknown: str = "") -> tuple[float | None, str]:

@@ -179,7 +179,7 @@ class Comparison:
                 durations.append(time.perf_counter() - ended)
                 ended, done = time.perf_counter(), len(durations)
                 shares.append(run.stats.tokens / max(1, plan[done - 1][1]))
-                eta.record(run)
+                eta.record(run, took=durations[-1])
                 if repeat >= 0:
                     timed[side].add(repeat, run)
                 if estimates is None:

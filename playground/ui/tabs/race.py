@@ -9,6 +9,7 @@ truly finishes first.
 
 import math
 import statistics
+import time
 from functools import partial
 from pathlib import Path
 
@@ -65,15 +66,15 @@ class Race:
             finished = {side: {} for side in range(len(chosen))}
             runs = [partial(self.handlers.runs.finished, key, prompt, method, values, job) for method in chosen]
             order = run_order(len(chosen), repeats)
-            left, done = self._expected(key, plan)[0], 0
+            left, done, ended = self._expected(key, plan)[0], 0, time.perf_counter()
             for item, elapsed in with_ticks(repeated(runs, repeats), len(order)):
                 side, repeat = order[done]
                 what = f"{chosen[side]}: {which_run(repeat, repeats)}, alone"
                 if item is None:  # a run going: the time left told as the last ended, less the seconds since
                     yield render.status_html(going_text(done + 1, len(plan), what, elapsed, left)), gr.skip()
                     continue
-                run, done = item[2], done + 1
-                eta.record(run)
+                run, done, took, ended = item[2], done + 1, time.perf_counter() - ended, time.perf_counter()
+                eta.record(run, took=took)
                 left = self._expected(key, plan[done:])[0] if done < len(plan) else 0.0
                 yield (render.status_html(f"run {done} of {len(plan)} done ({what})"
                                           + (f", {eta.duration_text(left)} left" if left else "")), gr.skip())
