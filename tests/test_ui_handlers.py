@@ -304,6 +304,8 @@ def test_stop_ends_the_run_at_its_next_step_with_a_final_view(handlers):
     run = handlers.sessions.get(KEY).run
     assert 0 < run.stats.tokens < 200 and not run.finished
     assert "stopped after" in status and "tokens/s" in stats
+    # its seconds, as a finished run's end line names them (a stopped run's named none of its 19% not decoding)
+    assert f"Stop was pressed; {run.stats.account.clock:.2f} s in all" in status
     # its stats say it ended (a reviewer read "running" and "so far ... told when the run ends" after a Stop)
     assert "<b>Stop</b><span>stopped by" in stats and "<b>running</b>" not in stats
     assert render.RUNNING_SPEEDUP not in stats

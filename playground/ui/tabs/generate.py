@@ -190,7 +190,8 @@ class Generation:
             run.stop_reason = STOPPED_BY.get(why, "a stop")
         ending = f"done: {render.tokens(run.stats.tokens)} in {run.stats.account.clock:.2f} s ({run.stop_reason})" \
             f"{started.shared_text(run)}{_replaced_text(session, ticket, ended=True)}" if run.finished else \
-            f"stopped after {render.tokens(run.stats.tokens)}: {why}"
+            f"stopped after {render.tokens(run.stats.tokens)}: {why}; {run.stats.account.clock:.2f} s in all" \
+            f"{started.shared_text(run)}"  # its seconds besides decoding, as a finished run's
         if not run.finished and why == REPLACED:
             session.replaced = (ticket, render.tokens(run.stats.tokens))
         yield self._view(session, ending + (f"; {started.replay}" if started.replay else ""), True)
