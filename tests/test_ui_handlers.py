@@ -34,7 +34,7 @@ from playground.ui.options import (
 )
 from playground.ui.tabs.compare import sweep_after_switch, sweep_for_option
 from playground.ui.tabs.family_panel import project_presets
-from playground.ui.tabs.generate import LOADED_FIRST_ROUND, SETTLE, loading_text
+from playground.ui.tabs.generate import LOADED_FIRST_ROUND, PREPARES_DRAFT, SETTLE, loading_text
 from playground.ui.views import charts, render, sparklines
 from playground.ui.views.explain_round import Toy
 
@@ -1069,7 +1069,10 @@ def test_the_first_run_of_a_family_says_it_loads_the_models(family):
     assert pyramid[0] == render.status_html(loading_text(["tiny-qualifier"])), "the one model psd-f adds"
     # once loaded, it says so: beside two burners "loading smollm2-qualifier…" stood 9 s, the load's
     # 1.77 s and then its first round
-    assert pyramid[1] == render.status_html(f"generating… {LOADED_FIRST_ROUND}")
+    assert pyramid[1] == render.status_html(f"generating… {PREPARES_DRAFT}"), "its draft's levers, then its round"
+    handlers.unload(KEY)
+    ar = [status for status, *_ in handlers.generate(KEY, PROMPT, "ar", False, *values())]
+    assert ar[1] == render.status_html(f"generating… {LOADED_FIRST_ROUND}"), "ar has no draft to prepare"
 
 
 PAIRED = "speedup over your last ar run (the same tokens, one run each)"
