@@ -499,16 +499,30 @@ def test_a_setting_run_again_shows_the_spread_of_its_settled_speedups(family):
     speedups = SettingSpeedups()
     for run, speedup in zip(runs, (1.23, 0.94, 1.10)):
         settled_at(run.stats.account, speedup)
+        run.stats.account.besides = None
+        speedups.add(setting_of(run), run)
+    assert speedups.spread(setting_of(runs[0])).endswith("T(1) 10 ms)"), "unwatched runs: no program named"
+    quiet = SettingSpeedups()
+    for run in runs[:2]:
+        run.stats.account.besides = []
+        quiet.add(setting_of(run), run)
+    assert quiet.spread(setting_of(runs[0])).endswith(", no other program took 0.05 of a core or more beside them)")
+    # Walk 23: c rose 0.17 -> 0.39 over four quiet runs, "nothing else running": the page's browser ran beside them
+    speedups = SettingSpeedups()
+    for run, speedup, besides in zip(runs, (1.23, 0.94, 1.10), ([("chromium", 0.2)], [("chromium", 0.63)],
+                                                              [("chromium", 0.3), ("node", 0.1)])):
+        run.stats.account.besides = besides
         speedups.add(setting_of(run), run)
     runs[3].stats.account.decoder_cpu = 0.3 * runs[3].stats.account.decoder_seconds  # busy: not one of them
     speedups.add(setting_of(runs[3]), runs[3])
     costs = [run.stats.account.cost_ratio() for run in runs[:3]]
     at = f"c {min(costs):.2f}-{max(costs):.2f}" if f"{min(costs):.2f}" != f"{max(costs):.2f}" else f"c {costs[0]:.2f}"
     # with the c and T(1) its runs ran at: what a lecturer can see move from run to run
-    assert speedups.spread(setting_of(runs[0])) == f"1.10x (0.94-1.23x, 3 runs, at {at} and T(1) 10 ms)"
+    beside = "other programs taking 0.20-0.63 of a core beside them (chromium the most)"
+    assert speedups.spread(setting_of(runs[0])) == f"1.10x (0.94-1.23x, 3 runs, at {at} and T(1) 10 ms, {beside})"
     panel = render.stats_html(stats_shown(runs[2], None, speedups.spread(setting_of(runs[2]))))
-    assert (f"<b>1.10x (0.94-1.23x, 3 runs, at {at} and T(1) 10 ms)</b><span>speedup over ar of your settled runs "
-            "of this setting") in panel
+    assert (f"<b>1.10x (0.94-1.23x, 3 runs, at {at} and T(1) 10 ms, {beside})</b><span>speedup over ar of your "
+            "settled runs of this setting") in panel
     other = playground.generate(PROMPT, method="sd", **family, max_new_tokens=12, candidates=2)
     assert speedups.spread(setting_of(other)) is None, "another setting has runs of its own"
     ar = playground.generate(PROMPT, method="ar", **family, max_new_tokens=12)

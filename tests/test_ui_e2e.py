@@ -11,6 +11,7 @@ from urllib.parse import parse_qsl, urlencode, urlsplit
 from urllib.request import urlopen
 
 import pytest
+from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
 from playground.decoding.speed import what_if
 from playground.methods import METHODS
@@ -904,6 +905,7 @@ def test_browser_a_race_says_it_stopped_the_generate_run(page, family, monkeypat
     from playground.ui.sharing.stale_runs import StaleRunGuard  # noqa: PLC0415
 
     page.locator("#opt-max-new-tokens input[type=number]").fill("8")
+    page.evaluate(RECORD_STATUSES)
     release = held_generate(family, monkeypatch, page)
     triggered, stopped = signalled(monkeypatch, StaleRunGuard, "trigger"), signalled(monkeypatch, StaleRunGuard, "stop")
     try:
@@ -916,7 +918,10 @@ def test_browser_a_race_says_it_stopped_the_generate_run(page, family, monkeypat
     finally:
         release.set()
     page.locator("#race-view .race-lane").first.wait_for()
-    page.locator("#status", has_text="stopped before it started").wait_for()
+    try:
+        page.locator("#status", has_text="stopped before it started").wait_for(timeout=30_000)
+    except PlaywrightTimeout:
+        raise AssertionError(page.evaluate("window.statuses")) from None
     assert "a Race started" in page.locator("#status").inner_text()
 
 

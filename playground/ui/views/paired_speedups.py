@@ -196,7 +196,7 @@ class SettingSpeedups:
     run's figure moves with the page's drawing (three identical quiet sd runs read 1.23x, 0.94x and
     1.10x, their drafting 0.5 s in one and 1.0 s in another), so a setting run before shows the spread."""
 
-    by_setting: dict = field(default_factory=dict)  # setting -> [(speedup, c, T(1)), ...], oldest first
+    by_setting: dict = field(default_factory=dict)  # setting -> [(speedup, c, T(1), besides), ...], oldest first
 
     def add(self, setting: tuple | None, run) -> None:
         account = run.stats.account
@@ -204,8 +204,8 @@ class SettingSpeedups:
                 or account.speedup() is None:
             return
         runs = self.by_setting.pop(setting, [])  # popped and put back: the newest last
-        self.by_setting[setting] = [*runs, (account.speedup(), account.cost_ratio(), account.single_step())][
-            -KEPT_PER_SETTING:]
+        self.by_setting[setting] = [*runs, (account.speedup(), account.cost_ratio(), account.single_step(),
+                                            account.besides)][-KEPT_PER_SETTING:]
         while len(self.by_setting) > KEPT_SETTINGS:
             del self.by_setting[next(iter(self.by_setting))]
 
@@ -213,16 +213,31 @@ class SettingSpeedups:
         """"1.09x (0.96-1.27x, 4 runs, at c 0.19-0.34 and T(1) 64-88 ms)" for a setting run at least
         twice, settled, else None. The c and T(1) the runs ran at are the evidence that the same
         tokens were drafted and checked at different speeds: a reviewer could not verify "moves with
-        the page's drawing" from 0.99-1.60x alone."""
+        the page's drawing" from 0.99-1.60x alone. Nor from c rising 0.17 -> 0.39 over four quiet
+        runs, "nothing else running": the cores other programs took beside each run (the page's
+        browser among them) are named too."""
         runs = self.by_setting.get(setting, []) if setting is not None else []
         if len(runs) < 2:
             return None
-        speedups = [speedup for speedup, _, _ in runs]
-        costs = [c for _, c, _ in runs if c is not None]
-        steps = [step * 1000 for _, _, step in runs]
+        speedups = [speedup for speedup, _, _, _ in runs]
+        costs = [c for _, c, _, _ in runs if c is not None]
+        steps = [step * 1000 for _, _, step, _ in runs]
         at = f"c {_range(costs, '{:.2f}')} and " if costs else ""
         return (f"{statistics.median(speedups):.2f}x ({_range(speedups, '{:.2f}')}x, {len(runs)} runs, at "
-                f"{at}T(1) {_range(steps, '{:.0f}')} ms)")
+                f"{at}T(1) {_range(steps, '{:.0f}')} ms{_others_beside([besides for *_, besides in runs])})")
+
+
+def _others_beside(watched: list) -> str:
+    """', other programs taking 0.20-0.63 of a core beside them (chromium the most)', or ''
+    where no run was watched."""
+    measured = [shares for shares in watched if shares is not None]
+    if not measured:
+        return ""
+    most = most_in_one(measured)
+    if not most:
+        return f", {named([])} beside them"
+    taken = [sum(share for _, share in shares) for shares in measured]
+    return f", other programs taking {_range(taken, '{:.2f}')} of a core beside them ({most[0][0]} the most)"
 
 
 def _range(values: list[float], form: str) -> str:

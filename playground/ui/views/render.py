@@ -171,7 +171,8 @@ STAT_ROWS = (("tokens", "tokens", "{}"),
              ("speedup", "speedup over ar (this run's seconds against ar's for its tokens)", "{:.2f}x"),
              ("speedup_spread", "speedup over ar of your settled runs of this setting on this page (median, range, "
               "and the c and T(1) they ran at): one run's figure moves with the page's drawing and other work, as "
-              "their c and T(1) show; Compare repeats each side", "{}"),
+              "their c, T(1) and the other programs' cores show (the page's own browser is one); Compare repeats "
+              "each side", "{}"),
              ("paired_speedup", "speedup over your last ar run (the same tokens, one run each)", "{:.2f}x"),
              ("expected_speedup", "predicted speedup, an estimate (Leviathan: c, pass cost below)", "{:.2f}x"),
              ("cost_ratio", "draft step / target step (c)", "{:.3f}"),
