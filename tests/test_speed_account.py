@@ -201,6 +201,9 @@ def test_a_run_whose_thread_shared_its_core_is_said_not_settled(family):
     assert "<b>not settled</b>" in panel and "Speedup not settled: the machine was busy" in panel
     # Nor a prediction from the busy costs (a reviewer read "predicted speedup 4.50x *" beside a 2.6x run).
     assert "<b>not settled</b><span>predicted speedup" in panel
+    # Mid-run, provisional like the figure (walk 23: "not settled" 3 s in, then the run ended settled)
+    running = render.stats_html(run.stats.to_dict() | {"stop_reason": "running"})
+    assert "Not settled so far (told again as the run ends): the machine was busy" in running
     chart = charts.predicted_vs_measured(run, None)
     assert any(a.text.startswith("not settled") for a in chart.layout.annotations)
     assert [bar.y[1] for bar in chart.data] == [None, None], "no predicted bar beside the card's 'not settled'"

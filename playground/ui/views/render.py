@@ -244,7 +244,10 @@ def stats_html(stats: dict, retokenized: bool = False) -> str:
     shown = "".join(f'<div class="stat"><b>{value}</b><span>{escape(label)}</span></div>' for value, label in cells)
     marked = " The figures marked * were measured in the same conditions (what moved T(1) moved them too)." if any(
         value.endswith(" *") for value, _ in cells) else ""
-    why = f'<p class="flagged">Speedup not settled: {escape(unsettled)}.{marked}</p>' if unsettled else ""
+    # Mid-run a reason is provisional too: one read "not settled" 3 s in, and the run ended settled.
+    head = "Not settled so far (told again as the run ends)" if stats.get("stop_reason") == "running" else \
+        "Speedup not settled"
+    why = f'<p class="flagged">{head}: {escape(unsettled)}.{marked}</p>' if unsettled else ""
     return f'<div class="stat-grid">{shown}</div>{why}'
 
 
