@@ -21,10 +21,13 @@ def test_a_load_of_another_family_clears_the_old_answer(family):
     list(handlers.generate(KEY, "hello", "sd", False, *values))
     handlers.load(KEY, "tiny-target", "tiny-draft", "tiny-qualifier")
     assert handlers.family.cleared_views(KEY, 3) == [gr.skip()] * 3 and handlers.sessions.get(KEY).run is not None
-    handlers.load(KEY, "tiny-target", "tiny-foreign-draft", "")
+    status = handlers.load(KEY, "tiny-target", "tiny-foreign-draft", "")[0]
+    assert "the last run&#x27;s answer went with the models it ran on" in status, "a vanished answer is said"
     assert handlers.family.cleared_views(KEY, 3) == [None] * 3
     assert handlers.sessions.get(KEY).run is None, "its charts and export were the old family's"
     assert handlers.family.cleared_views(KEY, 3) == [gr.skip()] * 3  # once
+    status = handlers.load(KEY, "tiny-target", "tiny-draft", "tiny-qualifier")[0]
+    assert "answer" not in status, "no answer was on screen"
 
 
 def test_a_box_the_chosen_preset_filled_is_not_an_edit(family):

@@ -97,6 +97,7 @@ class FamilyPanel:
         loaded = {role: spec_of(m) for role, m in models.items()}
         switched = loaded != self._specs(session)
         going = switched and session.stale_runs.going
+        answered = switched and not going and session.run is not None  # its views are emptied below
         if switched:
             self._switched.add(key)
             session.forget_family(FAMILY_CHANGED)
@@ -116,6 +117,8 @@ class FamilyPanel:
         said = f"{'loaded' if switched else 'already loaded:'} {', '.join(spec_of(m) for m in models.values())}"
         if going:  # its view is emptied with the old family's answer: a reviewer's run vanished unsaid
             said += "; the run that was going stopped (it ran on the models this Load replaced)"
+        elif answered:  # a reviewer's answer vanished at a preset pick, unsaid
+            said += "; the last run's answer went with the models it ran on"
         elif not switched and session.load_stopped_run:  # a Load pressed after a preset's had replaced the word
             said += "; the run that was going stopped at the Load before (it ran on the models that Load replaced)"
         if switched:
