@@ -146,6 +146,10 @@ def test_a_plan_counts_each_runs_seconds_besides_its_paced_tokens(family):
     besides, bases = eta.plan_seconds([("ar", 24), ("ar", 4)], models_of)
     assert besides == pytest.approx([seconds + 0.5 for seconds in paced], rel=0.05)
     assert "and 0.50 s a run besides (its prompt's pass, timing ar's step: the last jobs' runs)" in bases
+    # Put at the T(1) now: a busy sweep's seconds besides told a quiet one after it 36 s for 21.8 s
+    step = run.stats.account.own_step()
+    eta._steps["tiny-target"].extend([(time.monotonic(), step / 2)] * eta.STEPS_NOW)
+    assert eta.seconds_besides_decoding("tiny-target") == pytest.approx(0.25, rel=0.05)
 
 
 def test_a_jobs_first_time_left_is_read_on_the_estimate_it_told_as_it_started(handlers, monkeypatch):

@@ -56,7 +56,8 @@ MIN_LENGTHS = 5  # recent runs asking as many before their median length is told
 _written: deque = deque(maxlen=KEPT_WRITTEN)  # (monotonic time, same_run(...), tokens asked, tokens written)
 _first_steps: deque = deque(maxlen=KEPT_RUNS)  # (monotonic time, CPU seconds of a run's first step: its prompt's)
 _loads: deque = deque(maxlen=KEPT_RUNS)  # (monotonic time, the cores other programs wanted as a run ended)
-_besides_decoding: dict[str, deque] = {}  # target spec -> (monotonic time, a job's run's seconds not paced per token)
+# target spec -> (monotonic time, a job's run's seconds not paced per token, its T(1) or None)
+_besides_decoding: dict[str, deque] = {}
 # Begins the line under Compare's and Race's button: it is told again as the settings change and as
 # a job ends, so after one it can differ from the "expected as it started" of the job just shown.
 AS_SET_NOW = "As set now: "
@@ -93,17 +94,24 @@ def record(run, took: float | None = None) -> None:
                 (time.monotonic(), seconds / after_first, step))
         if took is not None:
             _besides_decoding.setdefault(_target_spec(run.models), deque(maxlen=KEPT_RUNS)).append(
-                (time.monotonic(), max(took - max(seconds, 0.0), 0.0)))
+                (time.monotonic(), max(took - max(seconds, 0.0), 0.0), step))
 
 
 def seconds_besides_decoding(target) -> float:
     """The median seconds a job's recent runs on `target` (a spec) took besides their paced
     tokens, 0 where none: paced on their tokens alone, a quiet sweep was told 22-24 s and took
-    30-37 s (16 runs, each with its prompt's pass and its timing of `ar`'s step)."""
+    30-37 s (16 runs, each with its prompt's pass and its timing of `ar`'s step). Read in their
+    runs' T(1)s and put at the T(1) now where both are known: a busy sweep's 0.87 s a run told a
+    quiet one, just after, 36 s for 21.8 s."""
     since = time.monotonic() - KEPT_SECONDS
     with _lock:
-        recent = [seconds for at, seconds in _besides_decoding.get(target, ()) if at >= since]
-    return statistics.median(recent) if recent else 0.0
+        recent = [(seconds, step) for at, seconds, step in _besides_decoding.get(target, ()) if at >= since]
+    if not recent:
+        return 0.0
+    now = _step_now(target, 0.0)[0]
+    if now and all(step for _, step in recent):
+        return statistics.median(seconds / step for seconds, step in recent) * now
+    return statistics.median(seconds for seconds, _ in recent)
 
 
 def _target_spec(models: dict):
