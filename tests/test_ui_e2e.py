@@ -1031,6 +1031,19 @@ def test_browser_a_slider_box_left_without_a_number_says_what_the_slider_took(pa
     page.wait_for_function("() => document.querySelector('#option-note').innerText.trim() === ''")
 
 
+def test_browser_a_refusal_gone_gives_back_the_line_it_covered(page):
+    """Walk 23: a Generate's "done: ..." gave way to a refused Compare's reason, then, once the
+    values were fixed, to "Compare's settings changed since it did not run", and never came back."""
+    generate_and_wait(page)
+    done = page.locator("#status").inner_text()
+    page.get_by_role("tab", name="Compare").click()
+    page.locator("#compare-values textarea").fill("2, banana")
+    page.locator("#compare").click()
+    page.locator("#status .status-error", has_text="Compare did not run: ").wait_for()
+    page.locator("#compare-values textarea").fill("2, 4")
+    page.wait_for_function(f"() => document.querySelector('#status').innerText.trim() === {json.dumps(done.strip())}")
+
+
 def test_browser_compare_says_how_long_it_will_take_before_it_starts(page):
     page.get_by_role("tab", name="Compare").click()
     page.locator("#compare-expected", has_text="As set now: 16 runs").wait_for()

@@ -38,6 +38,7 @@ STARTING_JS = """() => '<div class="status status-info">starting…</div>'"""
 PICKED_JS = """(name) => '<div class="status status-info">preset ' + String(name).replace(/[&<>]/g, '') +
     ': loading its family…</div>'"""  # as a preset is picked, likewise
 FROM_PAGE = "_from_page"  # the API name of an API event's twin for the page (Shared.page_and_api)
+COVERED = "statusBeforeTab"  # the page's variable for the sidebar line a tab's pointer covered
 
 
 def pointed_html(tab: str, what: str) -> str:
@@ -70,10 +71,14 @@ SAID_ONCE_JS = ("(estimate, view) => String(estimate).includes('status-error') &
 
 def refusal_gone_js(tab: str) -> str:
     """(status now) -> the sidebar's status once `tab`'s settings change after it did not run: the
-    refusal goes (a reviewer's stood after the values were fixed); nothing (no update) otherwise."""
+    refusal goes (a reviewer's stood after the values were fixed), and the line it covered comes
+    back (a reviewer's Generate "done: ..." had given way for good); nothing (no update) otherwise."""
     refused = json.dumps(f"{tab} did not run: ")
     changed = json.dumps(status_html(f"{tab}'s settings changed since it did not run: start it again on its tab"))
-    return f"(now) => String(now).includes({refused}) ? {changed} : undefined"
+    # Not another tab's line, which would say that tab's run again.
+    tab_line = "/on its tab|did not run|has ended/.test(String(window.%s))" % COVERED
+    return (f"(now) => !String(now).includes({refused}) ? undefined : "
+            f"(window.{COVERED} && !{tab_line} ? window.{COVERED} : {changed})")
 
 
 def keyed(handler):
@@ -151,7 +156,9 @@ class Shared:
         refused, unless something else wrote it since: then it returns nothing, which Gradio takes
         as no update (written back as read, a line could cover a newer one)."""
         said = pointed_html(tab, what)
-        trigger(None, None, self.status, js=f"() => {json.dumps(said)}", **PRIVATE)
+        # The line it covers comes back if the tab's refusal goes (refusal_gone_js).
+        trigger(None, self.status, self.status, js=f"(now) => {{ window.{COVERED} = now; return {json.dumps(said)}; }}",
+                **PRIVATE)
         if view is not None:  # the tab says its run starts at once, in place of Gradio's progress and its own estimate
             trigger(None, None, view, js=STARTING_JS, **PRIVATE)
         if run is not None:
