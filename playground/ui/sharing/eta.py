@@ -37,7 +37,11 @@ STEPS_NOW = 3  # the last runs' T(1)s: the machine's speed now, against that of 
 # quiet page's line read "x0.8: faster now", then "x1.3: slower now, T(1) 79 against 59 ms" (its runs'
 # T(1)s 43-79 ms); beside two burners the runs' T(1)s read 2-9x a quiet one's.
 SAME_SPEED = 1.6
-_bare_steps: dict[str, tuple[float, float]] = {}  # target spec -> (monotonic time, a bare step's seconds)
+_bare_steps: dict[str, deque] = {}  # target spec -> (monotonic time, a bare step's seconds), the last BARE_KEPT
+# A bare step reads the median of the last few timed within BARE_STEP_FRESH: beside two burners one
+# read 672 ms, and the next, as the job started, a quarter of it; the line before the click told
+# about 4 min 10 s, the job "about 1 min to 2 min" (it took 2 min 12 s), the jump unexplained.
+BARE_KEPT = 3
 _bare_claims: dict[str, float] = {}  # target spec -> when a line last claimed a bare step's timing
 BARE_STEP_FRESH = 60.0  # a bare step timed as a job started speaks for the machine this long
 BARE_STEP_AGAIN = 15.0  # the line under a button, told again as settings change, times one this often at most
@@ -150,14 +154,15 @@ def time_bare_step(target: LoadedModel) -> None:
             target.model(input_ids=token, use_cache=False)
             seconds.append(time.perf_counter() - started)
     with _lock:
-        _bare_steps[target.spec] = (time.monotonic(), statistics.median(seconds))
+        kept = _bare_steps.setdefault(target.spec, deque(maxlen=BARE_KEPT))
+        kept.append((time.monotonic(), statistics.median(seconds)))
 
 
 def claim_bare_step(target: LoadedModel) -> bool:
     """Whether the line under Compare's or Race's button should time a bare step now (none lately),
     claimed for the caller: Compare's and Race's lines, told at once, each timed one."""
     with _lock:
-        now, last = time.monotonic(), max(_bare_steps.get(target.spec, (-math.inf,))[0],
+        now, last = time.monotonic(), max(_bare_steps.get(target.spec, [(-math.inf,)])[-1][0],
                                           _bare_claims.get(target.spec, -math.inf))
         if now - last < BARE_STEP_AGAIN:
             return False
@@ -166,16 +171,17 @@ def claim_bare_step(target: LoadedModel) -> bool:
 
 
 def _step_now(target, then: float) -> tuple[float | None, str]:
-    """(T(1) now, where it was read): the median of the last STEPS_NOW runs', or a bare step timed
-    since (`time_bare_step`) where that is BARE_SLOWER times both theirs and `then`'s or more."""
-    since = time.monotonic() - KEPT_SECONDS
+    """(T(1) now, where it was read): the median of the last STEPS_NOW runs', or that of the bare
+    steps timed in the last BARE_STEP_FRESH seconds (`time_bare_step`) where it is BARE_SLOWER
+    times both theirs and `then`'s or more."""
+    since, fresh = time.monotonic() - KEPT_SECONDS, time.monotonic() - BARE_STEP_FRESH
     with _lock:
         runs = [step for at, step in _steps.get(target, ()) if at >= since][-STEPS_NOW:]
-        at, bare = _bare_steps.get(target, (-math.inf, None))
+        bares = [step for at, step in _bare_steps.get(target, ()) if at >= fresh]
     now = statistics.median(runs) if runs else None
-    fresh = bare is not None and time.monotonic() - at <= BARE_STEP_FRESH
-    if fresh and bare > BARE_SLOWER * max(now or 0.0, then):
-        return bare, "timed just now"
+    bare = statistics.median(bares) if bares else None
+    if bare is not None and bare > BARE_SLOWER * max(now or 0.0, then):
+        return bare, "timed just now" if len(bares) == 1 else f"the median of {len(bares)} timed in the last minute"
     return now, "in the last runs"
 
 
