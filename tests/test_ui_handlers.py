@@ -1221,7 +1221,7 @@ def test_a_load_of_another_family_ends_the_running_generation_on_the_loads_statu
     assert any(update[1] not in (None, gr.skip()) for update in before)  # its first tokens are on screen
     status, *_ = handlers.load(KEY, "tiny-target", "tiny-draft", "")  # the qualifier goes
     # it says the run stopped (a reviewer's run vanished with the emptied views, unsaid)
-    assert "loaded" in status and "the run that was going stopped" in status
+    assert "loaded" in status and "the run that was going stopped, its answer gone with the models it ran on" in status
     handlers.restart(KEY, 0)  # a Generate before the old run's next step (a busy machine's steps take seconds)
     # its last view is the Load's status and emptied views (one it sent just before the Load came after it)
     assert list(stream) == [(status, None, None)]

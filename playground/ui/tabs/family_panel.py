@@ -116,7 +116,8 @@ class FamilyPanel:
         chosen = next((name for name in [*preferred, *usable[:1]] if name in usable), None)
         said = f"{'loaded' if switched else 'already loaded:'} {', '.join(spec_of(m) for m in models.values())}"
         if going:  # its view is emptied with the old family's answer: a reviewer's run vanished unsaid
-            said += "; the run that was going stopped (it ran on the models this Load replaced)"
+            said += "; the run that was going stopped, its answer gone with the models it ran on (this Load " \
+                    "replaced them)"
         elif answered:  # a reviewer's answer vanished at a preset pick, unsaid
             said += "; the last run's answer went with the models it ran on"
         elif not switched and session.load_stopped_run:  # a Load pressed after a preset's had replaced the word
