@@ -531,3 +531,16 @@ def test_a_setting_run_again_shows_the_spread_of_its_settled_speedups(family):
     ar = playground.generate(PROMPT, method="ar", **family, max_new_tokens=12)
     speedups.add(setting_of(ar), ar)
     assert speedups.spread(setting_of(ar)) is None, "ar is the reference"
+
+
+def test_a_pooled_t1_names_the_runs_own_timings_beside_it():
+    """Walk 24: one panel read "target step T(1) = 93.3 ms" (the `ar` passes before the run with its
+    own timings) one cell away from "this run's 52.9 ms" (its own alone), unexplained."""
+    account = {"single_step_seconds": 0.0933, "own_step_seconds": 0.0529, "step_with_recent_passes": True}
+    panel = render.stats_html({"cost_ratio": 0.18, "account": account})
+    assert ("target step T(1) = 93.3 ms, with the ar passes of the two minutes before it (this run&#x27;s own "
+            "timings: 52.9 ms)") in panel
+    close = render.stats_html({"cost_ratio": 0.18, "account": account | {"own_step_seconds": 0.09}})
+    assert "T(1) = 93.3 ms</span>" in close, "timings that agree need no word"
+    alone = render.stats_html({"cost_ratio": 0.18, "account": account | {"step_with_recent_passes": False}})
+    assert "T(1) = 93.3 ms</span>" in alone
