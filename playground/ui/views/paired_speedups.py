@@ -211,14 +211,16 @@ class SettingSpeedups:
 
     def spread(self, setting: tuple | None) -> str | None:
         """"1.09x (0.96-1.27x, 4 runs, at c 0.19-0.34 and T(1) 64-88 ms)" for a setting run at least
-        twice, settled, else None. The c and T(1) the runs ran at are the evidence that the same
-        tokens were drafted and checked at different speeds: a reviewer could not verify "moves with
-        the page's drawing" from 0.99-1.60x alone. Nor from c rising 0.17 -> 0.39 over four quiet
-        runs, "nothing else running": the cores other programs took beside each run (the page's
-        browser among them) are named too."""
+        twice, settled; the one run's figure for one; else None. The c and T(1) the runs ran at are
+        the evidence that the same tokens were drafted and checked at different speeds: a reviewer
+        could not verify "moves with the page's drawing" from 0.99-1.60x alone. Nor from c rising
+        0.17 -> 0.39 over four quiet runs, "nothing else running": the cores other programs took
+        beside each run (the page's browser among them) are named too."""
         runs = self.by_setting.get(setting, []) if setting is not None else []
-        if len(runs) < 2:
+        if not runs:
             return None
+        if len(runs) == 1:  # walk 24: after one settled run and three not, the cell was absent, unsaid
+            return f"{runs[0][0]:.2f}x (1 settled run so far: the spread shows from the second)"
         speedups = [speedup for speedup, _, _, _ in runs]
         costs = [c for _, c, _, _ in runs if c is not None]
         steps = [step * 1000 for _, _, step, _ in runs]
