@@ -9,6 +9,7 @@ import time
 from collections import deque
 from types import SimpleNamespace
 
+import gradio as gr
 import pytest
 
 from playground.decoding.speed import forward_costs, other_programs
@@ -264,17 +265,17 @@ def test_an_estimate_warns_when_the_machine_is_busier_or_quieter_than_as_its_run
     eta.clear()
     monkeypatch.setattr(eta.os, "cpu_count", lambda: 2)
     run = generate(PROMPT, method="ar", max_new_tokens=24, target=family["target"])
-    monkeypatch.setattr(eta, "others_load", lambda: 1.0)
+    monkeypatch.setattr(eta, "others_load", lambda moment=True: 1.0)
     eta.record(run)
     specs = {"ar": {"target": "tiny-target"}}
     assert "busier now" not in eta.plan_line([("ar", 10)], specs.__getitem__)[1], "as busy as then: no warning"
-    monkeypatch.setattr(eta, "others_load", lambda: 2.1)
+    monkeypatch.setattr(eta, "others_load", lambda moment=True: 2.1)
     assert eta.plan_line([("ar", 10)], specs.__getitem__)[1].endswith(
         "; the machine is busier now than as those runs ended (other programs wanted 2.1 of its 2 cores, against "
         "1.0): expect it to take longer")
     eta.clear()
     eta.record(run)
-    monkeypatch.setattr(eta, "others_load", lambda: 0.2)
+    monkeypatch.setattr(eta, "others_load", lambda moment=True: 0.2)
     assert eta.plan_line([("ar", 10)], specs.__getitem__)[1].endswith(
         "; the machine is quieter now than as those runs ended (other programs wanted 0.2 of its 2 cores, against "
         "2.1): expect it to take less")
@@ -440,5 +441,17 @@ def test_the_t1_a_drawing_page_moves_is_not_a_machine_that_changed(monkeypatch):
 def test_a_machine_is_contended_where_other_programs_want_half_its_cores(monkeypatch):
     monkeypatch.setattr(eta.os, "cpu_count", lambda: 2)
     for wanted, contended in ((0.3, False), (1.0, True), (2.1, True), (None, True)):
-        monkeypatch.setattr(eta, "others_load", lambda wanted=wanted: wanted)
+        monkeypatch.setattr(eta, "others_load", lambda moment=True, wanted=wanted: wanted)
         assert eta._contended() is contended, wanted
+
+
+def test_the_line_under_the_button_waits_while_the_pages_own_job_runs(handlers):
+    """Walk 25: told again every 15 s above a busy job's own line, it read "about 6 min 40 s" over
+    "about 2 min 30 s left", then "x0.6: the machine runs faster now" with both burners going."""
+    views = handlers.compare(KEY, PROMPT, "fsd", "sweep", "tau", "0.1, 0.3", [], *values())
+    next(views)  # started
+    assert handlers.compare_estimate(KEY, PROMPT, "fsd", "sweep", "tau", "0.1, 0.3", [], *values()) == gr.skip()
+    assert "As set now" in handlers.compare_estimate("another page", PROMPT, "fsd", "sweep", "tau", "0.1", [],
+                                                     *values()), "another page's line is told"
+    list(views)
+    assert "As set now" in handlers.compare_estimate(KEY, PROMPT, "fsd", "sweep", "tau", "0.1, 0.3", [], *values())

@@ -86,7 +86,8 @@ def record(run, took: float | None = None) -> None:
         _written.append((time.monotonic(), key, config.max_new_tokens, run.stats.tokens))
         if run.stats.first_step_cpu:
             _first_steps.append((time.monotonic(), run.stats.first_step_cpu))
-        if (load := others_load()) is not None:
+        # No short watch here: it held each run's last view 0.3 s (and the estimates' lock with it).
+        if (load := others_load(moment=False)) is not None:
             _loads.append((time.monotonic(), load))
         step = run.stats.account.own_step()
         if step:
@@ -273,8 +274,9 @@ class _OthersNow:
         self.watches: deque = deque()
         self._lock = threading.Lock()
 
-    def read(self) -> float | None:
-        """None where the kernel keeps no schedstat, or where a short watch saw half the cores wanted."""
+    def read(self, moment: bool = True) -> float | None:
+        """None where the kernel keeps no schedstat, or where a short watch saw half the cores wanted
+        (or, not `moment`, where none is old enough: no short watch is taken)."""
         with self._lock:
             now = time.perf_counter()
             while self.watches and now - self.watches[0].at > self.OVER:
@@ -284,6 +286,8 @@ class _OthersNow:
                 self.watches.append(OtherDemand())
         if oldest is not None and now - oldest.at >= self.LEAST:
             return oldest.cores()
+        if not moment:
+            return None
         sample = OtherDemand()
         time.sleep(self.SAMPLE)
         wanted = sample.cores()
@@ -293,9 +297,10 @@ class _OthersNow:
 _others_now = _OthersNow()
 
 
-def others_load() -> float | None:
-    """The cores the other programs wanted lately (None where unknown: no schedstat, or no watch old enough)."""
-    return _others_now.read()
+def others_load(moment: bool = True) -> float | None:
+    """The cores the other programs wanted lately (None where unknown: no schedstat, or no watch old
+    enough); `moment`: else a short watch of its own, which takes SAMPLE seconds."""
+    return _others_now.read(moment)
 
 
 def _contended() -> bool:

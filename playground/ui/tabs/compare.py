@@ -128,7 +128,10 @@ class Comparison:
 
     def estimate(self, key: str, prompt: str, method: str, mode: str, sweep_option: str, sweep_text: str,
                  methods: list, *values) -> str:
-        """The line under the Compare button: how long the comparison set up now would take."""
+        """The line under the Compare button: how long the comparison set up now would take (no
+        update while the page's own job runs: it tells its time left)."""
+        if self.runs.tab_job_going(key):
+            return gr.skip()
         try:
             _, sides, repeats = self._sides(method, mode, sweep_option, sweep_text, methods, values)
             plan = self._plan(sides, repeats, values)

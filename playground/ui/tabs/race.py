@@ -112,7 +112,10 @@ class Race:
         return eta.plan_line(plan, self.handlers.family.models_of(key, loaded))
 
     def estimate(self, key: str, methods, *values) -> str:
-        """The line beside Run and race: how long racing the chosen methods would take."""
+        """The line beside Run and race: how long racing the chosen methods would take (no update
+        while the page's own job runs: it tells its time left)."""
+        if self.handlers.runs.tab_job_going(key):
+            return gr.skip()
         try:
             chosen, repeats, _ = _lanes(methods)
             self.handlers.runs.time_machine_if_idle(key)
