@@ -387,6 +387,33 @@ def test_an_estimate_reads_a_bare_step_timed_just_now_where_the_machine_became_s
     assert eta.seconds_per_token("fsd", specs).seconds == pytest.approx(8 * paced, rel=0.05)
 
 
+def test_once_the_machine_is_quieter_a_fast_bare_step_rescales_the_busy_runs_pace(monkeypatch):
+    """Walk 25: 20 s after two burners were killed, the line under Compare read "quieter now (0.1 of
+    its 2 cores, against 2.1): expect it to take less" beside the busy runs' "about 2 min 40 s" (a
+    quiet sweep took 22-27 s): the runs it was paced on and the last three both ran beside the burners."""
+    eta.clear()
+    busy, specs = 0.177, {"target": "tiny-target", "draft": "tiny-draft"}
+    for _ in range(3):
+        eta._steps.setdefault("tiny-target", deque()).append((time.monotonic(), busy))
+        eta._recent.setdefault(("sd", eta.family_of(specs)), deque()).append((time.monotonic(), 0.5, busy))
+    eta._bare_steps["tiny-target"] = deque([(time.monotonic(), 0.150), (time.monotonic(), 0.052)])
+    quieter = ("quieter", 0.1, 2.1, 2)
+    monkeypatch.setattr(eta, "load_change", lambda: quieter)
+    rate = eta.seconds_per_token("sd", specs)
+    assert rate.seconds == pytest.approx(0.5 * 0.052 / busy)
+    assert "x0.3: the machine runs faster now, T(1) 52 ms timed just now against 177 ms in those" in rate.basis
+    # not the busy bare steps before it, and not where the load did not drop: a page's drawing moves T(1)
+    eta._bare_steps["tiny-target"].append((time.monotonic(), 0.150))
+    assert eta.seconds_per_token("sd", specs).seconds == pytest.approx(0.5)
+    eta._bare_steps["tiny-target"].append((time.monotonic(), 0.052))
+    monkeypatch.setattr(eta, "load_change", lambda: None)
+    assert eta.seconds_per_token("sd", specs).seconds == pytest.approx(0.5)
+    monkeypatch.setattr(eta, "load_change", lambda: quieter)  # nor a bare step within a quiet page's noise
+    eta._bare_steps["tiny-target"].append((time.monotonic(), 0.095))
+    assert eta.seconds_per_token("sd", specs).seconds == pytest.approx(0.5)
+    eta.clear()
+
+
 def test_a_bare_step_is_the_median_of_its_passes_not_the_least(family, monkeypatch):
     """Beside two burners the least of five bare passes read 81-104 ms, their median 114-189 ms
     (quiet: 43-63 ms): the one pass in five that got the cores alone read the machine quiet."""

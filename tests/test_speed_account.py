@@ -381,6 +381,8 @@ def test_the_pages_ar_steps_just_before_settle_a_run_its_drawing_moved():
     account.recent_steps = [0.040] * 48
     assert account.unsettled().startswith("this run timed `ar`'s step at 74.9 ms"), \
         "its timings as rounds ended, the page quiet, still check them"
+    shown = account.to_dict()  # the two figures the check compares, as the panel names them (walk 25)
+    assert (shown["own_step_seconds"], shown["recent_step_seconds"]) == pytest.approx((0.0749, 0.040))
 
 
 def test_the_passes_before_a_run_time_it_only_where_they_agree():
@@ -536,10 +538,12 @@ def test_a_setting_run_again_shows_the_spread_of_its_settled_speedups(family):
 def test_a_pooled_t1_names_the_runs_own_timings_beside_it():
     """Walk 24: one panel read "target step T(1) = 93.3 ms" (the `ar` passes before the run with its
     own timings) one cell away from "this run's 52.9 ms" (its own alone), unexplained."""
-    account = {"single_step_seconds": 0.0933, "own_step_seconds": 0.0529, "step_with_recent_passes": True}
+    account = {"single_step_seconds": 0.0933, "own_step_seconds": 0.0529, "recent_step_seconds": 0.0981,
+               "step_with_recent_passes": True}
     panel = render.stats_html({"cost_ratio": 0.18, "account": account})
-    assert ("target step T(1) = 93.3 ms, with the ar passes of the two minutes before it (this run&#x27;s own "
-            "timings: 52.9 ms)") in panel
+    assert ("target step T(1) = 93.3 ms, with the ar passes of the two minutes before it (98.1 ms on average; "
+            "this run&#x27;s own timings: 52.9 ms; its speedup settles where its own are under 1.5x those and over "
+            "1/2 of them)") in panel
     close = render.stats_html({"cost_ratio": 0.18, "account": account | {"own_step_seconds": 0.09}})
     assert "T(1) = 93.3 ms</span>" in close, "timings that agree need no word"
     alone = render.stats_html({"cost_ratio": 0.18, "account": account | {"step_with_recent_passes": False}})

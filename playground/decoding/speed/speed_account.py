@@ -474,7 +474,7 @@ class SpeedAccount:
             "parts": self.parts(), "speedup": self.speedup(), "ar_seconds": self.ar_seconds(),
             "utilization": self.utilization(), "unsettled": self.unsettled() or None, "besides": self.besides,
             "drawn": self.drawn,
-            "single_step_seconds": step, "own_step_seconds": self.own_step(),
+            "single_step_seconds": step, "own_step_seconds": self.own_step(), "recent_step_seconds": self.recent_step,
             "step_with_recent_passes": self.timed_by_recent_steps(), "reference": [vars(t) for t in self.reference],
             "first_pass_seconds": self.first_pass,
             "cost_ratio": self.cost_ratio(), "verify_cost": self.verify_cost(),

@@ -9,7 +9,7 @@ import dataclasses
 from collections.abc import Callable
 from html import escape
 
-from ...decoding.speed.speed_account import AR_ROW, MEASURED_ROW
+from ...decoding.speed.speed_account import AR_ROW, MANY_SPREAD, MEASURED_ROW, SETTLED_SPREAD
 from ...decoding.step import ORIGINS, RuleCheck, TokenRecord, candidate_source, stage_one_replaced
 from ...decoding.token_tree import branches
 from ...methods.acceptance import number
@@ -254,12 +254,16 @@ def stats_html(stats: dict, retokenized: bool = False) -> str:
 
 def _pooled_text(account: dict) -> str:
     """Where T(1) pools the target's one-token passes before the run with the run's own timings and
-    these differ by a tenth: the run's own, which its pairing with `ar` names (walk 24 read
-    "T(1) = 93.3 ms" one cell away from "this run's 52.9 ms")."""
+    these differ by a tenth: both means, the two figures its settled check compares (walk 24 read
+    "T(1) = 93.3 ms" one cell away from "this run's 52.9 ms"; walk 25 held this run's 73.0 ms against
+    the `ar` run's 48.0 ms, where the passes the check read averaged more)."""
     own, step = account.get("own_step_seconds"), account.get("single_step_seconds")
     if not account.get("step_with_recent_passes") or not own or abs(own - step) < 0.1 * step:
         return ""
-    return f", with the ar passes of the two minutes before it (this run's own timings: {own * 1000:.1f} ms)"
+    before = account.get("recent_step_seconds")
+    return (f", with the ar passes of the two minutes before it ({before * 1000:.1f} ms on average; this run's own "
+            f"timings: {own * 1000:.1f} ms; its speedup settles where its own are under {SETTLED_SPREAD}x those and "
+            f"over 1/{MANY_SPREAD:.0f} of them)")
 
 
 def acceptance_metrics(stats: dict) -> dict:
