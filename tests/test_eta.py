@@ -281,10 +281,11 @@ def test_an_estimate_warns_when_the_machine_is_busier_or_quieter_than_as_its_run
         "2.1): expect it to take less")
 
 
-def test_the_other_programs_now_are_those_of_the_last_half_minute(monkeypatch):
+def test_the_other_programs_now_are_those_of_the_last_seconds(monkeypatch):
     """After a busy sweep, "the machine is busier now (load besides this app 3.4 against 2.2)" with
-    nothing new started. The cores the other programs wanted over the last half minute are read in
-    its place; what is older is forgotten."""
+    nothing new started: the cores the other programs wanted since the youngest watch a few seconds
+    old are read in its place. Not over the half minute: two burners started 3 s before a sweep read
+    0.2 of a core over it, and its start told about 1 min for 2 min 20 s."""
     clock, burned = {"now": 1000.0}, {"cpu": 0.0}
     fake_time = SimpleNamespace(perf_counter=lambda: clock["now"], monotonic=lambda: clock["now"],
                                 sleep=lambda seconds: clock.update(now=clock["now"] + seconds))
@@ -297,10 +298,14 @@ def test_the_other_programs_now_are_those_of_the_last_half_minute(monkeypatch):
         clock["now"] += 15.0
         burned["cpu"] += 15.0
         assert meter.read() == pytest.approx(1.0, rel=0.03)  # its first watch began before the short one
-    clock["now"] += 15.0  # it stopped: half of the last half minute
-    assert meter.read() == pytest.approx(0.5)
-    clock["now"] += 15.0
-    assert meter.read() == pytest.approx(0.0), "the burner's seconds are older than the half minute"
+    clock["now"] += 15.0  # it stopped
+    assert meter.read() == pytest.approx(0.0)
+    for _ in range(6):  # quiet, read every 5 s; then a burner starts, and 6 s later it is read at its core
+        clock["now"] += 5.0
+        meter.read()
+    clock["now"] += 6.0
+    burned["cpu"] += 6.0
+    assert meter.read() == pytest.approx(1.0), "over the half minute it read 0.2"
     clock["now"] += 600.0  # nobody asked for ten minutes: no watch is recent enough to speak for now
     assert meter.read() == pytest.approx(0.0), "it watches a moment itself: 34 s after burners stopped it kept theirs"
     clock["now"] += 600.0

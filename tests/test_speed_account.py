@@ -545,6 +545,19 @@ def test_a_pooled_t1_names_the_runs_own_timings_beside_it():
             "this run&#x27;s own timings: 52.9 ms; its speedup settles where its own are under 1.5x those and over "
             "1/2 of them)") in panel
     close = render.stats_html({"cost_ratio": 0.18, "account": account | {"own_step_seconds": 0.09}})
-    assert "T(1) = 93.3 ms</span>" in close, "timings that agree need no word"
+    assert "T(1) = 93.3 ms; a draft step 16.8 ms</span>" in close, "timings that agree need no word"
     alone = render.stats_html({"cost_ratio": 0.18, "account": account | {"step_with_recent_passes": False}})
-    assert "T(1) = 93.3 ms</span>" in alone
+    assert "T(1) = 93.3 ms; a draft step 16.8 ms</span>" in alone
+
+
+def test_c_names_the_draft_step_and_what_shared_the_cores_during_the_run():
+    """Walk 23: identical quiet sd runs read c 0.17-0.39 with the same draft work, and nothing on
+    screen said why; the page's browser, on the same two cores, took 0.20-0.63 of one beside them."""
+    account = {"single_step_seconds": 0.050, "besides": [["chromium", 0.41]]}
+    panel = unescape(render.stats_html({"cost_ratio": 0.2, "account": account}))
+    assert ("target step T(1) = 50.0 ms; a draft step 10.0 ms, which moves with what shares the cores (besides this "
+            "app during the run: chromium 0.41 of a core)") in panel
+    quiet = unescape(render.stats_html({"cost_ratio": 0.2, "account": account | {"besides": []}}))
+    assert "(besides this app during the run: no other program took 0.05 of a core or more)" in quiet
+    unmeasured = unescape(render.stats_html({"cost_ratio": 0.2, "account": account | {"besides": None}}))
+    assert "a draft step 10.0 ms</span>" in unmeasured

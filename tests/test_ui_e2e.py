@@ -253,7 +253,7 @@ def test_browser_stats_draw_the_running_lines(page):
     assert page.locator("#output span.tok").count() > 1
     assert page.locator("#stats .sparkline polyline").count() == 2, "the running acceptance and tokens/s lines"
     speed = page.locator("#stats .stat", has_text="tokens/s").first.locator("b").inner_text()
-    assert page.locator("#stats figcaption", has_text="tokens/s so far").locator("b").inner_text() == speed
+    assert page.locator("#stats figcaption", has_text="tokens/s over the run").locator("b").inner_text() == speed
 
 
 def test_browser_each_chart_downloads_as_png(page):

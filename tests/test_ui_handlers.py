@@ -392,16 +392,18 @@ def polyline_points(stats: str, label: str) -> int:
 
 def test_streamed_stats_draw_the_running_lines_as_the_run_goes(handlers, every_refresh):
     shown = [stats for _, _, stats in run_generate(handlers, "sd", max_new_tokens=40) if stats != gr.skip()]
-    speed_points = [polyline_points(stats, "tokens/s so far") for stats in shown]
+    speed_points = [polyline_points(stats, "tokens/s so far") for stats in shown[:-1]] + \
+        [polyline_points(shown[-1], "tokens/s over the run")]
     assert len(shown) > 5 and speed_points[-1] > speed_points[1] > 0, "the tokens/s line grows with the run"
     run = handlers.sessions.get(KEY).run
-    assert polyline_points(shown[-1], "acceptance so far") == len(run.steps)
-    assert f"acceptance so far: <b>{run.stats.acceptance_rate:.0%}</b>" in shown[-1]
+    assert polyline_points(shown[-1], "acceptance over the run") == len(run.steps)
+    assert f"acceptance over the run: <b>{run.stats.acceptance_rate:.0%}</b>" in shown[-1]
+    assert "tokens/s so far" not in shown[-1] and "acceptance so far" in shown[-2], "an ended run's lines: not 'so far'"
 
 
 def test_methods_without_a_draft_draw_only_the_speed_line(handlers):
     stats = run_generate(handlers, "ar", max_new_tokens=12)[-1][2]
-    assert polyline_points(stats, "tokens/s so far") > 0 and "acceptance so far" not in stats
+    assert polyline_points(stats, "tokens/s over the run") > 0 and "acceptance over the run" not in stats
 
 
 def test_a_line_needs_two_known_points_and_keeps_the_first_and_last():

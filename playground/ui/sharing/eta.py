@@ -266,14 +266,17 @@ def first_step_cpu() -> float | None:
 
 
 class _OthersNow:
-    """The cores the other programs wanted over the last OVER seconds at most (other_programs.OtherDemand),
-    read by watches started as it is read, every AGAIN seconds at most (Compare's and Race's lines
-    are told every 15 s while shown). It replaced the load average less this app's own CPU, which
-    after a busy sweep read "busier now (load besides this app 3.4 against 2.2)" with nothing new started."""
+    """The cores the other programs wanted lately (other_programs.OtherDemand): since the youngest
+    watch at least LEAST seconds old, of those started as it is read, every AGAIN seconds at most
+    (Compare's and Race's lines are told every 15 s while shown), none older than OVER. It replaced
+    the load average less this app's own CPU, which after a busy sweep read "busier now (load besides
+    this app 3.4 against 2.2)" with nothing new started. Not the oldest watch of the half minute: two
+    burners started 3 s before a sweep read 0.2 of a core over it, and its start dismissed a bare step
+    4x the runs' as noise (told about 1 min, it took 2 min 20 s)."""
 
     OVER = 30.0
     AGAIN = 5.0
-    LEAST = 2.0  # a watch younger than this says too little to read
+    LEAST = 4.0  # a watch younger than this says too little to read
     # With none old enough, it reads a short one: 34 s after two burners were killed, the first line
     # read nothing and kept a busy run's "x16.2: slower now, about 9 min" for a sweep that took 32 s.
     # A moment says only that the machine is quiet: one caught a browser starting, its many threads
@@ -291,11 +294,11 @@ class _OthersNow:
             now = time.perf_counter()
             while self.watches and now - self.watches[0].at > self.OVER:
                 self.watches.popleft()
-            oldest = self.watches[0] if self.watches else None
+            ready = [watch for watch in self.watches if now - watch.at >= self.LEAST]
             if not self.watches or now - self.watches[-1].at >= self.AGAIN:
                 self.watches.append(OtherDemand())
-        if oldest is not None and now - oldest.at >= self.LEAST:
-            return oldest.cores()
+        if ready:
+            return ready[-1].cores()
         if not moment:
             return None
         sample = OtherDemand()

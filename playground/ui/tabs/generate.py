@@ -195,12 +195,13 @@ class Generation:
             f"{started.shared_text(run)}"  # its seconds besides decoding, as a finished run's
         if not run.finished and why == REPLACED:
             session.replaced = (ticket, render.tokens(run.stats.tokens))
-        yield self._view(session, ending + (f"; {started.replay}" if started.replay else ""), True)
+        yield self._view(session, ending + (f"; {started.replay}" if started.replay else ""), True, ended=True)
 
     @staticmethod
-    def _view(session, status: str | None, with_stats: bool) -> tuple:
+    def _view(session, status: str | None, with_stats: bool, ended: bool = False) -> tuple:
         """(status, token spans, stats); status (None) and stats are skips between their refreshes
-        (each updated component costs the page work that the model's cores pay for)."""
+        (each updated component costs the page work that the model's cores pay for); `ended`: the
+        run's last view."""
         run = session.run
         text = render.token_spans(run.tokens, session.decode, session.show_rejected)
         stats = gr.skip()
@@ -208,7 +209,7 @@ class Generation:
             spread = session.speedups.spread(setting_of(run)) if run.finished else None
             stats = render.stats_html(stats_shown(run, session.last_ar, spread),
                                       retokenized=bool(run.steps and run.steps[0].draft_pieces is not None))
-            stats += sparklines.running_lines_html(run, session.timeline)
+            stats += sparklines.running_lines_html(run, session.timeline, ended)
             stats += render.serving_html(run) + render.vocabulary_html(run) if run.finished else ""
         return (gr.skip() if status is None else render.status_html(status)), text, stats
 

@@ -9,6 +9,7 @@ import dataclasses
 from collections.abc import Callable
 from html import escape
 
+from ...decoding.speed.other_programs import named
 from ...decoding.speed.speed_account import AR_ROW, MANY_SPREAD, MEASURED_ROW, SETTLED_SPREAD
 from ...decoding.step import ORIGINS, RuleCheck, TokenRecord, candidate_source, stage_one_replaced
 from ...decoding.token_tree import branches
@@ -237,7 +238,8 @@ def stats_html(stats: dict, retokenized: bool = False) -> str:
             account = stats.get("account") or {}
             step = account.get("single_step_seconds")
             if key == "cost_ratio" and step:
-                shown_label += f"; target step T(1) = {step * 1000:.1f} ms{_pooled_text(account)}"
+                shown_label += f"; target step T(1) = {step * 1000:.1f} ms{_pooled_text(account)}" \
+                    f"{_draft_step_text(stats.get(key), step, account)}"
             if key == "speedup" and step:  # beside an ar run's own tokens/s it read as a second ratio, unexplained
                 shown_label = shown_label.replace("ar's for its tokens", f"ar's for its tokens at T(1) = "
                                                   f"{step * 1000:.1f} ms each, not an ar run's")
@@ -264,6 +266,17 @@ def _pooled_text(account: dict) -> str:
     return (f", with the ar passes of the two minutes before it ({before * 1000:.1f} ms on average; this run's own "
             f"timings: {own * 1000:.1f} ms; its speedup settles where its own are under {SETTLED_SPREAD}x those and "
             f"over 1/{MANY_SPREAD:.0f} of them)")
+
+
+def _draft_step_text(cost_ratio: float | None, step: float, account: dict) -> str:
+    """The draft's step in ms and what else took the cores during the run: identical quiet runs read
+    c 0.17-0.39 with the same draft work, and nothing on screen said why (the page's own browser, on
+    the same two cores, took 0.20-0.63 of one beside them)."""
+    if not cost_ratio:
+        return ""
+    beside = named(account.get("besides"))
+    return f"; a draft step {cost_ratio * step * 1000:.1f} ms" + (
+        f", which moves with what shares the cores (besides this app during the run: {beside})" if beside else "")
 
 
 def acceptance_metrics(stats: dict) -> dict:

@@ -36,8 +36,10 @@ def line_svg(label: str, xs: list, ys: list, shown: str, top: float | None = Non
             f"<figcaption>{escape(label)}: <b>{shown.format(ys[-1])}</b></figcaption></figure>")
 
 
-def running_lines_html(run, timeline) -> str:
-    """The running acceptance rate (methods that draft) and tokens/s, as far as the run has got."""
-    lines = line_svg("acceptance so far", *charts.running_acceptance(run), "{:.0%}", top=1.0) + \
-        line_svg("tokens/s so far", *charts.speed(timeline), "{:.1f}")
+def running_lines_html(run, timeline, ended: bool = False) -> str:
+    """The running acceptance rate (methods that draft) and tokens/s, as far as the run has got; once
+    it has `ended`, over the run (a reviewer read "tokens/s so far" under a finished run)."""
+    span = "over the run" if ended else "so far"
+    lines = line_svg(f"acceptance {span}", *charts.running_acceptance(run), "{:.0%}", top=1.0) + \
+        line_svg(f"tokens/s {span}", *charts.speed(timeline), "{:.1f}")
     return f'<div class="sparklines">{lines}</div>' if lines else ""
