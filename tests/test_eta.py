@@ -414,7 +414,7 @@ def test_once_the_machine_is_quieter_a_fast_bare_step_rescales_the_busy_runs_pac
     monkeypatch.setattr(eta, "load_change", lambda: None)
     assert eta.seconds_per_token("sd", specs).seconds == pytest.approx(0.5)
     monkeypatch.setattr(eta, "load_change", lambda: quieter)  # nor a bare step within a quiet page's noise
-    eta._bare_steps["tiny-target"].append((time.monotonic(), 0.095))
+    eta._bare_steps["tiny-target"].append((time.monotonic(), 0.120))
     assert eta.seconds_per_token("sd", specs).seconds == pytest.approx(0.5)
     eta.clear()
 

@@ -175,7 +175,7 @@ def _step_now(target, then: float) -> tuple[float | None, str]:
     """(T(1) now, where it was read): the median of the last STEPS_NOW runs', or that of the bare
     steps timed in the last BARE_STEP_FRESH seconds (`time_bare_step`) where it is BARE_SLOWER
     times both theirs and `then`'s or more; or the last bare step alone where the machine is much
-    quieter than as the runs ended and it is under 1/BARE_SLOWER of both (after two burners were
+    quieter than as the runs ended and it is under 1/SAME_SPEED of both (after two burners were
     killed, a line read "quieter now" beside the busy runs' "about 2 min 40 s" for a 25 s sweep)."""
     since, fresh = time.monotonic() - KEPT_SECONDS, time.monotonic() - BARE_STEP_FRESH
     with _lock:
@@ -185,7 +185,7 @@ def _step_now(target, then: float) -> tuple[float | None, str]:
     bare = statistics.median(bares) if bares else None
     if bare is not None and bare > BARE_SLOWER * max(now or 0.0, then):
         return bare, "timed just now" if len(bares) == 1 else f"the median of {len(bares)} timed in the last minute"
-    if bares and BARE_SLOWER * bares[-1] < min(now or math.inf, then or math.inf) and _quieter():
+    if bares and SAME_SPEED * bares[-1] < min(now or math.inf, then or math.inf) and _quieter():
         return bares[-1], "timed just now"
     return now, "in the last runs"
 
