@@ -38,6 +38,7 @@ class Job:
     # Its first turn and first step's tokens: the prefill (and a model's one-time setup), not its pace
     first: tuple | None = None
     spread: tuple = (1.0, 1.0)  # how much shorter and longer than `asked` says runs like it end (eta.py)
+    page: str | None = None  # the session whose Compare or Race it is (None: a Generate run)
 
     def charge(self, seconds: float) -> None:
         self.used += seconds
@@ -138,6 +139,11 @@ class Line:
             if job not in self._waiting:
                 return None
             return Place(self._waiting.index(job) + 1, self._forecast().get(job), job.spread)
+
+    def has_page_job(self, page: str) -> bool:
+        """Whether a Compare or Race of the session `page` waits or takes turns now."""
+        with self._changed:
+            return any(job.page == page for job in self._active + self._waiting)
 
     def running(self) -> int:
         """Jobs taking turns on the model now."""

@@ -28,7 +28,6 @@ class Runs:
         limits = current_limits()
         self.line = Line(limits.runs_sharing, queue_settings()["max_size"], model_thread.turns.busy_seconds)
         self.identical = Identical(limits.replay_seconds)
-        self._tab_jobs: dict[str, Job] = {}  # session key -> its Compare's or Race's job, until it ends
 
     def _prepare(self, key: str, method: str, values, override: dict) -> tuple[dict, dict]:
         """(the method's models, every argument of the engine's call but the prompt)."""
@@ -55,16 +54,14 @@ class Runs:
 
     def job(self, key: str, plan: list[tuple[str, int]]) -> Job:
         """A Compare's or Race's runs as one job in line: `plan` is (method, tokens at most) of each."""
-        job = Job(visitor_of(key), [(seconds_per_token(method, self.family.models_for(key, method)), tokens)
-                                    for method, tokens in plan])
-        self._tab_jobs[key] = job
-        return job
+        return Job(visitor_of(key), [(seconds_per_token(method, self.family.models_for(key, method)), tokens)
+                                     for method, tokens in plan], page=key)
 
     def tab_job_going(self, key: str) -> bool:
-        """Whether the session's Compare or Race runs: the lines under their buttons wait for its end
-        (told again above a busy job's own line, one read "about 6 min 40 s" over "about 2 min 30 s
-        left", and "x0.6: faster now" with the burners going)."""
-        return key in self._tab_jobs
+        """Whether the session's Compare or Race waits or runs: the lines under their buttons wait for
+        its end (told again above a busy job's own line, one read "about 6 min 40 s" over "about 2 min
+        30 s left", and "x0.6: faster now" with the burners going)."""
+        return self.line.has_page_job(key)
 
     def in_line(self, job: Job, given_up=lambda: False):
         """Status lines while `job` waits for the model (refused past the visitor's model time);
@@ -92,8 +89,6 @@ class Runs:
 
     def done(self, job: Job) -> None:
         self.line.leave(job)
-        for key in [key for key, going in self._tab_jobs.items() if going is job]:
-            del self._tab_jobs[key]
 
     def check_model_time(self, visitor: str) -> None:
         """Refuse a run to a visitor whose turns took the limits' model seconds in the last minute."""
