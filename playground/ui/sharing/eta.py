@@ -228,7 +228,7 @@ def machine_now(target, steps: list) -> tuple[float, str]:
     if now is None:
         return 1.0, ""
     factor = now / then
-    if 1 / SAME_SPEED < factor < SAME_SPEED or _load_changed_since(factor) or (factor > 1 and not _contended()):
+    if 1 / SAME_SPEED < factor < SAME_SPEED or _load_changed_since(factor) or (factor > 1 and not contended()):
         return 1.0, ""
     change = "slower" if factor > 1 else "faster"
     return factor, (f", x{factor:.1f}: the machine runs {change} now, T(1) {now * 1000:.0f} ms {where} "
@@ -316,7 +316,7 @@ def others_load(moment: bool = True) -> float | None:
     return _others_now.read(moment)
 
 
-def _contended() -> bool:
+def contended() -> bool:
     """Whether other programs want half the machine's cores or more now (or that is unknown): a
     slower machine with nothing beside the app is noise. A quiet sweep's own start read "x2.1: the
     machine runs slower now, T(1) 116 ms timed just now against 54 ms"; two burners want 2 cores."""

@@ -79,16 +79,22 @@ def variants(method, mode, sweep_option, sweep_text, methods, divergence) -> lis
 # at tau 0.1 (5.7% accepted) ran 1.8x ar's seconds on the embedded family, where the estimate, paced
 # on fsd's recent runs at its default tau, had it at 0.7x (a sweep told 44 s took 54 s).
 SLOWEST_SIDE = 2.0
+# Where other programs want most of the cores, a draft's many small passes lose more to them than the
+# target's step: beside two burners, fsd at tau 0.1 ran 3.2x ar's seconds per token (1.25 against 3.99
+# tokens/s), and a sweep told up to 2 min 30 s took 2 min 59 s.
+SLOWEST_SIDE_CONTENDED = 3.5
 
 
-def slowest_seconds(plan: list[tuple[str, int]], models_of) -> float | None:
-    """A plan's seconds where each run that drafts goes at SLOWEST_SIDE times ar's pace, unless its
-    own estimate is slower; None where ar's pace is unknown."""
+def slowest_seconds(plan: list[tuple[str, int]], models_of, contended: bool = False) -> float | None:
+    """A plan's seconds where each run that drafts goes at SLOWEST_SIDE times ar's pace (on a
+    `contended` machine SLOWEST_SIDE_CONTENDED), unless its own estimate is slower; None where ar's
+    pace is unknown."""
     seconds, _ = eta.plan_seconds(plan, models_of)
     ar = eta.seconds_per_token("ar", models_of("ar"))
     if seconds is None or ar is None:
         return None
-    return sum(run if method == "ar" else max(run, SLOWEST_SIDE * ar.seconds * tokens)
+    slowest = SLOWEST_SIDE_CONTENDED if contended else SLOWEST_SIDE
+    return sum(run if method == "ar" else max(run, slowest * ar.seconds * tokens)
                for (method, tokens), run in zip(plan, seconds))
 
 
@@ -118,13 +124,16 @@ class Comparison:
         (eta.py); a sweep says how long it may take where its settings' drafts mostly fail."""
         models_of = self.family.models_of(key, loaded)
         seconds, line = eta.plan_line(plan, models_of, " (the first runs will tell)")
-        slowest = slowest_seconds(plan, models_of) if mode == "sweep" and seconds else None
+        contended = mode == "sweep" and bool(seconds) and eta.contended()
+        slowest = slowest_seconds(plan, models_of, contended) if mode == "sweep" and seconds else None
         if not slowest or eta.shown_seconds(slowest) <= eta.shown_seconds(seconds):
             return seconds, eta.duration_text(seconds) if seconds else "", line
         said = f"{eta.duration_text(seconds)} to {eta.duration_text(slowest).removeprefix('about ')}"
+        beside = ", and beside other programs wanting most of the cores a draft's many small passes lose more " \
+            "than the target's step" if contended else ""
         # The bound's own figures, not an example of one method: a reviewer's sd sweep read fsd's tau 0.1 here.
         return seconds, said, (f"{line}; up to {eta.duration_text(slowest)} where a swept setting's drafts mostly "
-                               "fail (it then pays drafting and a wider pass for about one token a round)")
+                               f"fail (it then pays drafting and a wider pass for about one token a round{beside})")
 
     def estimate(self, key: str, prompt: str, method: str, mode: str, sweep_option: str, sweep_text: str,
                  methods: list, *values) -> str:
