@@ -73,12 +73,16 @@ def stream(prompt: str, config: RunConfig | None = None, *, target=None, draft=N
               stats=Stats(target_role=method.roles[0]),
               notes=[*drafting.notes, *_ignored_note(method, options)])
     run.stats.account.draft_prepared = preparing.read()[0]
-    if len(method.roles) > 1:  # a run of one model (ar) is its own reference: its passes are T(1)
+    drafts = len(method.roles) > 1  # a run of one model (ar) is its own reference: its passes are T(1)
+    if drafts:
         run.stats.account.take_recent_steps(forward_costs.recent_passes(primary.model, 1, within=RECENT_STEP_SECONDS))
+        run.stats.account.ar_host = forward_costs.recent_ar_host(primary.model, RECENT_STEP_SECONDS)
     for step, run in _drive(method.run(ctx), ctx, run, primary):
         if run.finished and ctx.lookup and not any(s.ngram_match for s in run.steps):
             run.notes.append("the prompt lookup found no earlier occurrence of the context's last two tokens in any "
                              "round: the target decoded alone")
+        if run.finished and not drafts and (host := run.stats.account.host_per_token()) is not None:
+            forward_costs.record_ar_host(primary.model, host)
         yield step, run
 
 

@@ -107,7 +107,7 @@ def test_a_sweeps_estimate_says_how_long_it_takes_where_its_drafts_mostly_fail(h
     assert f"As set now: 12 runs, {eta.duration_text(expected)} if each" in line
     assert (f"; up to {eta.duration_text(slowest)} where a swept setting's drafts mostly fail (it then pays drafting "
             "and a wider pass for about one token a round)") in line
-    # Walk 26: beside two burners tau 0.1 ran 3.2x ar's seconds per token, and a sweep told up to 2 min 30 s took 2 min 59 s
+    # Walk 26: beside two burners tau 0.1 ran 3.2x ar's seconds per token; told up to 2 min 30 s, it took 2 min 59 s
     monkeypatch.setattr(eta, "contended", lambda: True)
     busy = html.unescape(handlers.compare_estimate(KEY, PROMPT, "fsd", "sweep", "tau", "0.1, 0.3", [], *values()))
     slowest = 0.1 * (warm_up + 3 * tokens) + SLOWEST_SIDE_CONTENDED * 0.1 * (2 * warm_up + 6 * tokens)

@@ -133,6 +133,27 @@ def test_on_its_own_account_the_what_if_gives_back_the_runs_speedup(family):
         account.decoder_seconds, rel=1e-6)
 
 
+def test_ar_seconds_pay_what_the_ar_runs_before_spent_per_token_besides_their_passes(family):
+    """Walk 26: quiet sd runs read 1.34x and 1.15x beside tokens/s 1.42x and 1.22x the `ar` run's
+    just before: `ar`'s seconds for the run's tokens were its passes alone, and an `ar` run also
+    samples and loops between them (4-7% of its seconds here)."""
+    forward_costs.clear()
+    ar = playground.generate(PROMPT, method="ar", target=family["target"], max_new_tokens=40)
+    host = ar.stats.account.host_per_token()
+    assert host and host == pytest.approx((ar.stats.account.decoder_seconds - ar.stats.account.passes) / 39)
+    sd = playground.generate(PROMPT, method="sd", **family, max_new_tokens=40)
+    account = sd.stats.account
+    assert account.ar_host == pytest.approx(host) and account.to_dict()["ar_host_seconds"] == pytest.approx(host)
+    assert account.ar_seconds() == pytest.approx(account.first_pass + 39 * (account.single_step() + host))
+    ar_row = account.budget()[AR_ROW]
+    assert ar_row["host, between them"] == pytest.approx(39 * host)
+    assert sum(ar_row.values()) == pytest.approx(account.ar_seconds()), "the budget's ar bar is the ar it pairs with"
+    assert projected_speedup(account.rounds, account.profile()) == pytest.approx(account.speedup(), rel=1e-6)
+    forward_costs.clear()
+    alone = playground.generate(PROMPT, method="sd", **family, max_new_tokens=40)
+    assert alone.stats.account.ar_host == 0.0, "no ar run before it: its passes alone"
+
+
 class OneSession:
     """What the what-if panel reads of a session: its last run."""
 

@@ -64,6 +64,7 @@ class CostProfile:
     # The prompt's pass, where measured (a run's own profile): the first round's pass costs it,
     # and `ar`, which takes the same pass, is charged it too. 0: every pass on the curve.
     prompt_pass: float = 0.0
+    ar_host_per_token: float = 0.0  # what `ar` spends per token besides its pass, where measured
 
     def pass_cost(self, tokens: int) -> float:
         points = sorted(self.verify_curve)
@@ -86,10 +87,10 @@ def replay(rounds: list[Round], profile: CostProfile) -> dict[str, float]:
 
 
 def ar_cost(rounds: list[Round], profile: CostProfile) -> float:
-    """`ar`'s cost for the rounds' tokens in T(1): one step a token (after the prompt's pass, where
-    the profile has one)."""
-    tokens = sum(r.tokens for r in rounds)
-    return profile.prompt_pass + tokens - 1 if profile.prompt_pass and tokens else tokens
+    """`ar`'s cost for the rounds' tokens in T(1): one step a token, and its host time per token
+    where the profile has it (after the prompt's pass, where the profile has one)."""
+    tokens, each = sum(r.tokens for r in rounds), 1.0 + profile.ar_host_per_token
+    return profile.prompt_pass + (tokens - 1) * each if profile.prompt_pass and tokens else tokens * each
 
 
 def projected_speedup(rounds: list[Round], profile: CostProfile) -> float | None:

@@ -1,6 +1,8 @@
-"""Seconds per forward pass of each loaded model, by the number of new tokens it was fed,
-recorded as runs go: what the waits told in the line expect of the next run (ui/sharing/eta.py). A run's
-own speed figures come from its speed account (speed_account.py), not from here.
+"""Seconds per forward pass of each loaded model, by the number of new tokens it was fed, and
+what its `ar` runs spent per token besides their passes (`record_ar_host`), recorded as runs go:
+what the waits told in the line expect of the next run (ui/sharing/eta.py), and what a run's speed
+account reads of the runs before it. A run's own speed figures come from that account
+(speed_account.py).
 """
 
 import statistics
@@ -14,6 +16,7 @@ from collections import deque
 FRESH_SECONDS = 30.0
 
 _seconds: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()  # model -> {new tokens: deque}
+_ar_host: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()  # model -> deque of (when, seconds a token)
 
 
 def record(model, new_tokens: int, seconds: float, cpu: float | None = None) -> None:
@@ -22,8 +25,22 @@ def record(model, new_tokens: int, seconds: float, cpu: float | None = None) -> 
     passes.append((time.monotonic(), seconds, seconds if cpu is None else cpu))
 
 
+def record_ar_host(model, seconds_per_token: float) -> None:
+    """What an `ar` run of `model` spent per token besides the passes: its sampling and its loop."""
+    _ar_host.setdefault(model, deque(maxlen=16)).append((time.monotonic(), seconds_per_token))
+
+
+def recent_ar_host(model, within: float) -> float:
+    """The mean of what the `ar` runs of `model` in the last `within` seconds spent per token besides
+    their passes; 0 where none ran."""
+    since = time.monotonic() - within
+    kept = [seconds for at, seconds in _ar_host.get(model, ()) if at >= since]
+    return statistics.fmean(kept) if kept else 0.0
+
+
 def clear() -> None:
     _seconds.clear()
+    _ar_host.clear()
 
 
 def recent(model, new_tokens: int, within: float = FRESH_SECONDS) -> list[float]:

@@ -20,7 +20,7 @@ wait for each other, so a busy machine inflates them too (bench/results/speed_ac
 
 import statistics
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from .cost_model import CostProfile, Round, replay, round_costs
 from .other_programs import named
@@ -66,6 +66,7 @@ MEASURED_ROW = "this run (measured)"
 # The target's first pass, over the prompt: `ar` takes it too, and after a Load it runs cold (a
 # reviewer found a second of it inside "target passes" and ar's bar, beside a pass cost of 0.95 T(1)).
 PROMPT_PASS = "the prompt's pass"
+HOST_PART = "host, between them"
 # From the click to its start and between its rounds: other visitors' rounds, a page being updated,
 # its place in line, its models loading (a reviewer saw a load's 1.7 s here, called a turn).
 WAITING_PART = "waiting (its turn, a load, the page)"
@@ -121,6 +122,9 @@ class SpeedAccount:
     # runs', an `ar` run's among them): T(1) is timed with them, and its own timings held against them.
     recent_steps: list[float] = field(default_factory=list)
     recent_busy: float | None = None  # the share of their core those passes had, where too busy to time the run
+    # What the target's `ar` runs of those two minutes spent per token besides their passes (their
+    # sampling, their loop): `ar`'s seconds for the run's tokens pay it too.
+    ar_host: float = 0.0
     shared_with: int = 0  # the most other runs that took turns with it on the model at once
     # Whether a page drew each round as the next began (Generate's runs): where none did (the CLI, the
     # API, Compare's), timings as rounds started and as they ended are alike, and no reason names a page.
@@ -272,7 +276,7 @@ class SpeedAccount:
         prompt = min(self.first_pass or 0.0, self.passes)
         parts = {"drafting": self.drafting, PROMPT_PASS: prompt, "target passes": self.passes - prompt,
                  "checks and walk": self.checks}
-        parts["host, between them"] = max(self.decoder_seconds - sum(parts.values()), 0.0)
+        parts[HOST_PART] = max(self.decoder_seconds - sum(parts.values()), 0.0)
         parts["timing ar's step"] = self.measuring
         prepared = self.prepared_before()  # the status line names it: the budget did not
         if prepared:
@@ -282,11 +286,20 @@ class SpeedAccount:
 
     def ar_seconds(self) -> float | None:
         """`ar`'s seconds for the same tokens: the run's first target pass (the prompt's, which
-        `ar` also takes) and one T(1) for each further token."""
+        `ar` also takes) and one T(1) for each further token, with what the recent `ar` runs spent
+        per token besides their passes (`ar_host`: without it a quiet sd run read 1.34x beside
+        tokens/s 1.42x the `ar` run's just before)."""
         step = self.single_step()
         if step is None or self.first_pass is None or not self.tokens:
             return None
-        return self.first_pass + (self.tokens - 1) * step
+        return self.first_pass + (self.tokens - 1) * (step + self.ar_host)
+
+    def host_per_token(self) -> float | None:
+        """An `ar` run's seconds per token besides its passes (None where too short to time, or where
+        other work took its core: that work's seconds are no run's host time)."""
+        if self.round_count < MIN_ROUNDS or self.first_pass is None or self.busy() is not None:
+            return None
+        return max(self.decoder_seconds - self.passes, 0.0) / (self.tokens - 1)
 
     def speedup(self) -> float | None:
         """`ar`'s wall seconds for the run's tokens over the run's own."""
@@ -428,7 +441,7 @@ class SpeedAccount:
             return None
         prompt = self.first_pass / step
         least = self.draft_forwards * (cost or 0.0) + prompt + self.target_passes - 1
-        return (prompt + self.tokens - 1) / least if least > 0 else None
+        return self.ar_seconds() / step / least if least > 0 else None
 
     def budget(self) -> dict[str, dict[str, float]] | None:
         """Three rows of seconds: where the run's went (adding up to its clock), the cost model's
@@ -445,7 +458,10 @@ class SpeedAccount:
             predicted[PROMPT_PASS] = self.first_pass / step
             out["cost model (predicted)"] = {part: units * step for part, units in predicted.items()}
         if ar:
-            out[AR_ROW] = {PROMPT_PASS: self.first_pass, "target passes": ar - self.first_pass}
+            host = (self.tokens - 1) * self.ar_host
+            out[AR_ROW] = {PROMPT_PASS: self.first_pass, "target passes": ar - self.first_pass - host}
+            if host:
+                out[AR_ROW][HOST_PART] = host
         return out
 
     def profile(self) -> CostProfile | None:
@@ -461,9 +477,10 @@ class SpeedAccount:
         curve = tuple((size, sum(costs) / len(costs)) for size, costs in sorted(sizes.items())) or ((1, 1.0),)
         cost = self.cost_ratio() or 0.0
         profile = CostProfile(THIS_RUN, "this run's draft forwards, passes and host time, over the "
-                              "T(1) timed beside its rounds", cost, curve, 0.0, self.first_pass / step)
+                              "T(1) timed beside its rounds", cost, curve, 0.0, self.first_pass / step,
+                              self.ar_host / step)
         rest = self.decoder_seconds / step - sum(replay(self.rounds, profile).values())
-        return CostProfile(profile.name, profile.source, cost, curve, rest / len(self.rounds), profile.prompt_pass)
+        return replace(profile, host_per_round=rest / len(self.rounds))
 
     def to_dict(self) -> dict:
         """CONTRACT: the account as the CLI's JSON carries it (stats.account)."""
@@ -475,6 +492,7 @@ class SpeedAccount:
             "utilization": self.utilization(), "unsettled": self.unsettled() or None, "besides": self.besides,
             "drawn": self.drawn,
             "single_step_seconds": step, "own_step_seconds": self.own_step(), "recent_step_seconds": self.recent_step,
+            "ar_host_seconds": self.ar_host,
             "step_with_recent_passes": self.timed_by_recent_steps(), "reference": [vars(t) for t in self.reference],
             "first_pass_seconds": self.first_pass,
             "cost_ratio": self.cost_ratio(), "verify_cost": self.verify_cost(),

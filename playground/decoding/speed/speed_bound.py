@@ -2,10 +2,11 @@
 measured speedup against before showing it plain.
 
 A run of N tokens made D draft forwards and P target passes, the first over the prompt (F, as
-measured). `ar` makes the same N tokens in F + (N - 1) T(1). A draft forward costs c T(1) and a
+measured). `ar` makes the same N tokens in F + (N - 1) (T(1) + H), H its host time per token
+(docs/speed.md). A draft forward costs c T(1) and a
 later target pass at least T(1) (a pass over several tokens never costs less than one token's),
 so the run took at least D c T(1) + F + (P - 1) T(1), and its speedup is at most
-(F + N - 1) / (D c + F + P - 1) in T(1) (SpeedAccount.bound). At best every round keeps all K
+(F + (N - 1) (1 + H)) / (D c + F + P - 1) in T(1) (SpeedAccount.bound). At best every round keeps all K
 drafts: below 1/c however long the block. A figure above it was measured while something else
 slowed the `ar` side.
 """
