@@ -1238,6 +1238,11 @@ def test_a_load_of_another_family_ends_the_running_generation_on_the_loads_statu
     assert "already loaded" in again and "stopped" not in again, "a run since: the stop is old news"
     status, *_ = handlers.load(KEY, "tiny-target", "tiny-draft", "tiny-qualifier")  # nothing going: nothing said
     assert "loaded" in status and "stopped" not in status
+    # Walk 26: the run had just ended, the preset's Load took its answer, and Load pressed a second
+    # later read only "already loaded: ..."
+    assert "the last run&#x27;s answer went with the models it ran on" in status
+    again, *_ = handlers.load(KEY, "tiny-target", "tiny-draft", "tiny-qualifier")
+    assert "already loaded" in again and "the last run&#x27;s answer went at the Load before" in again
 
 
 def test_a_load_before_the_runs_first_tokens_is_still_said_at_the_next_load(handlers, family, monkeypatch):

@@ -75,7 +75,7 @@ class Session:
     generate_shown: bool = True  # the Generate tab is the one showing
     final_charts_due: bool = False  # a run has ended and the page has not had its complete charts
     replaced: tuple | None = None  # (ticket, tokens) of the last run a newer one replaced: said by the newer
-    load_stopped_run: bool = False  # the last Load of another family stopped a run, and none has started since
+    load_note: str = ""  # what the last Load of another family said of the run it stopped or whose answer it took
     compare_shown: tuple | None = None  # (the family's specs, the last Compare's results): kept under a refusal
 
     def admit(self, runs: int, per_minute: int) -> None:

@@ -31,6 +31,11 @@ from .wiring import PICKED_JS, PRIVATE, keyed
 
 Loader = Callable[[str], LoadedModel]
 MAX_FAILED_LOADS = 1000  # sessions whose last Load failed, remembered to say why their runs wait
+# What a Load of the family already loaded says again of the run the Load before it stopped, or
+# whose answer it took: a preset's pick loads at once, and the Load a lecturer pressed a second later
+# read only "already loaded: ..." (walk 26: 2 of 3 tries, the run had just ended).
+STOPPED_AT_LOAD = "; the run that was going stopped at the Load before (it ran on the models that Load replaced)"
+ANSWER_WENT_AT_LOAD = "; the last run's answer went at the Load before, with the models it ran on"
 
 
 def project_presets() -> list[Preset]:
@@ -120,10 +125,10 @@ class FamilyPanel:
                     "replaced them)"
         elif answered:  # a reviewer's answer vanished at a preset pick, unsaid
             said += "; the last run's answer went with the models it ran on"
-        elif not switched and session.load_stopped_run:  # a Load pressed after a preset's had replaced the word
-            said += "; the run that was going stopped at the Load before (it ran on the models that Load replaced)"
+        elif not switched:  # a Load pressed after a preset's had replaced the word (walks 18, 19, 26)
+            said += session.load_note
         if switched:
-            session.load_stopped_run = going
+            session.load_note = STOPPED_AT_LOAD if going else ANSWER_WENT_AT_LOAD if answered else ""
         if chosen != method and isinstance(method, str) and method:  # the page's method changes: say so
             why = "its preset's" if session.preset and chosen == session.preset.default_method else \
                 f"{method} does not run on this family"
@@ -181,7 +186,7 @@ class FamilyPanel:
         had fallen back to the first preset's, so that preset's Load read "already loaded", left the
         last family's methods on the page, and a run went on with the last family's method."""
         session = self.sessions.get(key)
-        session.run, session.stepping, session.load_stopped_run = None, None, False
+        session.run, session.stepping, session.load_note = None, None, ""
         if public_mode():  # the model cache is shared by every visitor: one may not empty it for all
             return render.status_html("models stay loaded on this public deployment (shared by all visitors)"), ""
         self._ready.clear()

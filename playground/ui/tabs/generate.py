@@ -148,7 +148,7 @@ class Generation:
                 session.timeline.add(run)
                 if session.stale_runs.stale(ticket):
                     break
-                session.load_stopped_run = False  # a run goes on since: a Load's stop is old news
+                session.load_note = ""  # a run goes on since: what a Load said of the last one is old news
                 with_stats, sharing = stats_pace.due(), started.sharing()
                 with_status = with_stats or sharing != shown_sharing  # who shares: said at once, not paced
                 if with_status or text_pace.due():
