@@ -13,6 +13,7 @@ from ...decoding.speed.speed_bound import SpeedBound, speedup_bound
 REPEATS = 3  # timed runs of each side
 WARM_UP_TOKENS = 4  # a warm-up run builds what a side's first run would pay for (int8 twins, pruned heads)
 BUSY_SPREAD = 1.25  # a side whose fastest run is this much faster than its slowest: the machine was busy
+UNEVEN_SHARE = 0.5  # of a core: another program that took this much in a run made the load uneven
 UNSETTLED_SPREAD = 1.3  # a majority of paired ratios no closer than this settles no speedup
 NOISE_SPREAD = 1.1  # ratios on both sides of 1 but within this of each other: about as fast as ar
 MEDIANS_APART = 0.1  # a paired median this far from the ratio of median speeds says that ratio too
@@ -163,20 +164,30 @@ class Timed:
 
 
 def busy_note(sides: list[Timed]) -> str:
-    """A line when some side's speeds spread widely, else ""."""
+    """A line when some side's speeds spread widely, else "": put down to uneven load only where
+    another program took UNEVEN_SHARE of a core in a run (a quiet sweep, the page's browser at 0.12
+    of one, read "they met uneven load")."""
     spreads = [max(t.speeds.values()) / min(t.speeds.values()) for t in sides if t.speeds and min(t.speeds.values())]
     spread = max(spreads, default=1.0)
     if spread < BUSY_SPREAD:
         return ""
+    watched = _most_beside(sides)
     work = ran_beside(sides) or "another run, a browser drawing a page, a process of this machine"
-    return (f"one setting's speed varied by up to {spread:.2f}x between its runs: they met uneven load ({work}), so "
+    cause = "they met uneven load" if watched is None or (watched and watched[0][1] >= UNEVEN_SHARE) else \
+        "runs of one setting move this much here with no other program taking much of a core"
+    return (f"one setting's speed varied by up to {spread:.2f}x between its runs: {cause} ({work}), so "
             "compare the medians and read the ranges as the noise")
+
+
+def _most_beside(sides: list[Timed]) -> list[tuple[str, float]] | None:
+    """The most each other program took in one of the sides' runs (None: unwatched)."""
+    return most_in_one([run.stats.account.besides for side in sides for run in side.runs.values()])
 
 
 def ran_beside(sides: list[Timed]) -> str:
     """What ran beside this app during the sides' runs, as watched ("" where none was watched): a quiet
     sweep's spread, with only the page drawing, had been put down to "other work"."""
-    watched = most_in_one([run.stats.account.besides for side in sides for run in side.runs.values()])
+    watched = _most_beside(sides)
     if watched is None:
         return ""
     if watched:
