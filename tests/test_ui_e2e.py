@@ -960,7 +960,8 @@ def test_browser_a_check_typed_past_the_rounds_last_is_said(page):
 
 
 def test_browser_a_runs_refusal_of_a_value_goes_once_the_value_is_good(page):
-    """A reviewer's "seed must be ..., got -5" stood in the status after the seed was 0."""
+    """A reviewer's "seed must be ..., got -5" stood in the status after the seed was 0; then the
+    line that replaced it, "seed is in range now", stood in place of the last run's "done: ..."."""
     seed = page.locator("#opt-seed input")
     seed.fill("-5")
     page.locator("#option-note", has_text="seed must be").wait_for()
@@ -970,6 +971,13 @@ def test_browser_a_runs_refusal_of_a_value_goes_once_the_value_is_good(page):
     assert "refuse it until it is changed" in page.locator("#option-note").inner_text(), "the refused run took it away"
     seed.fill("0")
     page.locator("#status", has_text="seed is in range now: press Generate to run with it").wait_for()
+    generate_and_wait(page)
+    done = page.locator("#status").inner_text()
+    seed.fill("-5")
+    page.locator("#generate").click()
+    page.locator("#status .status-error", has_text="seed must be").wait_for()
+    seed.fill("0")
+    page.wait_for_function("d => document.querySelector('#status').innerText.trim() === d", arg=done.strip())
     # Any other status is not written back: read before a run's newer line came, it could cover it.
     other = json.dumps(page.locator("#status").inner_html())
     assert page.evaluate(f"({value_refusal_gone_js('seed')})('', {other})") is None
@@ -1156,12 +1164,20 @@ def test_browser_the_correction_memory_upload_shows_for_csd_alone(page):
 
 
 def test_typing_a_prompt_takes_away_the_refusal_of_an_empty_one(page):
-    """The red "empty prompt" line stayed after the prompt was typed again, over a Compare that ran."""
+    """The red "empty prompt" line stayed after the prompt was typed again, over a Compare that ran;
+    and after an example put the prompt back (walk 26). The last run's line comes back."""
     page.locator("#prompt textarea").fill("   ")
     page.locator("#generate").click()
     page.locator("#status .status-error", has_text="empty prompt").wait_for()
     page.locator("#prompt textarea").press_sequentially("Hi")
     page.locator("#status .status-error").wait_for(state="detached")
+    generate_and_wait(page)
+    done = page.locator("#status").inner_text()
+    page.locator("#prompt textarea").fill("")
+    page.locator("#generate").click()
+    page.locator("#status .status-error", has_text="empty prompt").wait_for()
+    page.locator("#examples button").first.click()
+    page.wait_for_function("d => document.querySelector('#status').innerText.trim() === d", arg=done.strip())
 
 
 def test_the_status_says_starting_as_generate_is_pressed(page):

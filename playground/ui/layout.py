@@ -22,7 +22,7 @@ from .sharing.route_limits import GuardedBlocks
 from .sharing.server_settings import queue_settings
 from .tabs import compare, family_panel, generate, race, share, step_mode
 from .tabs.controls import checked_as_typed, checked_value
-from .tabs.wiring import FROM_PAGE, PRIVATE, Shared, keyed
+from .tabs.wiring import FROM_PAGE, PRIVATE, Shared, covered_line_js, keyed
 from .views.render import status_html
 from .views.widgets import component
 
@@ -179,8 +179,8 @@ def value_refusal_gone_js(name: str) -> str:
     """The status's refusal of control `name` ("seed must be ..."), once the note says nothing of it.
     Otherwise it returns nothing, which Gradio takes as no update: writing the status back as read
     could put a stale line over a run's newer one."""
-    refused, fixed = json.dumps(f'status-error">{name} must'), json.dumps(status_html(
-        f"{name} is in range now: press Generate to run with it"))
+    refused = json.dumps(f'status-error">{name} must')
+    fixed = covered_line_js(status_html(f"{name} is in range now: press Generate to run with it"))
     return (f"(note, status) => String(status).includes({refused}) && !String(note).includes('data-option=\"{name}\"')"
             f" ? {fixed} : undefined")
 

@@ -28,7 +28,16 @@ from . import what_if_panel
 from .controls import REFUSED
 from .family_panel import decoder
 from .runs import Runs
-from .wiring import CLEAR_PROMPT_REFUSAL_JS, PRIVATE, SETTLED_TEXT_JS, SNAPSHOT_JS, STARTING_JS, Shared, keyed, offer
+from .wiring import (
+    GENERATE_STARTING_JS,
+    PRIVATE,
+    PROMPT_REFUSAL_GONE_JS,
+    SETTLED_TEXT_JS,
+    SNAPSHOT_JS,
+    Shared,
+    keyed,
+    offer,
+)
 
 SETTLE = 0.3  # seconds without a further change before a changed control re-runs
 PREPARING = ("first run on this Space: preparing the embedded models (the target from the Hub, the draft and "
@@ -280,7 +289,6 @@ def shown_for_memory(method) -> dict:
 def build_tab(ui: Shared) -> None:
     examples = load_examples()
     ui.prompt = gr.Textbox(examples[0]["prompt"] if examples else "", label="prompt", lines=3, elem_id="prompt")
-    ui.prompt.input(None, None, None, js=CLEAR_PROMPT_REFUSAL_JS, **PRIVATE)
     if examples:
         gr.Examples([[e["prompt"]] for e in examples], [ui.prompt], label="Examples (one click loads the prompt)",
                     example_labels=[e["label"] for e in examples], elem_id="examples")
@@ -349,7 +357,8 @@ def build_tab(ui: Shared) -> None:
     charts_button = gr.Button(visible=False)
     charts_button.click(keyed(ui.handlers.final_charts), None, plots, api_name="charts")
     gr.on([generate.click, ui.prompt.submit], keyed(ui.handlers.restart), tick, tick, **PRIVATE)
-    gr.on([generate.click, ui.prompt.submit], None, None, ui.status, js=STARTING_JS, **PRIVATE)
+    gr.on([generate.click, ui.prompt.submit], None, ui.status, ui.status, js=GENERATE_STARTING_JS, **PRIVATE)
+    ui.prompt.change(None, [ui.prompt, ui.status], ui.status, js=PROMPT_REFUSAL_GONE_JS, **PRIVATE)
     gr.on([w.input for w in (ui.method, *ui.widgets)], keyed(ui.handlers.changed),
           [tick, live, ui.prompt, ui.method, *ui.widgets], tick,
           trigger_mode="multiple", concurrency_limit=None, show_progress="hidden", **PRIVATE)

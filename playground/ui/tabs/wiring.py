@@ -28,13 +28,29 @@ SETTLED_TEXT_JS = """async (...values) => {
 }"""
 # A prompt refused as empty stayed red in the status box after the prompt was typed, over a
 # Compare that then ran: typing a prompt takes away a refusal that named the prompt.
-CLEAR_PROMPT_REFUSAL_JS = """() => {
-    const refusal = document.querySelector('#status .status-error');
-    if (refusal && refusal.textContent.includes('prompt')) refusal.remove();
-}"""
+BEFORE_RUN = "statusBeforeRun"  # the page's variable for the sidebar line a Generate click replaced
+
+
+def covered_line_js(fallback: str) -> str:
+    """A JS expression: the sidebar line the last Generate click replaced where it was a run's or a
+    Load's end (a refusal gone gives it back: a reviewer's "done: ..." had given way to "seed is in
+    range now"), else the HTML `fallback`."""
+    line = f"window.{BEFORE_RUN}"
+    return (f"({line} && String({line}).includes('status-info') && !/starting…|generating…|waiting/.test("
+            f"String({line})) ? {line} : {json.dumps(fallback)})")
+
+
+# (prompt, status) -> the line the refused run covered, once the prompt has text again (a reviewer's
+# "empty prompt" refusal stood after an example put the prompt back); no update otherwise.
+PROMPT_REFUSAL_GONE_JS = ("(prompt, now) => String(now).includes('status-error') && String(now).includes("
+                          "'empty prompt') && String(prompt).trim() ? " +
+                          covered_line_js(status_html("the prompt has text again: press Generate to run it")) +
+                          " : undefined")
 # Said by the page itself as Generate is pressed: on a busy machine the last run's "done: ..." (or a
 # Load's "loaded ...") stood for 6-10 s after the click, until the server's first word came.
-STARTING_JS = """() => '<div class="status status-info">starting…</div>'"""
+STARTING_HTML = '<div class="status status-info">starting…</div>'
+STARTING_JS = f"() => {json.dumps(STARTING_HTML)}"
+GENERATE_STARTING_JS = f"(now) => {{ window.{BEFORE_RUN} = now; return {json.dumps(STARTING_HTML)}; }}"
 PICKED_JS = """(name) => '<div class="status status-info">preset ' + String(name).replace(/[&<>]/g, '') +
     ': loading its family…</div>'"""  # as a preset is picked, likewise
 FROM_PAGE = "_from_page"  # the API name of an API event's twin for the page (Shared.page_and_api)
