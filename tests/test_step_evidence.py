@@ -71,7 +71,7 @@ def test_step_mode_runs_no_forward_of_its_own(handlers, family, monkeypatch):
     handlers.step(KEY, PROMPT, "sd", 0, *values(temperature=1.0, seed=1))
     run = handlers.sessions.get(KEY).stepping.run
     # The round's own forwards and the speed account's timing of T(1) after it, nothing more.
-    assert len(calls) == sum(run.steps[0].forwards.values()) + sum(t.extra for t in run.stats.account.reference)
+    assert len(calls) == sum(run.steps[0].forwards.values()) + run.stats.account.timing_passes
 
 
 def _counting(forward, calls):

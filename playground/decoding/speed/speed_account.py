@@ -109,6 +109,7 @@ class SpeedAccount:
     before: float = 0.0  # from being asked for to its start (asked_at): in line, its first turn, a load
     draft_prepared: float = 0.0  # of it, preparing the draft's levers (its int8 copy, smaller head: once a model)
     measuring: float = 0.0  # spent timing T(1) (not the run's own work)
+    timing_passes: int = 0  # the target forwards it took (two as a round ends)
     decoder_cpu: float = 0.0  # CPU seconds of the decoding thread in the run's rounds
     tokens: int = 0
     round_count: int = 0
@@ -215,8 +216,9 @@ class SpeedAccount:
         clock = Clock()
         # As a round ends, the lesser of two passes: one pass alone, disturbed once (a page's draw, the
         # server's own thread), read 129.2 ms beside `ar` passes of 52 ms and withheld one quiet sd run in three.
-        timings = [runner.timed_step(sequence) for _ in range(1 if starting else ENDED_PASSES)]
-        timing = min((t for t in timings if t is not None), default=None)
+        timings = [t for _ in range(1 if starting else ENDED_PASSES) if (t := runner.timed_step(sequence)) is not None]
+        self.timing_passes += len(timings)
+        timing = min(timings, default=None)
         if timing is not None:
             self.reference.append(Timing(*timing, len(runner.ids), after, starting=starting))
             self.measuring += clock.read()[0]
@@ -445,7 +447,7 @@ class SpeedAccount:
             return None
         prompt = self.first_pass / step
         least = self.draft_forwards * (cost or 0.0) + prompt + self.target_passes - 1
-        return self.ar_seconds() / step / least if least > 0 else None
+        return (prompt + (self.tokens - 1) * (1 + self.ar_host / step)) / least if least > 0 else None
 
     def budget(self) -> dict[str, dict[str, float]] | None:
         """Three rows of seconds: where the run's went (adding up to its clock), the cost model's
