@@ -113,14 +113,14 @@ def test_a_sweeps_spread_names_the_programs_that_ran_beside_its_runs():
     ar = timed([10.0, 20.0], [[("chromium", 0.4)], [("node", 0.1)]])
     sd = timed([15.0, 16.0], [[("chromium", 0.7)], []])
     assert "(besides this app, the most in one run: chromium 0.70 of a core, node 0.10)" in busy_note([ar, sd])
-    assert "they met uneven load (besides this app" in busy_note([ar, sd]), "chromium took 0.70 of a core"
+    assert "other programs shared the cores with them (besides this app" in busy_note([ar, sd]), "chromium: 0.70"
     quiet = timed([10.0, 20.0], [[], []])
     assert "no other program took 0.05 of a core or more in any run: this app's own threads" in busy_note([quiet])
     # Walk 26: a quiet sweep, the page's browser at 0.12 of a core, read "they met uneven load"
     drawn = timed([10.0, 15.4], [[("chromium", 0.12)], [("chromium", 0.08)]])
     assert ("1.54x between its runs: runs of one setting move this much here with no other program taking much of a "
             "core (besides this app, the most in one run: chromium 0.12 of a core)") in busy_note([drawn])
-    assert "uneven load" not in busy_note([quiet]) + busy_note([drawn])
+    assert "other programs shared" not in busy_note([quiet]) + busy_note([drawn])
 
 
 class _Run:

@@ -30,7 +30,7 @@ def test_speed_is_the_median_with_its_range_and_speedup_pairs_runs_of_one_repeat
     assert sd.speedup_text(ar) == ("1.50x (1.20-1.50); the median speeds are 1.20x apart (a repeat's two runs "
                                    "meet the same load, so the paired median is the figure)")
     assert Timed({0: 15.0, 1: 7.5, 2: 15.0}).speedup_text(ar) == "1.50x (1.50-1.50)", "medians agree: one figure"
-    assert "they met uneven load" in busy_note([ar, sd]) and "2.00x" in busy_note([ar, sd])
+    assert "other programs shared the cores with them" in busy_note([ar, sd]) and "2.00x" in busy_note([ar, sd])
     assert busy_note([Timed({0: 10.0, 1: 10.5})]) == ""
     assert Timed().text() == "–" and Timed().speedup_text(ar) == "–"
 

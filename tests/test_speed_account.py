@@ -562,7 +562,8 @@ def test_a_pooled_t1_names_the_runs_own_timings_beside_it():
     account = {"single_step_seconds": 0.0933, "own_step_seconds": 0.0529, "recent_step_seconds": 0.0981,
                "step_with_recent_passes": True}
     panel = render.stats_html({"cost_ratio": 0.18, "account": account})
-    assert ("target step T(1) = 93.3 ms, with the ar passes of the two minutes before it (98.1 ms on average; "
+    assert ("target step T(1) = 93.3 ms, with the target&#x27;s one-token passes of the two minutes before it (an ar "
+            "run&#x27;s on this page or a Compare&#x27;s: 98.1 ms on average; "
             "this run&#x27;s own timings: 52.9 ms; its speedup settles where its own are under 1.5x those and over "
             "1/2 of them)") in panel
     close = render.stats_html({"cost_ratio": 0.18, "account": account | {"own_step_seconds": 0.09}})

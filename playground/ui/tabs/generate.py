@@ -468,8 +468,8 @@ def paired_speedup(run, ar) -> LastArPairing | None:
     if (mean := mine.mean_pass()) is not None and mean < LEAST_PASS_COST * steps[1]:
         return LastArPairing(None, f"not given: that run's target step took {steps[1] * 1000:.1f} ms, more than "
                                    f"this run's passes of several tokens ({mean * 1000:.1f} ms), which cost "
-                                   "at least one step: the machine ran slower during that run; run ar again, then "
-                                   "this method")
+                                   "at least one step: that ar run ran slower than this one (other work, or the page "
+                                   "drawing each of its tokens on the same cores); run ar again, then this method")
     return LastArPairing(theirs.decoder_seconds / mine.decoder_seconds, _pairing_words(mine, theirs))
 
 

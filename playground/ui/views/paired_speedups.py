@@ -164,16 +164,17 @@ class Timed:
 
 
 def busy_note(sides: list[Timed]) -> str:
-    """A line when some side's speeds spread widely, else "": put down to uneven load only where
-    another program took UNEVEN_SHARE of a core in a run (a quiet sweep, the page's browser at 0.12
-    of one, read "they met uneven load")."""
+    """A line when some side's speeds spread widely, else "": put down to other programs only where
+    one took UNEVEN_SHARE of a core in a run (a quiet sweep, the page's browser at 0.12 of one, read
+    "they met uneven load"; two steady burners read "uneven" too)."""
     spreads = [max(t.speeds.values()) / min(t.speeds.values()) for t in sides if t.speeds and min(t.speeds.values())]
     spread = max(spreads, default=1.0)
     if spread < BUSY_SPREAD:
         return ""
     watched = _most_beside(sides)
     work = ran_beside(sides) or "another run, a browser drawing a page, a process of this machine"
-    cause = "they met uneven load" if watched is None or (watched and watched[0][1] >= UNEVEN_SHARE) else \
+    cause = "other programs shared the cores with them" if watched is None or (
+        watched and watched[0][1] >= UNEVEN_SHARE) else \
         "runs of one setting move this much here with no other program taking much of a core"
     return (f"one setting's speed varied by up to {spread:.2f}x between its runs: {cause} ({work}), so "
             "compare the medians and read the ranges as the noise")
