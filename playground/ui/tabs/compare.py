@@ -124,8 +124,9 @@ class Comparison:
         (eta.py); a sweep says how long it may take where its settings' drafts mostly fail."""
         models_of = self.family.models_of(key, loaded)
         seconds, line = eta.plan_line(plan, models_of, " (the first runs will tell)")
-        contended = mode == "sweep" and bool(seconds) and eta.contended()
-        slowest = slowest_seconds(plan, models_of, contended) if mode == "sweep" and seconds else None
+        sweep = mode == "sweep" and bool(seconds)
+        contended = sweep and eta.contended()
+        slowest = slowest_seconds(plan, models_of, contended) if sweep else None
         if not slowest or eta.shown_seconds(slowest) <= eta.shown_seconds(seconds):
             return seconds, eta.duration_text(seconds) if seconds else "", line
         said = f"{eta.duration_text(seconds)} to {eta.duration_text(slowest).removeprefix('about ')}"

@@ -26,8 +26,6 @@ SETTLED_TEXT_JS = """async (...values) => {
     window.playgroundSettled = text;
     return text;
 }"""
-# A prompt refused as empty stayed red in the status box after the prompt was typed, over a
-# Compare that then ran: typing a prompt takes away a refusal that named the prompt.
 BEFORE_RUN = "statusBeforeRun"  # the page's variable for the sidebar line a Generate click replaced
 
 
@@ -40,8 +38,9 @@ def covered_line_js(fallback: str) -> str:
             f"String({line})) ? {line} : {json.dumps(fallback)})")
 
 
-# (prompt, status) -> the line the refused run covered, once the prompt has text again (a reviewer's
-# "empty prompt" refusal stood after an example put the prompt back); no update otherwise.
+# (prompt, status) -> the line the refused run covered, once the prompt has text again; no update
+# otherwise. A refusal of an empty prompt stood after the prompt was typed (over a Compare that then
+# ran), and after an example put the prompt back.
 PROMPT_REFUSAL_GONE_JS = ("(prompt, now) => String(now).includes('status-error') && String(now).includes("
                           "'empty prompt') && String(prompt).trim() ? " +
                           covered_line_js(status_html("the prompt has text again: press Generate to run it")) +

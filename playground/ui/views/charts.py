@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 import plotly.graph_objects as go
 
 from ...decoding.speed.cost_model import expected_tokens_per_step
-from ...decoding.speed.speed_account import MEASURED_ROW, PREPARING_PART, PROMPT_PASS, WAITING_PART
+from ...decoding.speed.speed_account import HOST_PART, MEASURED_ROW, PREPARING_PART, PROMPT_PASS, WAITING_PART
 from ...decoding.step import ORIGINS
 from ...decoding.token_tree import branches
 from .explain_round import TOY_P, TOY_Q, TOY_TOKENS
@@ -289,7 +289,7 @@ def legend_at_foot(title: str, entries: int, plot: int, left: int, axis: int) ->
 
 BUDGET_COLORS = {"drafting": COLORS["draft"], PROMPT_PASS: "#9fc3e6", "target passes": COLORS["target"],
                  "checks and walk": "#8e6bbf",
-                 "host, between them": "#bbbbbb", "timing ar's step": "#e0b84f", PREPARING_PART: "#c9b79c",
+                 HOST_PART: "#bbbbbb", "timing ar's step": "#e0b84f", PREPARING_PART: "#c9b79c",
                  WAITING_PART: "#e8e8e8"}
 
 
