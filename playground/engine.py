@@ -74,16 +74,27 @@ def stream(prompt: str, config: RunConfig | None = None, *, target=None, draft=N
               notes=[*drafting.notes, *_ignored_note(method, options)])
     run.stats.account.draft_prepared = preparing.read()[0]
     drafts = len(method.roles) > 1  # a run of one model (ar) is its own reference: its passes are T(1)
+    began = time.monotonic()
     if drafts:
-        run.stats.account.take_recent_steps(forward_costs.recent_passes(primary.model, 1, within=RECENT_STEP_SECONDS))
-        run.stats.account.ar_host = forward_costs.recent_ar_host(primary.model, RECENT_STEP_SECONDS)
+        _take_last_ar_run(run.stats.account, primary.model)
     for step, run in _drive(method.run(ctx), ctx, run, primary):
         if run.finished and ctx.lookup and not any(s.ngram_match for s in run.steps):
             run.notes.append("the prompt lookup found no earlier occurrence of the context's last two tokens in any "
                              "round: the target decoded alone")
-        if run.finished and not drafts and (host := run.stats.account.host_per_token()) is not None:
-            forward_costs.record_ar_host(primary.model, host)
+        if run.finished and not drafts:
+            forward_costs.record_ar_run(primary.model, forward_costs.ArRun(began, run.stats.account.host_per_token()))
         yield step, run
+
+
+def _take_last_ar_run(account, model) -> None:
+    """What a drafting run's T(1) reads of the runs before it: the target's one-token passes of the two
+    minutes before, since the last `ar` run among them began, and what that run spent per token
+    besides its passes (docs/speed.md). Passes of an earlier `ar` run too had set a lecturer's second
+    sd at 1.28x beside tokens/s 1.48x the `ar` run just before it."""
+    last = forward_costs.last_ar_run(model, RECENT_STEP_SECONDS)
+    since = last.began if last else None
+    account.take_recent_steps(forward_costs.recent_passes(model, 1, within=RECENT_STEP_SECONDS, since=since))
+    account.ar_host = last.host if last and last.host is not None else 0.0
 
 
 def _with_method_defaults(config: RunConfig | None, options: dict) -> dict:

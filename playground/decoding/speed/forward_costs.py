@@ -1,5 +1,6 @@
 """Seconds per forward pass of each loaded model, by the number of new tokens it was fed, and
-what its `ar` runs spent per token besides their passes (`record_ar_host`), recorded as runs go:
+when its `ar` runs began and what they spent per token besides their passes (`record_ar_run`),
+recorded as runs go:
 what the waits told in the line expect of the next run (ui/sharing/eta.py), and what a run's speed
 account reads of the runs before it. A run's own speed figures come from that account
 (speed_account.py).
@@ -9,6 +10,7 @@ import statistics
 import time
 import weakref
 from collections import deque
+from typing import NamedTuple
 
 # A pass's cost depends on what else the machine is doing (on a desktop, the browser showing the
 # run): a run's costs are compared with passes from the last FRESH_SECONDS only, as a CLI run's
@@ -16,7 +18,12 @@ from collections import deque
 FRESH_SECONDS = 30.0
 
 _seconds: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()  # model -> {new tokens: deque}
-_ar_host: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()  # model -> deque of (when, seconds a token)
+_ar_runs: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()  # model -> deque of ArRun
+
+
+class ArRun(NamedTuple):
+    began: float  # time.monotonic()
+    host: float | None  # seconds a token besides its passes (None: too short, or other work took its core)
 
 
 def record(model, new_tokens: int, seconds: float, cpu: float | None = None) -> None:
@@ -25,22 +32,21 @@ def record(model, new_tokens: int, seconds: float, cpu: float | None = None) -> 
     passes.append((time.monotonic(), seconds, seconds if cpu is None else cpu))
 
 
-def record_ar_host(model, seconds_per_token: float) -> None:
-    """What an `ar` run of `model` spent per token besides the passes: its sampling and its loop."""
-    _ar_host.setdefault(model, deque(maxlen=16)).append((time.monotonic(), seconds_per_token))
+def record_ar_run(model, run: ArRun) -> None:
+    """An `ar` run of `model` that ended: when it began, and what it spent per token besides the
+    passes (its sampling and its loop)."""
+    _ar_runs.setdefault(model, deque(maxlen=16)).append(run)
 
 
-def recent_ar_host(model, within: float) -> float:
-    """The mean of what the `ar` runs of `model` in the last `within` seconds spent per token besides
-    their passes; 0 where none ran."""
+def last_ar_run(model, within: float) -> ArRun | None:
+    """The last `ar` run of `model` that began in the last `within` seconds."""
     since = time.monotonic() - within
-    kept = [seconds for at, seconds in _ar_host.get(model, ()) if at >= since]
-    return statistics.fmean(kept) if kept else 0.0
+    return next((run for run in reversed(_ar_runs.get(model, ())) if run.began >= since), None)
 
 
 def clear() -> None:
     _seconds.clear()
-    _ar_host.clear()
+    _ar_runs.clear()
 
 
 def recent(model, new_tokens: int, within: float = FRESH_SECONDS) -> list[float]:
@@ -48,9 +54,10 @@ def recent(model, new_tokens: int, within: float = FRESH_SECONDS) -> list[float]
     return [seconds for seconds, _ in recent_passes(model, new_tokens, within)]
 
 
-def recent_passes(model, new_tokens: int, within: float = FRESH_SECONDS) -> list[tuple[float, float]]:
-    """(wall, CPU) seconds of the same passes."""
-    since = time.monotonic() - within
+def recent_passes(model, new_tokens: int, within: float = FRESH_SECONDS,
+                  since: float | None = None) -> list[tuple[float, float]]:
+    """(wall, CPU) seconds of the same passes; with `since` (time.monotonic()), of those since then."""
+    since = max(time.monotonic() - within, since or 0.0)
     return [(seconds, cpu) for at, seconds, cpu in _seconds.get(model, {}).get(new_tokens, ()) if at >= since]
 
 

@@ -8,7 +8,7 @@ from pathlib import Path
 import gradio as gr
 import tomllib
 
-from ...decoding.speed.speed_account import LEAST_PASS_COST
+from ...decoding.speed.speed_account import PAGE_AR_RUNS_APART
 from ...errors import PlaygroundError
 from ...methods import METHODS
 from ...models import embedded
@@ -464,8 +464,9 @@ def paired_speedup(run, ar) -> LastArPairing | None:
                                    "ran beside other work (another program, or a browser drawing on these cores), so "
                                    "their seconds are not for the same machine; run ar again, then this method")
     # After burners stopped, a quiet sd whose passes undercut that ar run's steps read 1.73x here,
-    # beside its own speedup withheld for exactly that.
-    if (mean := mine.mean_pass()) is not None and mean < LEAST_PASS_COST * steps[1]:
+    # beside its own speedup withheld for exactly that. Both were drawn by this page, which moves an
+    # `ar` run's step from one run to the next by up to PAGE_AR_RUNS_APART.
+    if (mean := mine.mean_pass()) is not None and mean < steps[1] / PAGE_AR_RUNS_APART:
         return LastArPairing(None, f"not given: that run's target step took {steps[1] * 1000:.1f} ms, more than "
                                    f"this run's passes of several tokens ({mean * 1000:.1f} ms), which cost "
                                    "at least one step: that ar run ran slower than this one (other work, or the page "
