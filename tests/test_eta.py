@@ -402,6 +402,34 @@ def test_an_estimate_reads_a_bare_step_timed_just_now_where_the_machine_became_s
     assert eta.seconds_per_token("fsd", specs).seconds == pytest.approx(8 * paced, rel=0.05)
 
 
+def test_a_job_takes_the_lines_bare_step_timed_just_now_under_the_same_load(handlers, family, monkeypatch):
+    """Walk 26: beside two burners the line timed 199 ms, the job's own step 1.8 s a few seconds later;
+    their median, 1007 ms, told 10 min 30 s for a sweep that took 3 min 25 s. Walk 27: a line's timed
+    before the burners started told 22 s for 3 min 17 s, so a load changed since still times its own."""
+    timed, time_bare_step = [], eta.time_bare_step
+    monkeypatch.setattr(eta, "time_bare_step", lambda target: (timed.append(target), time_bare_step(target)))
+    monkeypatch.setattr(eta, "contended", lambda: True)
+    handlers.load(KEY, "tiny-target", "tiny-draft", "tiny-qualifier")
+    handlers.show_generate(KEY, False)
+
+    def start_a_sweep():
+        views = handlers.compare(KEY, PROMPT, "fsd", "sweep", "tau", "0.1, 0.3", [], *values())
+        assert "Starting: " in next(views)
+        views.close()
+
+    handlers.compare_estimate(KEY, PROMPT, "fsd", "sweep", "tau", "0.1, 0.3", [], *values())
+    assert len(timed) == 1, "the line under the button times one"
+    start_a_sweep()
+    assert len(timed) == 1, "the job takes it"
+    monkeypatch.setattr(eta, "contended", lambda: False)
+    start_a_sweep()
+    assert len(timed) == 2, "the load changed since: the job times its own"
+    monkeypatch.setattr(eta.time, "monotonic", lambda now=time.monotonic(): now + eta.BARE_STEP_AGAIN)
+    start_a_sweep()
+    assert len(timed) == 3, "and one timed before the line's pace allows another is old"
+    eta.clear()
+
+
 def test_once_the_machine_is_quieter_a_fast_bare_step_rescales_the_busy_runs_pace(monkeypatch):
     """Walk 25: 20 s after two burners were killed, the line under Compare read "quieter now (0.1 of
     its 2 cores, against 2.1): expect it to take less" beside the busy runs' "about 2 min 40 s" (a

@@ -43,6 +43,7 @@ _bare_steps: dict[str, deque] = {}  # target spec -> (monotonic time, a bare ste
 # about 4 min 10 s, the job "about 1 min to 2 min" (it took 2 min 12 s), the jump unexplained.
 BARE_KEPT = 3
 _bare_claims: dict[str, float] = {}  # target spec -> when a line last claimed a bare step's timing
+_bare_contended: dict[str, bool] = {}  # target spec -> whether other programs wanted most cores at its last
 BARE_STEP_FRESH = 60.0  # a bare step timed as a job started speaks for the machine this long
 BARE_STEP_AGAIN = 15.0  # the line under a button, told again as settings change, times one this often at most
 BARE_STEP_PASSES = 5
@@ -133,6 +134,7 @@ def clear() -> None:
         _loads.clear()
         _bare_steps.clear()
         _bare_claims.clear()
+        _bare_contended.clear()
         _besides_decoding.clear()
 
 
@@ -154,9 +156,24 @@ def time_bare_step(target: LoadedModel) -> None:
             started = time.perf_counter()
             target.model(input_ids=token, use_cache=False)
             seconds.append(time.perf_counter() - started)
+    busy = contended()
     with _lock:
         kept = _bare_steps.setdefault(target.spec, deque(maxlen=BARE_KEPT))
         kept.append((time.monotonic(), statistics.median(seconds)))
+        _bare_contended[target.spec] = busy
+
+
+def bare_step_fresh(target: LoadedModel) -> bool:
+    """Whether a job starting now may take the bare step the line under its button timed: one in the
+    last BARE_STEP_AGAIN seconds, with other programs wanting the cores as they do now. Beside two
+    burners such a line read 199 ms and the job's own a few seconds later 1.8 s: their median of two,
+    1007 ms, told 10 min 30 s for a sweep that took 3 min 25 s. One timed before two burners started
+    told 22 s for 3 min 17 s: then the job times its own."""
+    busy = contended()
+    with _lock:
+        kept = _bare_steps.get(target.spec)
+        fresh = bool(kept) and time.monotonic() - kept[-1][0] < BARE_STEP_AGAIN
+        return fresh and _bare_contended.get(target.spec) == busy
 
 
 def claim_bare_step(target: LoadedModel) -> bool:

@@ -71,10 +71,11 @@ class Runs:
 
     def time_machine(self, key: str, job: Job) -> None:
         """As `job` starts, in a turn of its own: time the target's bare step, which the job's estimate
-        reads where the machine became slower than its last runs (eta.time_bare_step). Always: a job
-        that took the line's step, timed before two burners started, told 22 s for minutes of runs."""
+        reads where the machine became slower than its last runs (eta.time_bare_step), unless the line
+        under its button timed one just now under the same load (eta.bare_step_fresh)."""
         target = self.family.models_for(key, "ar")["target"]
-        model_thread.call_as(job.visitor, job.charge, eta.time_bare_step, target, doing=TIMING_BARE_STEP)
+        if not eta.bare_step_fresh(target):
+            model_thread.call_as(job.visitor, job.charge, eta.time_bare_step, target, doing=TIMING_BARE_STEP)
 
     def time_machine_if_idle(self, key: str) -> None:
         """For the line under Compare's and Race's buttons, told as the settings change: time the
