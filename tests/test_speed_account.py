@@ -320,7 +320,8 @@ def test_passes_cheaper_than_t1_leave_the_speedup_unsettled():
     account.pass_seconds = [0.3, 0.090, 0.090]
     assert account.unsettled().startswith("its passes over 2.5 tokens took 90.0 ms on average, under 77% of the 120.6 "
                                           "ms of its T(1), the mean of the target's one-token passes of the last "
-                                          "`ar` run before it (on this page or a Compare's) and its own "
+                                          "`ar` run before it (this page's, another visitor's or a Compare's) "
+                                          "and its own "
                                           "timings; a pass over several tokens costs more than one token's (1.09-2.4x "
                                           "timed bare on the embedded target, and identical `ar` runs a page drew "
                                           "took up to 1.3x one another's step)")
@@ -584,8 +585,8 @@ def test_a_pooled_t1_names_the_runs_own_timings_beside_it():
     account = {"single_step_seconds": 0.0933, "own_step_seconds": 0.0529, "recent_step_seconds": 0.0981,
                "step_with_recent_passes": True}
     panel = render.stats_html({"cost_ratio": 0.18, "account": account})
-    assert ("target step T(1) = 93.3 ms, with the target&#x27;s one-token passes of the last ar run before it (on this "
-            "page or a Compare&#x27;s: 98.1 ms on average; "
+    assert ("target step T(1) = 93.3 ms, with the target&#x27;s one-token passes of the last ar run before it (this "
+            "page&#x27;s, another visitor&#x27;s or a Compare&#x27;s: 98.1 ms on average; "
             "this run&#x27;s own timings: 52.9 ms; its speedup settles where its own are under 1.5x those and over "
             "1/2 of them)") in panel
     close = render.stats_html({"cost_ratio": 0.18, "account": account | {"own_step_seconds": 0.09}})

@@ -416,8 +416,8 @@ class SpeedAccount:
         tokens = statistics.fmean(r.pass_tokens for r in self.rounds) if self.rounds else None
         over = f" over {tokens:.1f} tokens" if tokens else " of several tokens"
         if self.timed_by_recent_steps():
-            source = ("the mean of the target's one-token passes of the last `ar` run before it (on this page or "
-                      "a Compare's) and its own timings")
+            source = ("the mean of the target's one-token passes of the last `ar` run before it (this page's, "
+                      "another visitor's or a Compare's) and its own timings")
             allowed = f"and identical `ar` runs a page drew took up to {PAGE_AR_RUNS_APART}x one another's step"
         else:
             source, allowed = "the mean of its own timings", "less a tenth allowed for timing one step"

@@ -263,8 +263,8 @@ def _pooled_text(account: dict) -> str:
     if not account.get("step_with_recent_passes") or not own or abs(own - step) < 0.1 * step:
         return ""
     before = account.get("recent_step_seconds")
-    return (f", with the target's one-token passes of the last ar run before it (on this page or a "
-            f"Compare's: {before * 1000:.1f} ms on average; this run's own "
+    return (f", with the target's one-token passes of the last ar run before it (this page's, another "
+            f"visitor's or a Compare's: {before * 1000:.1f} ms on average; this run's own "
             f"timings: {own * 1000:.1f} ms; its speedup settles where its own are under {SETTLED_SPREAD}x those and "
             f"over 1/{MANY_SPREAD:.0f} of them)")
 
