@@ -99,7 +99,7 @@ def test_a_sweeps_estimate_says_how_long_it_takes_where_its_drafts_mostly_fail(h
     tau, had it at 0.7x: a sweep told 44 s took 54 s. The line gives the slower end too."""
     rates = {"ar": 0.1, "fsd": 0.05}
     monkeypatch.setattr(eta, "seconds_per_token", lambda method, _: eta.Rate(rates[method], f"{method} recent"))
-    monkeypatch.setattr(eta, "contended", lambda: False)
+    monkeypatch.setattr(eta, "seen_contended", lambda: False)
     line = html.unescape(handlers.compare_estimate(KEY, PROMPT, "fsd", "sweep", "tau", "0.1, 0.3", [], *values()))
     warm_up, tokens = WARM_UP_TOKENS, 24  # values()' max new tokens
     expected = 0.1 * (warm_up + 3 * tokens) + 0.05 * (2 * warm_up + 6 * tokens)
@@ -108,13 +108,13 @@ def test_a_sweeps_estimate_says_how_long_it_takes_where_its_drafts_mostly_fail(h
     assert (f"; up to {eta.duration_text(slowest)} where a swept setting's drafts mostly fail (it then pays drafting "
             "and a wider pass for about one token a round)") in line
     # Walk 26: beside two burners tau 0.1 ran 3.2x ar's seconds per token; told up to 2 min 30 s, it took 2 min 59 s
-    monkeypatch.setattr(eta, "contended", lambda: True)
+    monkeypatch.setattr(eta, "seen_contended", lambda: True)
     busy = html.unescape(handlers.compare_estimate(KEY, PROMPT, "fsd", "sweep", "tau", "0.1, 0.3", [], *values()))
     slowest = 0.1 * (warm_up + 3 * tokens) + SLOWEST_SIDE_CONTENDED * 0.1 * (2 * warm_up + 6 * tokens)
     assert (f"; up to {eta.duration_text(slowest)} where a swept setting's drafts mostly fail (it then pays drafting "
             "and a wider pass for about one token a round, and beside other programs wanting most of the cores a "
             "draft's many small passes lose more than the target's step)") in busy
-    monkeypatch.setattr(eta, "contended", lambda: False)
+    monkeypatch.setattr(eta, "seen_contended", lambda: False)
     rates["sd"] = 0.05
     swept_sd = handlers.compare_estimate(KEY, PROMPT, "sd", "sweep", "candidates", "2, 6", [], *values())
     assert "up to" in swept_sd and "fsd" not in swept_sd, "a reviewer's sd sweep read fsd's tau as its example"
@@ -513,6 +513,9 @@ def test_a_machine_is_contended_where_other_programs_want_half_its_cores(monkeyp
     for wanted, contended in ((0.3, False), (1.0, True), (2.1, True), (None, True)):
         monkeypatch.setattr(eta, "others_load", lambda moment=True, wanted=wanted: wanted)
         assert eta.contended() is contended, wanted
+        # Walk 28: a moment's watch caught the page's browser drawing a tab, unknown; the sweep's line
+        # then said "beside other programs wanting most of the cores" on a quiet machine
+        assert eta.seen_contended() is (contended and wanted is not None), wanted
 
 
 def test_the_line_under_the_button_waits_while_the_pages_own_job_runs(handlers):

@@ -341,6 +341,14 @@ def contended() -> bool:
     return wanted is None or wanted >= 0.5 * (os.cpu_count() or 1)
 
 
+def seen_contended() -> bool:
+    """Whether other programs are seen to want half the machine's cores or more now (not where that
+    is unknown: a moment's watch that caught the page's own browser drawing a tab told a quiet sweep
+    "beside other programs wanting most of the cores")."""
+    wanted = others_load()
+    return wanted is not None and wanted >= 0.5 * (os.cpu_count() or 1)
+
+
 def _load_changed_since(factor: float) -> bool:
     """The last runs' T(1)s ran `factor` times slower than the paced runs', but the machine has
     changed the other way since they ended (quieter after slower ones, busier after faster ones): a

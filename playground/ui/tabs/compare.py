@@ -125,7 +125,7 @@ class Comparison:
         models_of = self.family.models_of(key, loaded)
         seconds, line = eta.plan_line(plan, models_of, " (the first runs will tell)")
         sweep = mode == "sweep" and bool(seconds)
-        contended = sweep and eta.contended()
+        contended = sweep and eta.seen_contended()
         slowest = slowest_seconds(plan, models_of, contended) if sweep else None
         if not slowest or eta.shown_seconds(slowest) <= eta.shown_seconds(seconds):
             return seconds, eta.duration_text(seconds) if seconds else "", line
