@@ -406,6 +406,7 @@ def test_a_job_takes_the_lines_bare_step_timed_just_now_under_the_same_load(hand
     """Walk 26: beside two burners the line timed 199 ms, the job's own step 1.8 s a few seconds later;
     their median, 1007 ms, told 10 min 30 s for a sweep that took 3 min 25 s. Walk 27: a line's timed
     before the burners started told 22 s for 3 min 17 s, so a load changed since still times its own."""
+    eta.clear()
     timed, time_bare_step = [], eta.time_bare_step
     monkeypatch.setattr(eta, "time_bare_step", lambda target: (timed.append(target), time_bare_step(target)))
     monkeypatch.setattr(eta, "contended", lambda: True)
@@ -424,9 +425,12 @@ def test_a_job_takes_the_lines_bare_step_timed_just_now_under_the_same_load(hand
     monkeypatch.setattr(eta, "contended", lambda: False)
     start_a_sweep()
     assert len(timed) == 2, "the load changed since: the job times its own"
-    monkeypatch.setattr(eta.time, "monotonic", lambda now=time.monotonic(): now + eta.BARE_STEP_AGAIN)
+    monkeypatch.setattr(eta.time, "monotonic", lambda now=time.monotonic(): now + 20)
     start_a_sweep()
-    assert len(timed) == 3, "and one timed before the line's pace allows another is old"
+    assert len(timed) == 2, "20 s on (walk 28: a job timed its own and told another range than its line)"
+    monkeypatch.setattr(eta.time, "monotonic", lambda now=time.monotonic(): now + eta.BARE_STEP_FRESH)
+    start_a_sweep()
+    assert len(timed) == 3, "but one older than the bare steps the estimates read is old"
     eta.clear()
 
 

@@ -164,15 +164,16 @@ def time_bare_step(target: LoadedModel) -> None:
 
 
 def bare_step_fresh(target: LoadedModel) -> bool:
-    """Whether a job starting now may take the bare step the line under its button timed: one in the
-    last BARE_STEP_AGAIN seconds, with other programs wanting the cores as they do now. Beside two
-    burners such a line read 199 ms and the job's own a few seconds later 1.8 s: their median of two,
-    1007 ms, told 10 min 30 s for a sweep that took 3 min 25 s. One timed before two burners started
-    told 22 s for 3 min 17 s: then the job times its own."""
+    """Whether a job starting now may take the bare steps the line under its button read: the last
+    timed in the last BARE_STEP_FRESH seconds, with other programs wanting the cores as they do now.
+    Beside two burners such a line read 199 ms and the job's own a few seconds later 1.8 s: their
+    median of two, 1007 ms, told 10 min 30 s for a sweep that took 3 min 25 s; a job started 20 s
+    after its line timed its own and told another range than the line had shown. One timed before
+    two burners started told 22 s for 3 min 17 s: then the job times its own."""
     busy = contended()
     with _lock:
         kept = _bare_steps.get(target.spec)
-        fresh = bool(kept) and time.monotonic() - kept[-1][0] < BARE_STEP_AGAIN
+        fresh = bool(kept) and time.monotonic() - kept[-1][0] < BARE_STEP_FRESH
         return fresh and _bare_contended.get(target.spec) == busy
 
 
