@@ -259,6 +259,18 @@ def test_a_run_whose_thread_shared_its_core_is_said_not_settled(family):
     assert run.to_dict()["stats"]["account"]["unsettled"] == why
 
 
+def test_an_ar_runs_panel_shows_its_step_and_what_moves_it(family):
+    """Walk 28: identical `ar` runs on a page read 14.5 then 11.7 tokens/s, without a word (their
+    passes averaged 66 and 80 ms)."""
+    ar = playground.generate(PROMPT, method="ar", **family, max_new_tokens=12)
+    panel = unescape(render.stats_html(stats_shown(ar, None)))
+    step = ar.stats.account.single_step() * 1000
+    assert f"<b>{step:.1f}</b><span>ms a target step, T(1): the mean of this run's one-token passes" in panel
+    assert "a page drawing each token on the same cores moves it from one run to the next (by up to 1.3x" in panel
+    sd = playground.generate(PROMPT, method="sd", **family, max_new_tokens=12)
+    assert "ms a target step" not in render.stats_html(stats_shown(sd, ar)), "a drafting run says T(1) beside c"
+
+
 def test_t1_timings_that_disagree_leave_the_speedup_unsettled():
     account = SpeedAccount(round_count=9)
     account.reference = [Timing(0.02, 0.02, 10, 1), Timing(0.09, 0.05, 20, 9)]

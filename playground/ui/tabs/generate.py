@@ -404,6 +404,8 @@ def stats_shown(run, last_ar, spread: str | None = None) -> dict:
     if run.method == "ar":
         for key in ("speedup", "verify_cost", "expected_speedup", "cost_ratio"):
             shown.pop(key, None)
+        if (step := run.stats.account.single_step()) is not None:
+            shown["ar_step"] = step * 1000
     paired = None
     if run.stats.account.unsettled() and run.method != "ar":
         paired = paired_speedup(run, last_ar) if run.finished else STOPPED_UNPAIRED if run.stop_reason else None

@@ -10,7 +10,7 @@ from collections.abc import Callable
 from html import escape
 
 from ...decoding.speed.other_programs import named
-from ...decoding.speed.speed_account import AR_ROW, MANY_SPREAD, MEASURED_ROW, SETTLED_SPREAD
+from ...decoding.speed.speed_account import AR_ROW, MANY_SPREAD, MEASURED_ROW, PAGE_AR_RUNS_APART, SETTLED_SPREAD
 from ...decoding.step import ORIGINS, RuleCheck, TokenRecord, candidate_source, stage_one_replaced
 from ...decoding.token_tree import branches
 from ...methods.acceptance import number
@@ -176,6 +176,8 @@ STAT_ROWS = (("tokens", "tokens", "{}"),
               "each side", "{}"),
              ("paired_speedup", "speedup over your last ar run (the same tokens, one run each)", "{:.2f}x"),
              ("expected_speedup", "predicted speedup, an estimate (Leviathan: c, pass cost below)", "{:.2f}x"),
+             ("ar_step", "ms a target step, T(1): the mean of this run's one-token passes (ar writes a token a step)",
+              "{:.1f}"),
              ("cost_ratio", "draft step / target step (c)", "{:.3f}"),
              ("verify_cost", "verification pass / target step", "{:.2f}x"), ("seconds", "seconds", "{:.2f}"),
              ("stop_reason", "stopped by", "{}"))
@@ -240,6 +242,8 @@ def stats_html(stats: dict, retokenized: bool = False) -> str:
             if key == "cost_ratio" and step:
                 shown_label += f"; target step T(1) = {step * 1000:.1f} ms{_pooled_text(account)}" \
                     f"{_draft_step_text(stats.get(key), step, account)}"
+            if key == "ar_step":
+                shown_label += _ar_step_text(account)
             if key == "speedup" and step:  # beside an ar run's own tokens/s it read as a second ratio, unexplained
                 shown_label = shown_label.replace("ar's for its tokens", f"ar's for its tokens at T(1) = "
                                                   f"{step * 1000:.1f} ms each, not an ar run's")
@@ -278,6 +282,15 @@ def _draft_step_text(cost_ratio: float | None, step: float, account: dict) -> st
     beside = named(account.get("besides"))
     return f"; a draft step {cost_ratio * step * 1000:.1f} ms" + (
         f", which moves with what shares the cores (besides this app during the run: {beside})" if beside else "")
+
+
+def _ar_step_text(account: dict) -> str:
+    """Why identical `ar` runs on a page differ: a reviewer read 14.5 then 11.7 tokens/s for the same
+    run, without a word (their passes averaged 66 and 80 ms)."""
+    beside = named(account.get("besides"))
+    return (f"; a page drawing each token on the same cores moves it from one run to the next (by up to "
+            f"{PAGE_AR_RUNS_APART}x for identical quiet runs on the embedded family)") + (
+        f"; besides this app during the run: {beside}" if beside else "")
 
 
 def acceptance_metrics(stats: dict) -> dict:
