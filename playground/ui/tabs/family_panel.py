@@ -34,7 +34,7 @@ MAX_FAILED_LOADS = 1000  # sessions whose last Load failed, remembered to say wh
 # What a Load of the family already loaded says again of the run the Load before it stopped, or
 # whose answer it took: a preset's pick loads at once, and the Load a lecturer pressed a second later
 # read only "already loaded: ..." (walk 26: 2 of 3 tries, the run had just ended).
-STOPPED_AT_LOAD = "; the run that was going stopped at the Load before (it ran on the models that Load replaced)"
+STOPPED_AT_LOAD = "; the run that was going stopped at the Load before{} (it ran on the models that Load replaced)"
 ANSWER_WENT_AT_LOAD = "; the last run's answer went at the Load before, with the models it ran on"
 
 
@@ -103,6 +103,7 @@ class FamilyPanel:
         switched = loaded != self._specs(session)
         going = switched and session.stale_runs.going
         answered = switched and not going and session.run is not None  # its views are emptied below
+        stopped = _stopped_after(session.run) if going else ""
         if switched:
             self._switched.add(key)
             session.forget_family(FAMILY_CHANGED)
@@ -121,14 +122,15 @@ class FamilyPanel:
         chosen = next((name for name in [*preferred, *usable[:1]] if name in usable), None)
         said = f"{'loaded' if switched else 'already loaded:'} {', '.join(spec_of(m) for m in models.values())}"
         if going:  # its view is emptied with the old family's answer: a reviewer's run vanished unsaid
-            said += "; the run that was going stopped, its answer gone with the models it ran on (this Load " \
-                    "replaced them)"
+            said += f"; the run that was going stopped{stopped}, its answer gone with the models it ran on (this " \
+                    "Load replaced them)"
         elif answered:  # a reviewer's answer vanished at a preset pick, unsaid
             said += "; the last run's answer went with the models it ran on"
         elif not switched:  # a Load pressed after a preset's had replaced the word (walks 18, 19, 26)
             said += session.load_note
         if switched:
-            session.load_note = STOPPED_AT_LOAD if going else ANSWER_WENT_AT_LOAD if answered else ""
+            session.load_note = STOPPED_AT_LOAD.format("," * bool(stopped) + stopped) if going \
+                else ANSWER_WENT_AT_LOAD if answered else ""
         if chosen != method and isinstance(method, str) and method:  # the page's method changes: say so
             why = "its preset's" if session.preset and chosen == session.preset.default_method else \
                 f"{method} does not run on this family"
@@ -392,3 +394,11 @@ def build_panel(handlers, status):
               trigger_mode="always_last", **PRIVATE)
     unload.click(keyed(handlers.unload), None, [status, family], api_name="unload")
     return method, loads, [preset, *specs, family]
+
+
+def _stopped_after(run) -> str:
+    """How far the run a Load stopped had gone (a reviewer read only that it stopped): " after 30
+    tokens in 1.54 s", or "" before its first tokens."""
+    if run is None or not run.stats.tokens:
+        return ""
+    return f" after {run.stats.tokens} token{'s' * (run.stats.tokens != 1)} in {run.stats.account.clock:.2f} s"
