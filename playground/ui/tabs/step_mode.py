@@ -184,8 +184,9 @@ def build_tab(ui: Shared) -> None:
         step = gr.Button("Step one round", variant="primary", elem_id="step")
         reset = gr.Button("Restart", elem_id="step-reset")
         teaching = gr.Button("Teaching settings", elem_id="step-teaching")
-        position = OptionSlider(0, 1, step=1, value=0, label="check (step a round first)", interactive=False,
-                                elem_id="step-position")
+    # A row of its own: beside the buttons a reviewer read its label "check: 0-1 in this round" squashed.
+    position = OptionSlider(0, 1, step=1, value=0, label="check (step a round first)", interactive=False,
+                            elem_id="step-position")
     status = gr.HTML(elem_id="step-status")  # this tab's own: a round count means nothing on the others
     text = gr.HTML(elem_id="step-output")
     explanation = gr.HTML(elem_id="step-explanation")
