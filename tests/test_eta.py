@@ -63,19 +63,7 @@ def test_seconds_per_token_come_from_recent_runs_of_the_method_else_ar_else_noth
     now = eta.machine_now("tiny-target", [sd.stats.account.own_step()])[0]
     assert own.seconds == pytest.approx((sd.stats.decoder_seconds - sd.stats.step_clock[0]) / after_first * now)
     assert "recent runs" in own.basis
-    # Generate's runs, drawn round by round, ran slower than a job's: ar 11.7-15.3 tokens/s against
-    # 18.4-18.8 (a sweep paced on Generate's alone was told 44 s and took 35.6 s)
-    drawn = eta.seconds_per_token("sd", specs, drawn=True)
-    assert drawn.seconds == pytest.approx(own.seconds * eta.DRAWN_SLOWER)
-    assert "runs no page drew, at x1.3 for a page drawing it round by round" in drawn.basis
-    sd.stats.account.drawn = True  # and the other way: a job paced on Generate's runs alone
-    eta.clear()
-    eta.record(sd)
-    job = eta.seconds_per_token("sd", specs)
-    assert job.seconds == pytest.approx(own.seconds / eta.DRAWN_SLOWER)
-    assert "Generate's runs, drawn round by round by a page, at x0.8 for runs no page draws" in job.basis
-    eta.record(generate(PROMPT, method="sd", max_new_tokens=24, target=family["target"], draft=family["draft"]))
-    assert "drawn" not in eta.seconds_per_token("sd", specs).basis, "a job's own kind of run, once there is one"
+    assert eta.run_seconds("sd", specs, 100)[0] == 100 * own.seconds
     assert (eta.remaining_seconds(sd) == 0) == (sd.stats.tokens == 24)
 
 
@@ -181,8 +169,7 @@ def test_a_jobs_first_time_left_is_read_on_the_estimate_it_told_as_it_started(ha
     recorded, record = [], eta.record
     monkeypatch.setattr(eta, "record", lambda run, took=None: (recorded.append(run), record(run, took)))
     # each run recorded makes the machine read busier
-    monkeypatch.setattr(eta, "seconds_per_token",
-                        lambda method, models, drawn=False: eta.Rate(0.1 * (1 + len(recorded)), "recent"))
+    monkeypatch.setattr(eta, "seconds_per_token", lambda method, models: eta.Rate(0.1 * (1 + len(recorded)), "recent"))
     views = list(handlers.compare(KEY, PROMPT, "fsd", "sweep", "tau", "0.1, 0.3", [], *values()))
     told = re.search(r"Starting: 12 runs, (about .+?) if each", html.unescape(views[0]))[1]
     first = re.search(r"run 1 of 12 done \(ar: warm-up\), (about .+?) left", html.unescape(views[1]))[1]
@@ -455,7 +442,7 @@ def test_once_the_machine_is_quieter_a_fast_bare_step_rescales_the_busy_runs_pac
     busy, specs = 0.177, {"target": "tiny-target", "draft": "tiny-draft"}
     for _ in range(3):
         eta._steps.setdefault("tiny-target", deque()).append((time.monotonic(), busy))
-        eta._recent.setdefault(("sd", eta.family_of(specs)), deque()).append((time.monotonic(), 0.5, busy, False))
+        eta._recent.setdefault(("sd", eta.family_of(specs)), deque()).append((time.monotonic(), 0.5, busy))
     eta._bare_steps["tiny-target"] = deque([(time.monotonic(), 0.150), (time.monotonic(), 0.052)])
     quieter = ("quieter", 0.1, 2.1, 2)
     monkeypatch.setattr(eta, "load_change", lambda: quieter)

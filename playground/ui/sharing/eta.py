@@ -2,7 +2,7 @@
 the last KEPT_SECONDS (any session's), for every wait the page announces. Compare's and Race's
 expected duration before they start and their "run 3 of 10, about 40 s left" lines read it; a queue
 that tells a visitor how long the model will stay busy (issue 45) should read it too
-(`seconds_per_token`, `remaining_seconds`) rather than keep a second one.
+(`seconds_per_token`, `run_seconds`, `remaining_seconds`) rather than keep a second one.
 
 A run is known by its method and its models (the family's specs): sd on the embedded family has
 its own figure, apart from sd on a byte draft. A method with no recent run on the family is taken
@@ -30,12 +30,7 @@ KEPT_RUNS = 16  # per (method, family)
 MIN_TOKENS = 8  # a shorter run (a warm-up) is mostly its prompt's prefill: its pace is not a run's
 
 _lock = threading.Lock()
-# (method, family) -> (monotonic time, seconds per token, its T(1) or None, whether a page drew it)
-_recent: dict[tuple, deque] = {}
-# A run a page draws round by round (Generate's) runs slower than one no page draws (a Compare's or
-# Race's, the CLI's): quiet, drawn `ar` runs read 11.7-15.3 tokens/s, undrawn 18.4-18.8; a sweep paced
-# on Generate's runs alone was told 44 s and took 35.6 s. Paces of the other kind are taken at this.
-DRAWN_SLOWER = 1.3
+_recent: dict[tuple, deque] = {}  # (method, family) -> (monotonic time, seconds per token, its T(1) or None)
 _steps: dict[str, deque] = {}  # target spec -> (monotonic time, T(1) as a run timed it)
 STEPS_NOW = 3  # the last runs' T(1)s: the machine's speed now, against that of the runs an estimate reads
 # T(1) within this factor of the runs' is the machine as it was: a page drawing the runs moves it. At 1.3 a
@@ -102,7 +97,7 @@ def record(run, took: float | None = None) -> None:
         seconds = run.stats.decoder_seconds - (run.stats.step_clock[0] if run.stats.step_clock else 0.0)
         if after_first >= MIN_TOKENS and seconds > 0:
             _recent.setdefault((run.method, family_of(run.models)), deque(maxlen=KEPT_RUNS)).append(
-                (time.monotonic(), seconds / after_first, step, run.stats.account.drawn))
+                (time.monotonic(), seconds / after_first, step))
         if took is not None:
             _besides_decoding.setdefault(_target_spec(run.models), deque(maxlen=KEPT_RUNS)).append(
                 (time.monotonic(), max(took - max(seconds, 0.0), 0.0), step))
@@ -219,32 +214,23 @@ def _quieter() -> bool:
     return change is not None and change[0] == "quieter"
 
 
-def _median(method: str, family: tuple, drawn: bool) -> tuple[float, list, str] | None:
-    """The median seconds per token of recent runs of `method` on `family`, with their T(1)s (`_paced`)."""
-    return _paced(lambda key: key == (method, family), drawn)
+def _median(method: str, family: tuple) -> tuple[float, list] | None:
+    """The median seconds per token of recent runs of `method` on `family`, with their T(1)s."""
+    return _paced(lambda key: key == (method, family))
 
 
-def _on_target(target: list, drawn: bool) -> tuple[float, list, str] | None:
-    """The median of every method's recent runs on this target (any draft), with their T(1)s (`_paced`)."""
-    return _paced(lambda key: set(target) <= set(key[1]), drawn)
+def _on_target(target: list) -> tuple[float, list] | None:
+    """The median of every method's recent runs on this target (any draft), with their T(1)s."""
+    return _paced(lambda key: set(target) <= set(key[1]))
 
 
-def _paced(wanted, drawn: bool) -> tuple[float, list, str] | None:
-    """(seconds per token, T(1)s, words): the median of the recent runs whose (method, family) is
-    `wanted` and that a page drew as `drawn` says; where none was, of the others at DRAWN_SLOWER."""
+def _paced(wanted) -> tuple[float, list] | None:
+    """The median seconds per token of the recent runs whose (method, family) is `wanted`, with their T(1)s."""
     since = time.monotonic() - KEPT_SECONDS
     with _lock:
-        recent = [(seconds, step, was_drawn) for key, kept in _recent.items() if wanted(key)
-                  for at, seconds, step, was_drawn in kept if at >= since]
-    if not recent:
-        return None
-    alike = [(seconds, step) for seconds, step, was_drawn in recent if was_drawn == drawn]
-    if alike:
-        return statistics.median(s for s, _ in alike), [step for _, step in alike], ""
-    factor, words = (DRAWN_SLOWER, "; runs no page drew, at x{:.1f} for a page drawing it round by round") if drawn \
-        else (1 / DRAWN_SLOWER, "; Generate's runs, drawn round by round by a page, at x{:.1f} for runs no page draws")
-    return (statistics.median(s for s, _, _ in recent) * factor, [step for _, step, _ in recent],
-            words.format(factor))
+        recent = [(seconds, step) for key, kept in _recent.items() if wanted(key)
+                  for at, seconds, step in kept if at >= since]
+    return (statistics.median(s for s, _ in recent), [step for _, step in recent]) if recent else None
 
 
 def machine_now(target, steps: list) -> tuple[float, str]:
@@ -421,27 +407,32 @@ class Rate:
     basis: str
 
 
-def seconds_per_token(method: str, models: dict, drawn: bool = False) -> Rate | None:
-    """This machine's seconds per token for `method` on `models` (role -> LoadedModel or spec) in a
-    run no page draws round by round (a job's, the CLI's) or, `drawn`, in Generate's (`_paced`): its
-    recent runs' median; else ar's on the same target; else any method's on that target; else
+def seconds_per_token(method: str, models: dict) -> Rate | None:
+    """This machine's seconds per token for `method` on `models` (role -> LoadedModel or spec):
+    its recent runs' median; else ar's on the same target; else any method's on that target; else
     the target's measured T(1); else None (nothing ran here lately)."""
     family = family_of(models)
     target = [(role, spec) for role, spec in family if role == "target"]
     unknown = method if method == "ar" else f"{method} or ar"
-    for found, basis in ((_median(method, family, drawn), f"{method} {{:.3f}} s/token (recent runs"),
-                         (_median("ar", tuple(target), drawn), f"{method} taken as ar's {{:.3f}} s/token (no recent "
-                                                               f"{method} run"),
-                         (_on_target(target, drawn), f"{method} taken as other methods' {{:.3f}} s/token on this "
-                                                     f"target (no recent {unknown} run")):
+    for found, basis in ((_median(method, family), f"{method} {{:.3f}} s/token (recent runs"),
+                         (_median("ar", tuple(target)), f"{method} taken as ar's {{:.3f}} s/token (no recent {method} "
+                                                         "run"),
+                         (_on_target(target), f"{method} taken as other methods' {{:.3f}} s/token on this target (no "
+                                              f"recent {unknown} run")):
         if found is not None:
             factor, words = machine_now(_target_spec(models), found[1])
-            return Rate(found[0] * factor, basis.format(found[0]) + found[2] + words + ")")
+            return Rate(found[0] * factor, basis.format(found[0]) + words + ")")
     model = models.get("target")
     step = forward_costs.typical(model.model, 1) if isinstance(model, LoadedModel) else None
     if step is not None:
         return Rate(step, f"{method} taken as one target step, {step:.3f} s/token (no recent run)")
     return None
+
+
+def run_seconds(method: str, models: dict, tokens: int) -> tuple[float, str] | None:
+    """(seconds, basis) a run of `tokens` tokens would take, or None when nothing is known."""
+    rate = seconds_per_token(method, models)
+    return None if rate is None else (rate.seconds * tokens, rate.basis)
 
 
 def remaining_seconds(run) -> float | None:
@@ -510,10 +501,9 @@ def _left(estimates: list[float], durations: list[float], warm_ups: int, sides: 
 
 
 def plan_seconds(plan: list[tuple[str, int]], models_of) -> tuple[list[float] | None, list[str]]:
-    """(seconds of each run, bases) of a job's runs (a Compare's or Race's, which no page draws round
-    by round) done one after another: `plan` lists (method, tokens) per run, `models_of(method)`
-    gives each method's models. A method with no estimate is taken at the others' pace; None when
-    none has one."""
+    """(seconds of each run, bases) of runs done one after another: `plan` lists (method, tokens)
+    per run, `models_of(method)` gives each method's models. A method with no estimate is taken at
+    the others' pace; None when none has one."""
     rates = {method: seconds_per_token(method, models_of(method)) for method in dict.fromkeys(m for m, _ in plan)}
     known = [rate.seconds for rate in rates.values() if rate is not None]
     if not known:

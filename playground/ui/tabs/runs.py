@@ -114,10 +114,9 @@ class Runs:
         return run
 
 
-def seconds_per_token(method: str, models: dict, drawn: bool = False) -> float | None:
-    """This machine's seconds per token for `method` on `models` in a job's run or, `drawn`, in one
-    a page draws round by round (eta.py), None when unknown."""
-    rate = eta.seconds_per_token(method, models, drawn)
+def seconds_per_token(method: str, models: dict) -> float | None:
+    """This machine's seconds per token for `method` on `models` (eta.py), None when unknown."""
+    rate = eta.seconds_per_token(method, models)
     return rate.seconds if rate else None
 
 
@@ -165,7 +164,7 @@ class Started:
         method, most = self.arguments["method"], self.arguments["max_new_tokens"]
         tokens = eta.expected_tokens(method, self.models, self.prompt, most, self.arguments["temperature"],
                                      self.arguments["seed"])
-        self.job = Job(self.visitor, [(seconds_per_token(method, self.models, drawn=True), tokens)], most=most,
+        self.job = Job(self.visitor, [(seconds_per_token(method, self.models), tokens)], most=most,
                        spread=eta.length_spread(most))
         if (claim := identical.computing(self.signature)) is not None:
             claim.job, self.computing = self.job, claim
