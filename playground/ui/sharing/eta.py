@@ -2,7 +2,7 @@
 the last KEPT_SECONDS (any session's), for every wait the page announces. Compare's and Race's
 expected duration before they start and their "run 3 of 10, about 40 s left" lines read it; a queue
 that tells a visitor how long the model will stay busy (issue 45) should read it too
-(`seconds_per_token`, `run_seconds`, `remaining_seconds`) rather than keep a second one.
+(`seconds_per_token`, `remaining_seconds`) rather than keep a second one.
 
 A run is known by its method and its models (the family's specs): sd on the embedded family has
 its own figure, apart from sd on a byte draft. A method with no recent run on the family is taken
@@ -427,12 +427,6 @@ def seconds_per_token(method: str, models: dict) -> Rate | None:
     if step is not None:
         return Rate(step, f"{method} taken as one target step, {step:.3f} s/token (no recent run)")
     return None
-
-
-def run_seconds(method: str, models: dict, tokens: int) -> tuple[float, str] | None:
-    """(seconds, basis) a run of `tokens` tokens would take, or None when nothing is known."""
-    rate = seconds_per_token(method, models)
-    return None if rate is None else (rate.seconds * tokens, rate.basis)
 
 
 def remaining_seconds(run) -> float | None:
