@@ -82,19 +82,26 @@ def stream(prompt: str, config: RunConfig | None = None, *, target=None, draft=N
             run.notes.append("the prompt lookup found no earlier occurrence of the context's last two tokens in any "
                              "round: the target decoded alone")
         if run.finished and not drafts:
-            forward_costs.record_ar_run(primary.model, forward_costs.ArRun(began, run.stats.account.host_per_token()))
+            account = run.stats.account
+            forward_costs.record_ar_run(primary.model, forward_costs.ArRun(
+                began, account.host_per_token(), tuple((timing.wall, timing.cpu) for timing in account.reference)))
         yield step, run
 
 
 def _take_last_ar_run(account, model) -> None:
-    """What a drafting run's T(1) reads of the runs before it: the target's one-token passes of the two
-    minutes before, since the last `ar` run among them began, and what that run spent per token
-    besides its passes (docs/speed.md). Passes of an earlier `ar` run too had set a lecturer's second
-    sd at 1.28x beside tokens/s 1.48x the `ar` run just before it."""
+    """What a drafting run's T(1) reads of the runs before it (docs/speed.md): the one-token passes of
+    the last `ar` run of the two minutes before, all of them where its thread had its core (as its
+    panel gave their mean: a reviewer read 78.8 ms there and "73.6 ms on average" beside the next sd),
+    and what it spent per token besides them; with none, the target's one-token passes of those
+    minutes. Passes of an earlier `ar` run too had set a lecturer's second sd at 1.28x beside tokens/s
+    1.48x the `ar` run just before it."""
     last = forward_costs.last_ar_run(model, RECENT_STEP_SECONDS)
-    since = last.began if last else None
-    account.take_recent_steps(forward_costs.recent_passes(model, 1, within=RECENT_STEP_SECONDS, since=since))
-    account.ar_host = last.host if last and last.host is not None else 0.0
+    if last is None:
+        account.take_recent_steps(forward_costs.recent_passes(model, 1, within=RECENT_STEP_SECONDS))
+    elif last.host is not None:
+        account.recent_steps, account.ar_host = [wall for wall, _ in last.steps], last.host
+    else:  # other work took its core: the passes that had theirs, if enough (SpeedAccount.take_recent_steps)
+        account.take_recent_steps(list(last.steps))
 
 
 def _with_method_defaults(config: RunConfig | None, options: dict) -> dict:

@@ -162,8 +162,18 @@ def test_t1_reads_the_passes_of_the_last_ar_run_alone(family):
     last = runs[-1].stats.account
     sd = playground.generate(PROMPT, method="sd", **family, max_new_tokens=20)
     account = sd.stats.account
-    assert len(account.recent_steps) == runs[-1].stats.tokens - 1, "its one-token passes, not the first run's too"
+    assert account.recent_steps == [timing.wall for timing in last.reference], "its passes, not the first run's too"
+    # the mean its own panel gives (walk 29: 78.8 ms there, "73.6 ms on average" beside the next sd)
+    assert account.recent_step == pytest.approx(last.single_step())
     assert account.ar_host == pytest.approx(last.host_per_token())
+    # a pass the page's drawing took the core from counts too, as in that run's own mean (not a busy run's)
+    steps = ((0.08, 0.08),) * 10 + ((0.19, 0.05),)
+    forward_costs.record_ar_run(family["target"].model, forward_costs.ArRun(time.monotonic(), 0.001, steps))
+    again = playground.generate(PROMPT, method="sd", **family, max_new_tokens=20).stats.account
+    assert again.recent_steps == [wall for wall, _ in steps] and again.ar_host == 0.001
+    forward_costs.record_ar_run(family["target"].model, forward_costs.ArRun(time.monotonic(), None, steps))
+    busy = playground.generate(PROMPT, method="sd", **family, max_new_tokens=20).stats.account
+    assert busy.recent_steps == [0.08] * 10 and busy.ar_host == 0.0, "of a busy ar run, the passes that had their core"
 
 
 class OneSession:

@@ -24,6 +24,7 @@ _ar_runs: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()  # model -> 
 class ArRun(NamedTuple):
     began: float  # time.monotonic()
     host: float | None  # seconds a token besides its passes (None: too short, or other work took its core)
+    steps: tuple = ()  # (wall, CPU) seconds of each of its one-token passes: its T(1), as its panel shows it
 
 
 def record(model, new_tokens: int, seconds: float, cpu: float | None = None) -> None:
@@ -54,10 +55,9 @@ def recent(model, new_tokens: int, within: float = FRESH_SECONDS) -> list[float]
     return [seconds for seconds, _ in recent_passes(model, new_tokens, within)]
 
 
-def recent_passes(model, new_tokens: int, within: float = FRESH_SECONDS,
-                  since: float | None = None) -> list[tuple[float, float]]:
-    """(wall, CPU) seconds of the same passes; with `since` (time.monotonic()), of those since then."""
-    since = max(time.monotonic() - within, since or 0.0)
+def recent_passes(model, new_tokens: int, within: float = FRESH_SECONDS) -> list[tuple[float, float]]:
+    """(wall, CPU) seconds of the same passes."""
+    since = time.monotonic() - within
     return [(seconds, cpu) for at, seconds, cpu in _seconds.get(model, {}).get(new_tokens, ()) if at >= since]
 
 
