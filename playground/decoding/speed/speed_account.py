@@ -56,7 +56,7 @@ LEAST_PASS_COST = 0.9
 # Where T(1) rests on the page's `ar` run, a pass of several tokens may cost down to 1 / this of it:
 # identical `ar` runs drawn by a quiet page averaged 63.1-81.2 ms a pass (1.29x apart; 50-54 ms
 # without a page), so a run whose page drew less ran that much faster than the `ar` run it is set
-# against, which is what a lecturer sees (walk: three quiet sd runs at 0.82 of such a T(1) withheld).
+# against, which is what a lecturer sees (walk 27: three quiet sd runs at 0.82 of such a T(1) withheld).
 PAGE_AR_RUNS_APART = 1.3
 # How far back the target's one-token passes join a run's T(1): a lecturer reads an `ar` run's page
 # for a minute before the next run; a load that changed since shows as the run's own timings apart
@@ -125,8 +125,8 @@ class SpeedAccount:
     target_passes: int = 0
     first_pass: float | None = None  # seconds of the target's first pass: the prompt's
     reference: list[Timing] = field(default_factory=list)
-    # The seconds of the target's one-token passes of the two minutes before the run, since the last
-    # `ar` run among them began: T(1) is timed with them, and its own timings held against them.
+    # The seconds of the one-token passes of the last `ar` run of the two minutes before the run (with
+    # none, any run's): T(1) is timed with them, and its own timings held against them.
     recent_steps: list[float] = field(default_factory=list)
     recent_busy: float | None = None  # the share of their core those passes had, where too busy to time the run
     # What that `ar` run spent per token besides its passes (its sampling, its loop): `ar`'s seconds

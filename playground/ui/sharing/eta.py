@@ -43,7 +43,7 @@ _bare_steps: dict[str, deque] = {}  # target spec -> (monotonic time, a bare ste
 # about 4 min 10 s, the job "about 1 min to 2 min" (it took 2 min 12 s), the jump unexplained.
 BARE_KEPT = 3
 _bare_claims: dict[str, float] = {}  # target spec -> when a line last claimed a bare step's timing
-_bare_contended: dict[str, bool] = {}  # target spec -> whether other programs wanted most cores at its last
+_bare_contended: dict[str, bool] = {}  # target spec -> whether others wanted most cores at its last bare step
 BARE_STEP_FRESH = 60.0  # a bare step timed as a job started speaks for the machine this long
 BARE_STEP_AGAIN = 15.0  # the line under a button, told again as settings change, times one this often at most
 BARE_STEP_PASSES = 5
