@@ -210,7 +210,9 @@ def test_changing_one_recorded_timing_moves_every_views_figure(family):
     # As on a quiet machine (the thread had its core, its T(1) timings agree): the panel shows the figure.
     account.decoder_cpu = account.decoder_seconds
     account.reference = [Timing(account.single_step(), 0.0, t.context, t.after_round) for t in account.reference]
-    account.recent_steps = []  # and no passes just before it to hold its T(1) against
+    # and no ar run just before it: no passes to hold its T(1) against, nor its host time per token
+    # (another test's ar run left a tiny model's, which `ar`'s seconds and the bound scale with T(1) too)
+    account.recent_steps, account.ar_host = [], 0.0
     account.pass_seconds = [max(seconds, account.single_step()) for seconds in account.pass_seconds]
     before = figures(run)
     account.reference = [Timing(t.wall / 2, t.cpu, t.context, t.after_round) for t in account.reference]
