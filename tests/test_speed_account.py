@@ -1,6 +1,7 @@
 """One speed account per run (decoding/speed/speed_account.py): every speed figure on screen, in the JSON
 and in a replay on other costs comes from it, adds up, and says when a busy machine moved it."""
 
+import html
 import re
 import time
 from html import unescape
@@ -594,8 +595,8 @@ def test_a_setting_run_again_shows_the_spread_of_its_settled_speedups(family):
     beside = "other programs taking 0.20-0.63 of a core beside them (chromium the most)"
     assert speedups.spread(setting_of(runs[0])) == f"1.10x (0.94-1.23x, 3 runs, at {at} and T(1) 10 ms, {beside})"
     panel = render.stats_html(stats_shown(runs[2], None, speedups.spread(setting_of(runs[2]))))
-    assert (f"<b>1.10x (0.94-1.23x, 3 runs, at {at} and T(1) 10 ms, {beside})</b><span>speedup over ar of your "
-            "settled runs of this setting") in panel
+    assert "<b>1.10x</b><span>speedup over ar of your settled runs of this setting" in panel
+    assert html.escape(f"These runs: 0.94-1.23x, 3 runs, at {at} and T(1) 10 ms, {beside}") + "</span>" in panel
     other = playground.generate(PROMPT, method="sd", **family, max_new_tokens=12, candidates=2)
     assert speedups.spread(setting_of(other)) is None, "another setting has runs of its own"
     ar = playground.generate(PROMPT, method="ar", **family, max_new_tokens=12)

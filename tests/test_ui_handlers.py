@@ -220,10 +220,11 @@ def test_a_setting_generated_again_shows_its_runs_spread_and_another_setting_doe
     """Identical Generate runs each read one run's speedup (walk 9: 1.23x, 0.94x, 1.10x): the second
     run of a setting shows the page's runs of it beside its own; another setting starts its own."""
     monkeypatch.setattr(SpeedAccount, "unsettled", lambda self: "")  # timing settles nothing on the tiny family
-    spread = re.compile(r"<b>\d+\.\d\dx \([\d.-]+x, (\d) runs, at c [\d.-]+ and T\(1\) [\d-]+ ms, [^<]+ beside "
-                        r"them[^<]*\)</b><span>speedup over ar of your")
+    spread = re.compile(r"<b>\d+\.\d\dx</b><span>speedup over ar of your[^<]+These runs: [\d.-]+x, (\d) runs, at c "
+                        r"[\d.-]+ and T\(1\) [\d-]+ ms, [^<]+ beside them[^<]*</span>")
     first = run_generate(handlers)[-1][2]
-    assert not spread.search(first) and "x (1 settled run so far: the spread shows from the second)</b>" in first
+    assert not spread.search(first) and "These runs: 1 settled run so far: the spread shows from the second</span>" \
+        in first
     assert spread.search(run_generate(handlers)[-1][2])[1] == "2"
     assert not spread.search(run_generate(handlers, candidates=2)[-1][2])
     assert spread.search(run_generate(handlers)[-1][2])[1] == "3"

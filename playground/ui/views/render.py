@@ -227,6 +227,9 @@ def stats_html(stats: dict, retokenized: bool = False) -> str:
             label += RUNNING_SPEEDUP
         if key in ("speedup", "expected_speedup") and unsettled and key in stats:
             cells.append(("not settled", label))  # a busy T(1) predicted 4.50x where the run gave 2.6x
+        elif key == "speedup_spread" and key in stats:  # walk 29: the whole sentence stood in large bold
+            value, _, runs = stats[key].partition(" (")
+            cells.append((value, f"{label}. These runs: {runs.removesuffix(')')}"))
         elif key == "paired_speedup" and key in stats:
             pairing = stats[key]
             shown = "not given" if pairing.ratio is None else _format(fmt, pairing.ratio) + " *"
