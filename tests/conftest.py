@@ -39,6 +39,16 @@ def no_ticks_between_runs(monkeypatch):
     monkeypatch.setattr(ticks, "TICK_SECONDS", 3600.0)
 
 
+@pytest.fixture(autouse=True)
+def other_programs_unknown(monkeypatch):
+    """What the other programs want is unknown unless a test sets it: an estimate paces on runs under
+    the load of now (ui/sharing/eta.py), and beside a second test worker this machine's reading sits
+    at half its cores, where a run recorded quiet is estimated busy."""
+    from playground.ui.sharing import eta  # noqa: PLC0415
+
+    monkeypatch.setattr(eta, "others_load", lambda moment=True: None)
+
+
 @pytest.fixture(scope="session")
 def tokenizer():
     from playground.models.tiny import char_tokenizer  # noqa: PLC0415

@@ -22,6 +22,7 @@ from playground.ui.tabs.family_panel import Preset
 from playground.ui.views.paired_speedups import WARM_UP_TOKENS
 
 KEY = "session-1"
+REAL_OTHERS_LOAD = eta.others_load  # conftest makes the load unknown in every test
 PROMPT = "hello there"
 
 
@@ -158,7 +159,7 @@ def test_a_plan_counts_each_runs_seconds_besides_its_paced_tokens(family):
     assert "and 0.50 s a run besides (its prompt's pass, timing ar's step: the last jobs' runs)" in bases
     # Put at the T(1) now: a busy sweep's seconds besides told a quiet one after it 36 s for 21.8 s
     step = run.stats.account.own_step()
-    eta._steps["tiny-target"].extend([(time.monotonic(), step / 2)] * eta.STEPS_NOW)
+    eta._steps["tiny-target"].extend([(time.monotonic(), step / 2, None)] * eta.STEPS_NOW)
     assert eta.seconds_besides_decoding("tiny-target") == pytest.approx(0.25, rel=0.05)
 
 
@@ -268,26 +269,62 @@ def test_a_jobs_time_left_is_not_paced_on_its_warm_ups():
     assert eta.job_time_left(estimates, [2.4, 2.4, 2.4], warm_ups=3) == pytest.approx(36.0)
 
 
-def test_an_estimate_warns_when_the_machine_is_busier_or_quieter_than_as_its_runs_ended(family, monkeypatch):
-    """A sweep told "about 37 s" beside two CPU burners took 4 min 5 s: its pace came from runs
-    that ended on a quiet machine; once they were gone, one told "about 2 min 40 s" took 55 s."""
+def test_an_estimate_paces_on_runs_under_the_load_of_now_or_scales_them_by_how_much_slower_busy_runs_went(
+        monkeypatch):
+    """Walk 29: 25 s after two burners started, a sweep paced on quiet runs was told "about 29 s, up to
+    1 min 20 s" and took 3 min 17 s (its bare step read 1.2-3.4x a quiet one, its runs went 4.5-5.5x
+    slower); after them, one paced on the median of quiet and busy runs was told 50 s and took 39.8 s."""
     eta.clear()
     monkeypatch.setattr(eta.os, "cpu_count", lambda: 2)
-    run = generate(PROMPT, method="ar", max_new_tokens=24, target=family["target"])
-    monkeypatch.setattr(eta, "others_load", lambda moment=True: 1.0)
-    eta.record(run)
-    specs = {"ar": {"target": "tiny-target"}}
-    assert "busier now" not in eta.plan_line([("ar", 10)], specs.__getitem__)[1], "as busy as then: no warning"
-    monkeypatch.setattr(eta, "others_load", lambda moment=True: 2.1)
-    assert eta.plan_line([("ar", 10)], specs.__getitem__)[1].endswith(
-        "; the machine is busier now than as those runs ended (other programs wanted 2.1 of its 2 cores, against "
-        "1.0): expect it to take longer")
+    load = {"now": 0.2}
+    monkeypatch.setattr(eta, "others_load", lambda moment=True: load["now"])
+    fsd, sd = {"target": "tiny-target", "draft": "tiny-draft"}, {"target": "tiny-target", "draft": "other-draft"}
+
+    def ran(specs, method, pace, wanted):
+        eta._recent.setdefault((method, eta.family_of(specs)), deque()).append((time.monotonic(), pace, 0.05, wanted))
+
+    ran(fsd, "fsd", 0.1, 0.2)
+    ran(sd, "sd", 0.08, 0.3)
+    assert eta.seconds_per_token("fsd", fsd).seconds == pytest.approx(0.1)
+    load["now"] = 2.1
+    rate = eta.seconds_per_token("fsd", fsd)
+    assert rate.seconds == pytest.approx(0.1 * eta.BUSY_RUNS_SLOWER)
+    assert (", x4.5: other programs want 2.1 of its 2 cores now, those runs ran beside less, and none here ran "
+            "both ways yet") in rate.basis
+    load["now"] = 1.0  # one program wanting a core of two: less
+    assert eta.seconds_per_token("fsd", fsd).seconds == pytest.approx(0.1 * (1 + (eta.BUSY_RUNS_SLOWER - 1) / 2))
+    load["now"] = 2.1
+    ran(fsd, "fsd", 0.5, 2.1)
+    ran(fsd, "fsd", 0.5, 2.0)
+    assert eta.seconds_per_token("fsd", fsd).seconds == pytest.approx(0.5), "busy runs now: on them alone"
+    rate = eta.seconds_per_token("sd", sd)
+    assert rate.seconds == pytest.approx(0.08 * 5), "fsd's busy runs went 5x its quiet ones"
+    assert "runs here went 5.0x slower beside such programs than beside fewer" in rate.basis
+    load["now"] = 0.1  # the burners killed: the quiet runs alone, not the median of both
+    assert eta.seconds_per_token("fsd", fsd).seconds == pytest.approx(0.1)
+    eta._recent.pop(("sd", eta.family_of(sd)))
+    ran(sd, "sd", 0.4, 2.1)
+    rate = eta.seconds_per_token("sd", sd)
+    assert rate.seconds == pytest.approx(0.4 / 5), "sd ran only beside them: scaled down"
+    assert ", x0.2: other programs want 0.1 of its 2 cores now, against 2.1 as those runs ended" in rate.basis
+    load["now"] = None  # unknown: every run, unscaled
+    assert eta.seconds_per_token("fsd", fsd).seconds == pytest.approx(0.5)
     eta.clear()
-    eta.record(run)
-    monkeypatch.setattr(eta, "others_load", lambda moment=True: 0.2)
-    assert eta.plan_line([("ar", 10)], specs.__getitem__)[1].endswith(
-        "; the machine is quieter now than as those runs ended (other programs wanted 0.2 of its 2 cores, against "
-        "2.1): expect it to take less")
+
+
+def test_a_jobs_seconds_besides_decoding_read_the_load_of_now(monkeypatch):
+    """A sweep's runs' prompt passes and timings of ar's step slow beside busy programs as its tokens do."""
+    eta.clear()
+    monkeypatch.setattr(eta.os, "cpu_count", lambda: 2)
+    load = {"now": 2.1}
+    monkeypatch.setattr(eta, "others_load", lambda moment=True: load["now"])
+    eta._besides_decoding["tiny-target"] = deque([(time.monotonic(), 0.4, None, 0.2)])
+    assert eta.seconds_besides_decoding("tiny-target") == pytest.approx(0.4 * eta.BUSY_RUNS_SLOWER)
+    eta._besides_decoding["tiny-target"].append((time.monotonic(), 2.0, None, 2.1))
+    assert eta.seconds_besides_decoding("tiny-target") == pytest.approx(2.0)
+    load["now"] = 0.2
+    assert eta.seconds_besides_decoding("tiny-target") == pytest.approx(0.4)
+    eta.clear()
 
 
 def test_the_other_programs_now_are_those_of_the_last_seconds(monkeypatch):
@@ -440,8 +477,8 @@ def test_once_the_machine_is_quieter_a_fast_bare_step_rescales_the_busy_runs_pac
     eta.clear()
     busy, specs = 0.177, {"target": "tiny-target", "draft": "tiny-draft"}
     for _ in range(3):
-        eta._steps.setdefault("tiny-target", deque()).append((time.monotonic(), busy))
-        eta._recent.setdefault(("sd", eta.family_of(specs)), deque()).append((time.monotonic(), 0.5, busy))
+        eta._steps.setdefault("tiny-target", deque()).append((time.monotonic(), busy, None))
+        eta._recent.setdefault(("sd", eta.family_of(specs)), deque()).append((time.monotonic(), 0.5, busy, None))
     eta._bare_steps["tiny-target"] = deque([(time.monotonic(), 0.150), (time.monotonic(), 0.052)])
     quieter = ("quieter", 0.1, 2.1, 2)
     monkeypatch.setattr(eta, "load_change", lambda: quieter)
@@ -499,7 +536,7 @@ def test_the_t1_a_drawing_page_moves_is_not_a_machine_that_changed(monkeypatch):
     monkeypatch.setattr(eta, "load_change", lambda: None)
     monkeypatch.setattr(eta, "contended", lambda: True)
     for step in (0.079, 0.080, 0.078):
-        eta._steps.setdefault("tiny-target", deque()).append((time.monotonic(), step))
+        eta._steps.setdefault("tiny-target", deque()).append((time.monotonic(), step, None))
     assert eta.machine_now("tiny-target", [0.059]) == (1.0, "")
     assert eta.machine_now("tiny-target", [0.105]) == (1.0, ""), "nor faster by as much"
     factor, words = eta.machine_now("tiny-target", [0.030])
@@ -509,6 +546,23 @@ def test_the_t1_a_drawing_page_moves_is_not_a_machine_that_changed(monkeypatch):
     monkeypatch.setattr(eta, "contended", lambda: False)
     assert eta.machine_now("tiny-target", [0.030]) == (1.0, "")
     eta.clear()
+
+
+def test_the_other_programs_are_watched_between_readings(monkeypatch):
+    """A sweep's line told 35 s after its last run found no watch younger than OVER, read a moment
+    (busy: unknown) and paced on quiet runs where the job's start, 4 s on, read the burners: the
+    line said 2 min, the start 4 min (it took 3 min 59 s). Watches go on without readings."""
+    meter = eta._OthersNow()
+    meter.AGAIN, meter.LEAST = 0.05, 0.1
+    monkeypatch.setattr(eta, "_others_now", meter)
+    monkeypatch.setattr(other_programs, "demand_by_process", lambda: {(4242, 777): time.perf_counter() * 2})
+    REAL_OTHERS_LOAD(moment=False)
+    deadline = time.monotonic() + 20  # a thread started by an earlier test may be in its 5 s wait
+    while len(meter.watches) < 3 and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert len(meter.watches) >= 3, "nobody read, and no watch was started"
+    monkeypatch.setattr(eta.time, "sleep", lambda seconds: pytest.fail("a moment's watch: none was ready"))
+    assert meter.read() == pytest.approx(2.0, rel=0.05), "two programs wanting a core each, read without a moment"
 
 
 def test_a_machine_is_contended_where_other_programs_want_half_its_cores(monkeypatch):

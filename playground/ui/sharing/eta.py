@@ -30,8 +30,9 @@ KEPT_RUNS = 16  # per (method, family)
 MIN_TOKENS = 8  # a shorter run (a warm-up) is mostly its prompt's prefill: its pace is not a run's
 
 _lock = threading.Lock()
-_recent: dict[tuple, deque] = {}  # (method, family) -> (monotonic time, seconds per token, its T(1) or None)
-_steps: dict[str, deque] = {}  # target spec -> (monotonic time, T(1) as a run timed it)
+# Each run kept below ends with the cores the other programs wanted as it ended (None: unknown)
+_recent: dict[tuple, deque] = {}  # (method, family) -> (monotonic time, seconds per token, its T(1) or None, load)
+_steps: dict[str, deque] = {}  # target spec -> (monotonic time, T(1) as a run timed it, load)
 STEPS_NOW = 3  # the last runs' T(1)s: the machine's speed now, against that of the runs an estimate reads
 # T(1) within this factor of the runs' is the machine as it was: a page drawing the runs moves it. At 1.3 a
 # quiet page's line read "x0.8: faster now", then "x1.3: slower now, T(1) 79 against 59 ms" (its runs'
@@ -61,8 +62,14 @@ MIN_LENGTHS = 5  # recent runs asking as many before their median length is told
 _written: deque = deque(maxlen=KEPT_WRITTEN)  # (monotonic time, same_run(...), tokens asked, tokens written)
 _first_steps: deque = deque(maxlen=KEPT_RUNS)  # (monotonic time, CPU seconds of a run's first step: its prompt's)
 _loads: deque = deque(maxlen=KEPT_RUNS)  # (monotonic time, the cores other programs wanted as a run ended)
-# target spec -> (monotonic time, a job's run's seconds not paced per token, its T(1) or None)
+# target spec -> (monotonic time, a job's run's seconds not paced per token, its T(1) or None, load)
 _besides_decoding: dict[str, deque] = {}
+# Runs under another load than now's (busy: other programs want half the cores or more) are scaled by
+# how much slower busy runs went than quiet ones here, or, with none measured, by this where other
+# programs want every core: beside two burners on two cores `ar` ran 2.4-3.7 tokens/s against 11-19
+# quiet, and fsd sweeps took 2 min 56 s - 3 min 25 s against 35-43 s, while a bare step read only
+# 1.2-3.4x a quiet one (walk 29: a sweep told "about 29 s, up to 1 min 20 s" took 3 min 17 s).
+BUSY_RUNS_SLOWER = 4.5
 # Begins the line under Compare's and Race's button: it is told again as the settings change and as
 # a job ends, so after one it can differ from the "expected as it started" of the job just shown.
 AS_SET_NOW = "As set now: "
@@ -90,17 +97,26 @@ def record(run, took: float | None = None) -> None:
         # No short watch here: it held each run's last view 0.3 s (and the estimates' lock with it).
         if (load := others_load(moment=False)) is not None:
             _loads.append((time.monotonic(), load))
+        else:
+            load = _taken_beside(run.stats.account)
         step = run.stats.account.own_step()
         if step:
-            _steps.setdefault(_target_spec(run.models), deque(maxlen=KEPT_RUNS)).append((time.monotonic(), step))
+            _steps.setdefault(_target_spec(run.models), deque(maxlen=KEPT_RUNS)).append((time.monotonic(), step, load))
         after_first = run.stats.tokens - (len(run.steps[0].tokens) if run.steps else 0)
         seconds = run.stats.decoder_seconds - (run.stats.step_clock[0] if run.stats.step_clock else 0.0)
         if after_first >= MIN_TOKENS and seconds > 0:
             _recent.setdefault((run.method, family_of(run.models)), deque(maxlen=KEPT_RUNS)).append(
-                (time.monotonic(), seconds / after_first, step))
+                (time.monotonic(), seconds / after_first, step, load))
         if took is not None:
             _besides_decoding.setdefault(_target_spec(run.models), deque(maxlen=KEPT_RUNS)).append(
-                (time.monotonic(), max(took - max(seconds, 0.0), 0.0), step))
+                (time.monotonic(), max(took - max(seconds, 0.0), 0.0), step, load))
+
+
+def _taken_beside(account) -> float | None:
+    """The cores the other programs took during a run, where no watch was old enough to read what they
+    wanted as it ended (a page's first run): less than they wanted (two burners took 1.1 of two cores
+    beside a run), but on the same side of half the cores."""
+    return None if account.besides is None else sum(share for _, share in account.besides)
 
 
 def seconds_besides_decoding(target) -> float:
@@ -111,13 +127,16 @@ def seconds_besides_decoding(target) -> float:
     quiet one, just after, 36 s for 21.8 s."""
     since = time.monotonic() - KEPT_SECONDS
     with _lock:
-        recent = [(seconds, step) for at, seconds, step in _besides_decoding.get(target, ()) if at >= since]
+        kept = [entry[1:] for entry in _besides_decoding.get(target, ()) if entry[0] >= since]
+    recent, factor, _ = _under_load_now(kept)
     if not recent:
         return 0.0
+    if factor != 1.0:
+        return statistics.median(seconds for seconds, _, _ in recent) * factor
     now = _step_now(target, 0.0)[0]
-    if now and all(step for _, step in recent):
-        return statistics.median(seconds / step for seconds, step in recent) * now
-    return statistics.median(seconds for seconds, _ in recent)
+    if now and all(step for _, step, _ in recent):
+        return statistics.median(seconds / step for seconds, step, _ in recent) * now
+    return statistics.median(seconds for seconds, _, _ in recent)
 
 
 def _target_spec(models: dict):
@@ -190,15 +209,17 @@ def claim_bare_step(target: LoadedModel) -> bool:
 
 
 def _step_now(target, then: float) -> tuple[float | None, str]:
-    """(T(1) now, where it was read): the median of the last STEPS_NOW runs', or that of the bare
+    """(T(1) now, where it was read): the median of the last STEPS_NOW runs' (under the load of now,
+    where any ran under it: `_under_load_now`), or that of the bare
     steps timed in the last BARE_STEP_FRESH seconds (`time_bare_step`) where it is BARE_SLOWER
     times both theirs and `then`'s or more; or the last bare step alone where the machine is much
     quieter than as the runs ended and it is under 1/SAME_SPEED of both (after two burners were
     killed, a line read "quieter now" beside the busy runs' "about 2 min 40 s" for a 25 s sweep)."""
     since, fresh = time.monotonic() - KEPT_SECONDS, time.monotonic() - BARE_STEP_FRESH
     with _lock:
-        runs = [step for at, step in _steps.get(target, ()) if at >= since][-STEPS_NOW:]
+        kept = [entry[1:] for entry in _steps.get(target, ()) if entry[0] >= since]
         bares = [step for at, step in _bare_steps.get(target, ()) if at >= fresh]
+    runs = [step for step, _ in _under_load_now(kept, scaled=False)[0]][-STEPS_NOW:]
     now = statistics.median(runs) if runs else None
     bare = statistics.median(bares) if bares else None
     if bare is not None and bare > BARE_SLOWER * max(now or 0.0, then):
@@ -214,23 +235,76 @@ def _quieter() -> bool:
     return change is not None and change[0] == "quieter"
 
 
-def _median(method: str, family: tuple) -> tuple[float, list] | None:
-    """The median seconds per token of recent runs of `method` on `family`, with their T(1)s."""
+def _median(method: str, family: tuple) -> tuple[float, list, float, str] | None:
+    """The median seconds per token of recent runs of `method` on `family` (`_paced`)."""
     return _paced(lambda key: key == (method, family))
 
 
-def _on_target(target: list) -> tuple[float, list] | None:
-    """The median of every method's recent runs on this target (any draft), with their T(1)s."""
+def _on_target(target: list) -> tuple[float, list, float, str] | None:
+    """The median of every method's recent runs on this target (any draft) (`_paced`)."""
     return _paced(lambda key: set(target) <= set(key[1]))
 
 
-def _paced(wanted) -> tuple[float, list] | None:
-    """The median seconds per token of the recent runs whose (method, family) is `wanted`, with their T(1)s."""
+def _paced(wanted) -> tuple[float, list, float, str] | None:
+    """(median seconds per token, their T(1)s, factor, words) of the recent runs whose (method,
+    family) is `wanted`: of those under the load of now where any, else of all, to be scaled by
+    `factor` as `words` say (`_under_load_now`)."""
     since = time.monotonic() - KEPT_SECONDS
     with _lock:
-        recent = [(seconds, step) for key, kept in _recent.items() if wanted(key)
-                  for at, seconds, step in kept if at >= since]
-    return (statistics.median(s for s, _ in recent), [step for _, step in recent]) if recent else None
+        kept = [entry[1:] for key, entries in _recent.items() if wanted(key) for entry in entries if entry[0] >= since]
+    recent, factor, words = _under_load_now(kept)
+    if not recent:
+        return None
+    return statistics.median(pace for pace, _, _ in recent), [step for _, step, _ in recent], factor, words
+
+
+def _busy(load: float | None) -> bool | None:
+    """Whether other programs wanted half the machine's cores or more (None where unknown)."""
+    return None if load is None else load >= 0.5 * (os.cpu_count() or 1)
+
+
+def _under_load_now(entries: list[tuple], scaled: bool = True) -> tuple[list[tuple], float, str]:
+    """(entries, factor, words): those of `entries` (each ending with the cores the other programs
+    wanted as its run ended) whose runs ran under the load of now, busy or quiet (`_busy`); with
+    none such, all of them, at `factor` as `words` say (`busy_slowdown`; 1 and "" where not
+    `scaled`). After two burners were killed, a sweep paced on the median of the quiet runs before
+    them and the busy runs beside them was told about 50 s and took 39.8 s."""
+    wanted = others_load() if entries else None
+    busy = _busy(wanted)
+    same = [entry for entry in entries if busy is None or _busy(entry[-1]) in (busy, None)]
+    if same or busy is None or not scaled:
+        return same or entries, 1.0, ""
+    cores = os.cpu_count() or 1
+    if busy:
+        slower, measured = busy_slowdown(wanted)
+        return entries, slower, (f", x{slower:.1f}: other programs want {wanted:.1f} of its {cores} cores now, "
+                                 f"those runs ran beside less, and {measured}")
+    then = statistics.median(entry[-1] for entry in entries)
+    slower, measured = busy_slowdown(then)
+    return entries, 1 / slower, (f", x{1 / slower:.1f}: other programs want {wanted:.1f} of its {cores} cores now, "
+                                 f"against {then:.1f} as those runs ended, and {measured}")
+
+
+def busy_slowdown(wanted: float) -> tuple[float, str]:
+    """(factor, words): how much slower runs went here beside other programs wanting half the cores
+    or more than beside fewer: the median, over the methods and families that ran both ways, of
+    their busy runs' median pace over their quiet runs'; where none did, BUSY_RUNS_SLOWER at
+    every core wanted, less in proportion below."""
+    with _lock:
+        kept = [list(entries) for entries in _recent.values()]
+    ratios = []
+    for entries in kept:
+        busy = [pace for _, pace, _, load in entries if _busy(load)]
+        quiet = [pace for _, pace, _, load in entries if _busy(load) is False]
+        if busy and quiet:
+            ratios.append(statistics.median(busy) / statistics.median(quiet))
+    if ratios:
+        factor = statistics.median(ratios)
+        return factor, f"runs here went {factor:.1f}x slower beside such programs than beside fewer"
+    share = min(1.0, wanted / (os.cpu_count() or 1))
+    factor = 1 + (BUSY_RUNS_SLOWER - 1) * share
+    return factor, (f"none here ran both ways yet: taken as {factor:.1f}x (runs on 2 cores went about "
+                    f"{BUSY_RUNS_SLOWER:g}x slower beside two programs wanting a core each)")
 
 
 def machine_now(target, steps: list) -> tuple[float, str]:
@@ -326,12 +400,27 @@ class _OthersNow:
 
 
 _others_now = _OthersNow()
+_watching = threading.Event()  # set once a thread keeps watching
+_between_watches = threading.Event()  # never set: waited on, as tests' stand-ins for time.sleep leave it alone
 
 
 def others_load(moment: bool = True) -> float | None:
     """The cores the other programs wanted lately (None where unknown: no schedstat, or no watch old
-    enough); `moment`: else a short watch of its own, which takes SAMPLE seconds."""
+    enough); `moment`: else a short watch of its own, which takes SAMPLE seconds. From the first
+    reading on, a watch is started every AGAIN seconds whether or not anyone reads: read only as the
+    pages asked, a sweep's line told 35 s after its last run found none younger than OVER, read a
+    moment (busy: unknown) and paced on quiet runs (x2.3) where the job's start, 4 s on, read 2.0
+    cores wanted and the busy pace (x4.5); the sweep took 3 min 59 s for the line's 2 min."""
+    if not _watching.is_set():
+        _watching.set()
+        threading.Thread(target=_keep_watching, name="other-programs-watch", daemon=True).start()
     return _others_now.read(moment)
+
+
+def _keep_watching() -> None:
+    while True:
+        _others_now.read(moment=False)
+        _between_watches.wait(_others_now.AGAIN)
 
 
 def contended() -> bool:
@@ -374,18 +463,6 @@ def load_change() -> tuple[str, float, float, int] | None:
     return None
 
 
-def load_note() -> str:
-    """A warning when the machine is much busier, or much quieter, now than as the recent runs
-    ended ("" otherwise): every estimate is paced on those runs. A sweep told "about 37 s" beside
-    two CPU burners took 4 min 5 s; once they were gone, one told "about 2 min 40 s" took 55 s."""
-    if (change := load_change()) is None:
-        return ""
-    said, now, then, cores = change
-    expect = "longer" if said == "busier" else "less"
-    return (f"; the machine is {said} now than as those runs ended (other programs wanted {now:.1f} of its {cores} "
-            f"cores, against {then:.1f}): expect it to take {expect}")
-
-
 def length_spread(asked: int) -> tuple[float, float]:
     """How much shorter and longer than their median recent runs asking `asked` tokens ran: (p25 /
     median, p75 / median) of what they wrote, once MIN_LENGTHS are known; (1, 1) before. A wait is
@@ -420,8 +497,10 @@ def seconds_per_token(method: str, models: dict) -> Rate | None:
                          (_on_target(target), f"{method} taken as other methods' {{:.3f}} s/token on this target (no "
                                               f"recent {unknown} run")):
         if found is not None:
-            factor, words = machine_now(_target_spec(models), found[1])
-            return Rate(found[0] * factor, basis.format(found[0]) + words + ")")
+            pace, steps, factor, words = found
+            if factor == 1.0:
+                factor, words = machine_now(_target_spec(models), steps)
+            return Rate(pace * factor, basis.format(pace) + words + ")")
     model = models.get("target")
     step = forward_costs.typical(model.model, 1) if isinstance(model, LoadedModel) else None
     if step is not None:
@@ -521,8 +600,7 @@ def plan_line(plan: list[tuple[str, int]], models_of, unknown: str = "") -> tupl
         return None, f"{len(plan)} runs; no run on this machine lately to estimate their time from{unknown}"
     total = sum(seconds)
     return total, (f"{len(plan)} runs, {duration_text(total)} if each writes its max new tokens at the recent pace "
-                   f"(one that stops sooner takes less, a busier machine more; from {'; '.join(bases)})"
-                   f"{load_note()}")
+                   f"(one that stops sooner takes less, a busier machine more; from {'; '.join(bases)})")
 
 
 def took_text(seconds: float) -> str:
