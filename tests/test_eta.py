@@ -19,6 +19,7 @@ from playground.ui.options import all_controls
 from playground.ui.sharing import eta
 from playground.ui.tabs.compare import SLOWEST_SIDE, SLOWEST_SIDE_CONTENDED, rise_text, time_left_text
 from playground.ui.tabs.family_panel import Preset
+from playground.ui.tabs.race import Race
 from playground.ui.views.paired_speedups import WARM_UP_TOKENS
 
 KEY = "session-1"
@@ -573,6 +574,21 @@ def test_a_machine_is_contended_where_other_programs_want_half_its_cores(monkeyp
         # Walk 28: a moment's watch caught the page's browser drawing a tab, unknown; the sweep's line
         # then said "beside other programs wanting most of the cores" on a quiet machine
         assert eta.seen_contended() is (contended and wanted is not None), wanted
+
+
+def test_a_jobs_progress_lines_keep_what_it_was_expected_to_take_as_it_started(handlers):
+    """Walk 29: the "Starting:" line, with the job's expected time, gave way to the first progress
+    line within a second, and nothing said it again until the job ended."""
+    list(handlers.generate(KEY, PROMPT, "ar", False, *values()))  # a recent pace: the job's time is known
+    compare = [html.unescape(view) for view in handlers.compare(KEY, PROMPT, "fsd", "sweep", "tau", "0.1, 0.3", [],
+                                                                *values())]
+    said = re.search(r"Starting: \d+ runs, (about [\d a-z]+?) if each", compare[0])[1]
+    progress = [re.sub("<[^>]+>", "", line) for line in compare[1:-1]]
+    assert progress and all(line.endswith(f"; expected as it started: {said}") for line in progress), progress
+    race = [re.sub("<[^>]+>", "", html.unescape(status))
+            for status, _ in Race(handlers).run_methods(KEY, PROMPT, ["ar", "sd"], *values())]
+    told = {line.rpartition("; expected as it started: ")[2] for line in race[1:-1]}
+    assert len(told) == 1 and told.pop() in race[0], race
 
 
 def test_the_line_under_the_button_waits_while_the_pages_own_job_runs(handlers):

@@ -52,6 +52,12 @@ def with_ticks(items: Generator, count: int, every: float | None = None) -> Iter
         worker.join()
 
 
+def as_started(line: str, expected: str) -> str:
+    """A job's progress `line` with what the job was `expected` to take as it started ("" where
+    nothing was known): its "Starting:" line gave way to the first progress line within a second."""
+    return f"{line}; expected as it started: {expected}" if expected else line
+
+
 def going_text(number: int, total: int, what: str, elapsed: float, left: float | None) -> str:
     """'run 4 of 12 going (sd: repeat 1, 20 s so far), about 25 s left': the time left told as the
     last run ended, less the seconds since."""

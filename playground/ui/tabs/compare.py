@@ -27,7 +27,7 @@ from ..options import (
     visible_options,
 )
 from ..sharing import eta
-from ..sharing.ticks import going_text, with_ticks
+from ..sharing.ticks import as_started, going_text, with_ticks
 from ..views import render
 from ..views.error_status import check_method, error_status
 from ..views.paired_speedups import (
@@ -184,7 +184,8 @@ class Comparison:
                 side, repeat = order[len(durations)]
                 what = f"{sides[side][0]}: {which_run(repeat)}"
                 if item is None:  # a run going: the time left told as the last ended, less the seconds since
-                    yield render.status_html(going_text(len(durations) + 1, len(plan), what, elapsed, left))
+                    yield render.status_html(as_started(going_text(len(durations) + 1, len(plan), what, elapsed,
+                                                                   left), expected_said))
                     if left and left > elapsed:
                         on_screen, shown_at = left - elapsed, time.perf_counter()
                     continue
@@ -203,7 +204,8 @@ class Comparison:
                 time_left = time_left_text(left, on_screen, sides[side][0], paced=repeat >= 0, spread=spread,
                                            took=ended - shown_at, beside=ran_beside(timed))
                 on_screen, shown_at = left, ended
-                yield render.status_html(f"run {done} of {len(plan)} done ({what}){time_left}")
+                line = f"run {done} of {len(plan)} done ({what}){time_left}"
+                yield render.status_html(as_started(line, expected_said))
             shown_runs = [side.median_run() for side in timed]
             reference_ids = target_ids(shown_runs[0], target)
             side_of = {label: side for side, (label, _, _) in enumerate(sides)}

@@ -20,7 +20,7 @@ from ...errors import PlaygroundError
 from ...methods import METHODS
 from ..options import method_choices, options_from_values
 from ..sharing import eta
-from ..sharing.ticks import going_text, with_ticks
+from ..sharing.ticks import as_started, going_text, with_ticks
 from ..views import render
 from ..views.error_status import error_status
 from ..views.paired_speedups import (
@@ -62,22 +62,26 @@ class Race:
             for waiting in self.handlers.runs.in_line(job):
                 yield render.status_html(waiting), gr.skip()
             self.handlers.runs.time_machine(key, job)
-            yield render.status_html(f"Starting: {self._expected(key, plan)[1]}"), gr.skip()
+            expected, expected_line = self._expected(key, plan)
+            expected_said = eta.duration_text(expected) if expected else ""
+            yield render.status_html(f"Starting: {expected_line}"), gr.skip()
             finished = {side: {} for side in range(len(chosen))}
             runs = [partial(self.handlers.runs.finished, key, prompt, method, values, job) for method in chosen]
             order = run_order(len(chosen), repeats)
-            left, done, ended = self._expected(key, plan)[0], 0, time.perf_counter()
+            left, done, ended = expected, 0, time.perf_counter()
             for item, elapsed in with_ticks(repeated(runs, repeats), len(order)):
                 side, repeat = order[done]
                 what = f"{chosen[side]}: {which_run(repeat, repeats)}, alone"
                 if item is None:  # a run going: the time left told as the last ended, less the seconds since
-                    yield render.status_html(going_text(done + 1, len(plan), what, elapsed, left)), gr.skip()
+                    yield render.status_html(as_started(going_text(done + 1, len(plan), what, elapsed, left),
+                                                        expected_said)), gr.skip()
                     continue
                 run, done, took, ended = item[2], done + 1, time.perf_counter() - ended, time.perf_counter()
                 eta.record(run, took=took)
                 left = self._expected(key, plan[done:])[0] if done < len(plan) else 0.0
-                yield (render.status_html(f"run {done} of {len(plan)} done ({what})"
-                                          + (f", {eta.duration_text(left)} left" if left else "")), gr.skip())
+                yield (render.status_html(as_started(f"run {done} of {len(plan)} done ({what})"
+                                                     + (f", {eta.duration_text(left)} left" if left else ""),
+                                                     expected_said)), gr.skip())
                 if repeat >= 0:
                     finished[side][repeat] = run
             timed = [Timed() for _ in chosen]
