@@ -8,7 +8,10 @@ A run is known by its method and its models (the family's specs): sd on the embe
 its own figure, apart from sd on a byte draft. A method with no recent run on the family is taken
 at ar's figure there (speculative methods on a CPU run near ar's speed, some slower), and with no
 run of the family at all, at the target's measured one-token step T(1) (forward_costs) if a run
-measured it lately. Estimates are labelled with what they came from.
+measured it lately. Runs are read under the load of now: a busy machine's estimate from runs that
+ended beside other programs wanting half the cores or more, a quiet one's from runs that ended
+quieter, or the others' scaled by how much slower busy runs go here (`_under_load_now`).
+Estimates are labelled with what they came from.
 """
 
 import math
