@@ -595,7 +595,12 @@ def test_a_setting_run_again_shows_the_spread_of_its_settled_speedups(family):
     beside = "other programs taking 0.20-0.63 of a core beside them (chromium the most)"
     assert speedups.spread(setting_of(runs[0])) == f"1.10x (0.94-1.23x, 3 runs, at {at} and T(1) 10 ms, {beside})"
     panel = render.stats_html(stats_shown(runs[2], None, speedups.spread(setting_of(runs[2]))))
-    assert "<b>1.10x</b><span>speedup over ar of your settled runs of this setting" in panel
+    assert '<div class="stat stat-aside"><b>1.10x</b><span>speedup over ar of your settled runs of this setting' \
+        in panel, "set apart from this run's own figures"
+    busy = render.stats_html({**stats_shown(runs[2], None, speedups.spread(setting_of(runs[2]))),
+                              "account": {"unsettled": "the machine was busy"}})
+    assert "settled runs of this setting on this page (not this run: it is not settled)" in unescape(busy), \
+        "walk 30: beside a busy run's 'not settled' the figure read as this run's"
     assert html.escape(f"These runs: 0.94-1.23x, 3 runs, at {at} and T(1) 10 ms, {beside}") + "</span>" in panel
     other = playground.generate(PROMPT, method="sd", **family, max_new_tokens=12, candidates=2)
     assert speedups.spread(setting_of(other)) is None, "another setting has runs of its own"

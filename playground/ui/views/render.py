@@ -190,12 +190,12 @@ STAGE_LABELS = {"acceptance_rate": "of the tokens the qualifier passed on, the t
                 "cost_ratio": "drafting per draft token / target step (c: the qualifier's checks included)"}
 
 
-def _stage_one_cells(stats: dict) -> list[tuple[str, str]]:
+def _stage_one_cells(stats: dict) -> list[tuple[str, str, str]]:
     checked, kept = stats["qualifier_drafted"], stats["qualifier_accepted"]
     share = f" ({kept / checked:.0%})" if checked else ""
     return [(f"{kept} of {checked}{share}", "draft tokens the qualifier accepted, of all drafted (after a rejection "
-                                             "the rest of a block goes unchecked)"),
-            (str(stats["drafted"] - kept), "tokens the qualifier wrote (for a rejected draft token, or a bonus)")]
+                                             "the rest of a block goes unchecked)", ""),
+            (str(stats["drafted"] - kept), "tokens the qualifier wrote (for a rejected draft token, or a bonus)", "")]
 
 
 # A verification pass timed below the target step it is measured in (a reader asked how 0.98x could be).
@@ -226,14 +226,17 @@ def stats_html(stats: dict, retokenized: bool = False) -> str:
         if key == "speedup" and stats.get("stop_reason") == "running":
             label += RUNNING_SPEEDUP
         if key in ("speedup", "expected_speedup") and unsettled and key in stats:
-            cells.append(("not settled", label))  # a busy T(1) predicted 4.50x where the run gave 2.6x
+            cells.append(("not settled", label, ""))  # a busy T(1) predicted 4.50x where the run gave 2.6x
         elif key == "speedup_spread" and key in stats:  # walk 29: the whole sentence stood in large bold
             value, _, runs = stats[key].partition(" (")
-            cells.append((value, f"{label}. These runs: {runs.removesuffix(')')}"))
+            # Walk 30: beside a busy run's "not settled" its bold figure read as this run's
+            aside = " (not this run: it is not settled)" if unsettled else ""
+            label = label.replace(" on this page", " on this page" + aside, 1)
+            cells.append((value, f"{label}. These runs: {runs.removesuffix(')')}", " stat-aside"))
         elif key == "paired_speedup" and key in stats:
             pairing = stats[key]
             shown = "not given" if pairing.ratio is None else _format(fmt, pairing.ratio) + " *"
-            cells.append((shown, f"{label}: {pairing.words}"))
+            cells.append((shown, f"{label}: {pairing.words}", ""))
         elif key in stats:
             mark = " *" if unsettled and key in BUSY_MARKED and stats.get(key) is not None else ""
             shown_label = STAGE_LABELS.get(key, label) if staged else RETOKENIZED.get(key, label) if retokenized \
@@ -250,10 +253,11 @@ def stats_html(stats: dict, retokenized: bool = False) -> str:
             if key == "speedup" and step:  # beside an ar run's own tokens/s it read as a second ratio, unexplained
                 shown_label = shown_label.replace("ar's for its tokens", f"ar's for its tokens at T(1) = "
                                                   f"{step * 1000:.1f} ms each, not an ar run's")
-            cells.append((_format(fmt, stats.get(key)) + mark, shown_label))
-    shown = "".join(f'<div class="stat"><b>{value}</b><span>{escape(label)}</span></div>' for value, label in cells)
+            cells.append((_format(fmt, stats.get(key)) + mark, shown_label, ""))
+    shown = "".join(f'<div class="stat{aside}"><b>{value}</b><span>{escape(label)}</span></div>'
+                    for value, label, aside in cells)
     marked = " The figures marked * were measured in the same conditions (what moved T(1) moved them too)." if any(
-        value.endswith(" *") for value, _ in cells) else ""
+        value.endswith(" *") for value, _, _ in cells) else ""
     # Mid-run a reason is provisional too: one read "not settled" 3 s in, and the run ended settled.
     head = "Not settled so far (told again as the run ends)" if stats.get("stop_reason") == "running" else \
         "Speedup not settled"
