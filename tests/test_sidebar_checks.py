@@ -54,7 +54,14 @@ def test_the_end_a_slider_moves_a_refused_value_to_keeps_the_note_that_said_so()
     """A reviewer typed tau 5, pressed Tab, and saw 1 with no word of the 5: the box's value as it
     was left (the range's end) cleared the note as a good value."""
     tau_note = note_of("tau", 5.0)
-    assert checked_value(1.0, "js", tau_note, name="tau") != ""  # gr.skip(): the note stays
+    moved = checked_value(1.0, "js", tau_note, name="tau")
+    # walk 30: once moved, it said the slider "moves it to the nearest end … when you leave the box"
+    assert f"{JS_RANGE}, got 5.0: the slider set it to 1, the nearest end of its range" in moved
+    assert checked_value(1.0, "js", moved, name="tau") != "", "told again: the note stays (gr.skip())"
+    left = checked_value(7.0, "js", tau_note, name="tau", toast=False, typed=True)  # the box's release as it is left
+    assert f"{JS_RANGE}, got 7.0: the slider set it to 1, the nearest end of its range" in left
+    assert "got -3.0: the slider set it to 0, the nearest end" in checked_value(-3.0, "js", "", name="tau",
+                                                                                toast=False, typed=True)
     tokens_note = note_of("max_new_tokens", 99999)
     assert checked_value(512, "js", tokens_note, name="max_new_tokens") != ""
     assert checked_value(256, "js", tokens_note, name="max_new_tokens") == "", "a value inside clears it"

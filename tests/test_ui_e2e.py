@@ -998,7 +998,8 @@ def test_browser_a_bad_sidebar_value_is_answered_on_the_spot_with_its_range(page
     tau.press("Tab")
     page.wait_for_function("() => document.querySelector('#opt-tau input[type=number]').value === '1'")
     page.wait_for_timeout(1000)  # the moved value's own check answers
-    assert f"{JS_RANGE}, got 7" in page.locator("#option-note").inner_text()
+    assert f"{JS_RANGE}, got 7.0: the slider set it to 1, the nearest end" in page.locator("#option-note").inner_text()
+    assert page.locator(".toast-body", has_text="got 5").count() == 1, "walk 30: one refusal, two toasts"
     tau.fill("0.3")
     page.wait_for_function("() => document.querySelector('#option-note').innerText.trim() === ''")
     # Clicked, typed and left in the same instant: the slider moves it to 1 before its input is sent,

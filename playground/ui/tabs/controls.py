@@ -144,6 +144,9 @@ def checked_value(value, divergence, note: str, *, name: str, toast: bool = True
         coerce(chosen, value, divergence)
     except PlaygroundError as error:
         fate = SNAPS if _snapped(chosen, value) else REFUSED
+        if typed and fate == SNAPS:  # the box is being left: the slider moves it now
+            span = option_range(name, divergence)
+            fate = _moved_to(span.high if float(value) > span.high else span.low)
         refused = (f'<div class="status status-error" data-option="{escape(name)}">{escape(str(error))}: '
                    f"{escape(fate)}.</div>")
         if note == refused:
@@ -152,9 +155,15 @@ def checked_value(value, divergence, note: str, *, name: str, toast: bool = True
             gr.Warning(toast_text(f"{error}: {fate}"))
         return refused
     moved = chosen.kind == "slider" and not typed and _at_an_end(name, value, divergence)
-    if f'data-option="{name}"' not in (note or "") or moved:
+    if f'data-option="{name}"' not in (note or ""):
         return gr.skip()
+    if moved:  # walk 30: once moved, the note still said it would move it
+        return note.replace(SNAPS, _moved_to(value)) if SNAPS in note else gr.skip()
     return ""
+
+
+def _moved_to(end) -> str:
+    return f"the slider set it to {end:g}, the nearest end of its range"
 
 
 def _left_without_a_number(name: str, divergence: str) -> str:
