@@ -649,3 +649,21 @@ def test_a_timing_as_a_round_ends_is_the_lesser_of_two_passes():
     account.time_step(runner, [1] * 41, starting=False, finished=True)
     assert [(t.wall, t.starting) for t in account.reference] == [(0.110, True), (0.052, False)]
     assert next(passes, None) is None and account.timing_passes == 3, "one as the round started, two as it ended"
+
+
+def test_a_speedup_names_the_pages_last_ar_runs_prompt_pass_where_far_from_its_own(family, monkeypatch):
+    """Walk 30: sd read 1.35x beside 26.0 over the last `ar` run's 18.1 tokens/s (1.44): that run's
+    prompt's pass took 0.233 s, the sd run's 0.093 s, which the speedup's `ar` takes; nothing said so."""
+    monkeypatch.setattr(SpeedAccount, "unsettled", lambda self: "")  # timing settles nothing on the tiny family
+    ar = playground.generate(PROMPT, method="ar", **family, max_new_tokens=12)
+    sd = playground.generate(PROMPT, method="sd", **family, max_new_tokens=12)
+    own = sd.stats.account.first_pass
+    ar.stats.account.first_pass = 2.5 * own + 0.05
+    panel = unescape(render.stats_html(stats_shown(sd, ar)))
+    assert (f"ar's prompt's pass here is this run's {own:.3f} s, where the page's last ar run paid "
+            f"{2.5 * own + 0.05:.3f} s: so its tokens/s ratio over that run differs") in panel
+    ar.stats.account.first_pass = 1.2 * own
+    assert "ar's prompt's pass here" not in unescape(render.stats_html(stats_shown(sd, ar))), "near: nothing to say"
+    other = playground.generate(PROMPT + " again", method="ar", **family, max_new_tokens=12)
+    other.stats.account.first_pass = 2.5 * own + 0.05
+    assert "ar's prompt's pass here" not in unescape(render.stats_html(stats_shown(sd, other))), "another prompt"

@@ -253,6 +253,9 @@ def stats_html(stats: dict, retokenized: bool = False) -> str:
             if key == "speedup" and step:  # beside an ar run's own tokens/s it read as a second ratio, unexplained
                 shown_label = shown_label.replace("ar's for its tokens", f"ar's for its tokens at T(1) = "
                                                   f"{step * 1000:.1f} ms each, not an ar run's")
+            if key == "speedup" and (passes := stats.get("ar_prompt_pass")):
+                shown_label += (f"; ar's prompt's pass here is this run's {passes[1]:.3f} s, where the page's last ar "
+                                f"run paid {passes[0]:.3f} s: so its tokens/s ratio over that run differs")
             cells.append((_format(fmt, stats.get(key)) + mark, shown_label, ""))
     shown = "".join(f'<div class="stat{aside}"><b>{value}</b><span>{escape(label)}</span></div>'
                     for value, label, aside in cells)
